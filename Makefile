@@ -1,0 +1,83 @@
+# meldstream: `make help` lists the targets. Every target sets up what it needs first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PROTO_OUT := libs/rummy_proto/src
+PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
+# Local packages, installed editable; libs/ are imported, services/ are run.
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra services/cli
+PYTEST_ARGS ?=
+
+.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog kafka-up kafka-down redis-up redis-down clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: venv protos infra ## everything: Python packages, generated code, local Kafka and Redis
+
+venv: $(VENV)/.installed ## the virtualenv with pinned dependencies and the local packages
+
+$(VENV)/.installed: requirements/lock.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements/lock.txt
+	$(BIN)/pip install --quiet --no-deps $(foreach p,$(PACKAGES),-e $(p))
+	@touch $@
+
+protos: $(PROTO_OUT)/.generated ## generate Python, gRPC and typed stubs from protos/
+
+$(PROTO_OUT)/.generated: $(VENV)/.installed $(PROTO_FILES)
+	@rm -rf $(PROTO_OUT)/rummy
+	@if [ -n "$(PROTO_FILES)" ]; then \
+	  $(BIN)/python -m grpc_tools.protoc -I protos --python_out=$(PROTO_OUT) --grpc_python_out=$(PROTO_OUT) \
+	    --mypy_out=$(PROTO_OUT) --mypy_grpc_out=$(PROTO_OUT) --plugin=protoc-gen-mypy=$(BIN)/protoc-gen-mypy \
+	    --plugin=protoc-gen-mypy_grpc=$(BIN)/protoc-gen-mypy_grpc $(PROTO_FILES); \
+	  find $(PROTO_OUT)/rummy -type d -exec touch {}/py.typed \; ; \
+	fi
+	@touch $@
+
+infra: ## fetch Apache Kafka (Maven Central) and install redis-server (Debian) if missing
+	deploy/local/kafka.sh fetch
+	deploy/local/redis.sh install
+
+run: venv protos ## run the platform on the embedded default (no servers needed)
+	$(BIN)/meldstream run
+
+test: setup ## the whole suite: unit, property, contract, integration (real Kafka + Redis), e2e
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-unit: venv protos ## fast inner loop: tests that need no servers
+	$(BIN)/pytest -m "not integration and not slow" $(PYTEST_ARGS)
+
+lint: venv protos ## ruff, mypy (strict) and buf lint
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy libs/rummy_rules/src libs/rummy_store/src libs/rummy_infra/src services/cli/src
+	deploy/local/buf.sh lint
+
+fmt: venv ## format and autofix
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: bench-rules bench-eventlog ## every benchmark
+
+bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
+	$(BIN)/python -m rummy_rules.bench
+
+bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
+	$(BIN)/python -m rummy_store.bench
+
+kafka-up: ## start the local Kafka broker (loopback)
+	deploy/local/kafka.sh start
+kafka-down: ## stop the local Kafka broker
+	deploy/local/kafka.sh stop
+redis-up: ## start the local Redis server (loopback)
+	deploy/local/redis.sh start
+redis-down: ## stop the local Redis server
+	deploy/local/redis.sh stop
+
+clean: ## remove the virtualenv, generated code and local server data
+	rm -rf $(VENV) $(PROTO_OUT)/rummy $(PROTO_OUT)/.generated .local

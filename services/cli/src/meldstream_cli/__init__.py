@@ -1,0 +1,1 @@
+"""The `meldstream` command line."""
