@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Local Apache Kafka (KRaft, one combined broker+controller on loopback) from its Maven Central jars.
+#   deploy/local/kafka.sh fetch    resolve the jars into $KAFKA_LIBS (skipped when present)
+#   deploy/local/kafka.sh start    format storage if new, start, wait until a metadata request answers
+#   deploy/local/kafka.sh stop     SIGTERM (controlled shutdown), wait, then SIGKILL
+#   deploy/local/kafka.sh status   exit 0 and print the address when it answers
+# Environment (defaults in brackets): MELDSTREAM_KAFKA_PORT [19092], MELDSTREAM_KAFKA_CONTROLLER_PORT [19093],
+# MELDSTREAM_KAFKA_STATE [.local/kafka] (config, data/, logs/, pid), MELDSTREAM_KAFKA_LIBS [.local/kafka/libs],
+# MELDSTREAM_KAFKA_HEAP [512m]. The test harness (rummy_infra) runs this with its own ports and state dir.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+port=${MELDSTREAM_KAFKA_PORT:-19092}
+controller_port=${MELDSTREAM_KAFKA_CONTROLLER_PORT:-19093}
+state=${MELDSTREAM_KAFKA_STATE:-$root/.local/kafka}
+libs=${MELDSTREAM_KAFKA_LIBS:-$root/.local/kafka/libs}
+heap=${MELDSTREAM_KAFKA_HEAP:-512m}
+pidfile=$state/kafka.pid
+java_opts=(-Dlog4j2.configurationFile="$here/kafka/log4j2.properties" -Dkafka.logs.dir="$state/logs")
+
+fetch() {
+  if compgen -G "$libs/kafka_2.13-*.jar" >/dev/null; then
+    echo "kafka: jars present in $libs"
+    return
+  fi
+  command -v mvn >/dev/null || { echo "kafka: mvn (Maven) is required to fetch the jars" >&2; exit 1; }
+  echo "kafka: resolving org.apache.kafka:kafka_2.13 from Maven Central into $libs"
+  mkdir -p "$libs.tmp"
+  mvn -B -q -f "$here/kafka/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$libs.tmp"
+  rm -rf "$libs" && mv "$libs.tmp" "$libs"   # only a complete download counts as present
+}
+
+running() { [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+probe() {  # $1 = seconds to wait for a DescribeCluster answer
+  java -cp "$libs/*" "${java_opts[@]}" "$here/kafka/Probe.java" "127.0.0.1:$port" "$1"
+}
+
+start() {
+  fetch >/dev/null
+  if running; then
+    echo "kafka: already running (pid $(cat "$pidfile"))"
+    probe 60
+    return
+  fi
+  mkdir -p "$state/data" "$state/logs"
+  sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" -e "s|@DATA_DIR@|$state/data|g" \
+    "$here/kafka/server.properties.in" >"$state/server.properties"
+  if [[ ! -f $state/data/meta.properties ]]; then
+    local cluster_id
+    cluster_id=$(java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool random-uuid)
+    java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool format --standalone \
+      -t "$cluster_id" -c "$state/server.properties" >"$state/logs/format.log"
+  fi
+  # setsid: the broker outlives this script and ignores the terminal's signals; stop() ends it.
+  setsid java -Xms256m -Xmx"$heap" -cp "$libs/*" "${java_opts[@]}" kafka.Kafka "$state/server.properties" \
+    >"$state/logs/server.out" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+  if ! probe 90; then
+    tail -n 30 "$state/logs/server.out" >&2
+    stop
+    exit 1
+  fi
+}
+
+stop() {
+  if ! running; then
+    rm -f "$pidfile"
+    echo "kafka: not running"
+    return
+  fi
+  local pid
+  pid=$(cat "$pidfile")
+  kill -TERM "$pid"
+  for _ in $(seq 150); do   # a controlled shutdown takes 1-3 s; give it 30 s
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "kafka: pid $pid ignored SIGTERM, sending SIGKILL" >&2
+    kill -KILL "$pid"
+  fi
+  rm -f "$pidfile"
+  echo "kafka: stopped"
+}
+
+status() {
+  running || { echo "kafka: not running"; exit 1; }
+  probe 5
+}
+
+case "${1:-}" in
+  fetch) fetch ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 {fetch|start|stop|status}" >&2; exit 2 ;;
+esac
