@@ -1,0 +1,375 @@
+"""Sets and runs: validity, values, laying off, joker retrieval and penalties, per variant `Rules`.
+
+A run is a tuple of cards low to high; a joker stands for the card at its position, fixed when the
+run is laid (kalooki D6, rummy40 §3.5.3). Positions are ranks 1..14: 1 is the low ace, 14 the high ace.
+A set joker stands for a card of the set's rank in a missing suit. Every check raises `RuleViolation`
+with a stable code; nothing here touches game state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from itertools import combinations
+from typing import Final
+
+from rummy_rules.cards import JOKER, SUITS, Card, Suit
+from rummy_rules.errors import RuleViolation
+from rummy_rules.variants import JokerSwap, Rules
+
+
+class MeldKind(Enum):
+    SET = "set"
+    RUN = "run"
+
+
+class End(Enum):
+    """The end of a run a joker is laid off at (vectors' `at`)."""
+
+    LOW = "low"
+    HIGH = "high"
+
+
+# CARD_AT[suit index][position]: the natural card at a run position (14 is the ace again).
+_SUIT_INDEX: Final = {suit: i for i, suit in enumerate(SUITS)}
+CARD_AT: Final = tuple(
+    (JOKER, *(Card(rank, suit) for rank in range(1, 14)), Card(1, suit)) for suit in SUITS
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """A valid set or run. `rank` is the set's rank, or the position of a run's first card."""
+
+    kind: MeldKind
+    cards: tuple[Card, ...]
+    rank: int
+    suit: Suit | None = None
+
+    @property
+    def jokers(self) -> int:
+        return sum(1 for card in self.cards if card.suit is None)
+
+    @property
+    def high(self) -> int:
+        """Position of a run's last card."""
+        return self.rank + len(self.cards) - 1
+
+    def represented(self, index: int) -> Card:
+        """The natural card a run joker at `index` stands for (rule: position fixed when laid)."""
+        assert self.suit is not None
+        return CARD_AT[_SUIT_INDEX[self.suit]][self.rank + index]
+
+    def __str__(self) -> str:
+        return " ".join(card.text for card in self.cards)
+
+
+def _fail(rules: Rules, code: str, message: str, key: str) -> RuleViolation:
+    return RuleViolation(code, message, rules.cite(key))
+
+
+def make_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None = None) -> Meld:
+    """Validate `cards` as a meld of `kind` (inferred when None) and return it.
+
+    A group with one natural card and jokers can read as a set or a run; then `kind` is required
+    (vectors/FORMAT.md: such cases carry a type), since the jokers would stand for different cards.
+    """
+    cards = tuple(cards)
+    naturals = [card for card in cards if card.suit is not None]
+    if not naturals:
+        raise _fail(rules, "meld_without_natural", "a meld needs at least one natural card", "joker")
+    if kind is MeldKind.SET:
+        return _as_set(cards, naturals, rules)
+    if kind is MeldKind.RUN:
+        return _as_run(cards, naturals, rules)
+    same_rank = all(card.rank == naturals[0].rank for card in naturals)
+    same_suit = all(card.suit is naturals[0].suit for card in naturals)
+    if same_rank and not same_suit:
+        return _as_set(cards, naturals, rules)
+    if same_suit and not same_rank:
+        return _as_run(cards, naturals, rules)
+    if not same_rank:
+        raise _fail(
+            rules,
+            "not_a_meld",
+            f"{_text(cards)} is neither a set (one rank) nor a run (one suit)",
+            "set",
+        )
+    # One rank and one suit: one natural (or copies of one card): try both readings.
+    found: list[Meld] = []
+    errors: list[RuleViolation] = []
+    for build in (_as_set, _as_run):
+        try:
+            found.append(build(cards, naturals, rules))
+        except RuleViolation as exc:
+            errors.append(exc)
+    if len(found) == 2:
+        raise _fail(
+            rules,
+            "ambiguous_meld",
+            f"{_text(cards)} could be a set or a run; say which (the jokers stand for different cards)",
+            "ambiguous",
+        )
+    if found:
+        return found[0]
+    raise errors[0]
+
+
+def _text(cards: Sequence[Card]) -> str:
+    return " ".join(card.text for card in cards)
+
+
+def _as_set(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld:
+    rank = naturals[0].rank
+    if any(card.rank != rank for card in naturals):
+        raise _fail(rules, "set_mixed_ranks", f"{_text(cards)}: a set needs cards of one rank", "set")
+    size = len(cards)
+    if size < rules.set_min:
+        raise _fail(rules, "meld_too_short", f"a set needs at least {rules.set_min} cards", "set")
+    if rules.set_max and size > rules.set_max:
+        raise _fail(rules, "set_too_large", f"a set can have at most {rules.set_max} cards", "set")
+    jokers = size - len(naturals)
+    distinct = rules.joker_set_distinct_suits if jokers else rules.natural_set_distinct_suits
+    if distinct:
+        suits = {card.suit for card in naturals}
+        if len(suits) != len(naturals):
+            raise _fail(rules, "set_repeated_suit", f"{_text(cards)}: a set may not repeat a suit", "set")
+        if len(suits) + jokers > 4:
+            raise _fail(rules, "set_too_large", "set jokers must stand for missing suits", "set")
+    return Meld(MeldKind.SET, cards, rank)
+
+
+def _as_run(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld:
+    suit = naturals[0].suit
+    if any(card.suit is not suit for card in naturals):
+        raise _fail(rules, "run_mixed_suits", f"{_text(cards)}: a run needs cards of one suit", "run")
+    size = len(cards)
+    if size < rules.run_min:
+        raise _fail(rules, "meld_too_short", f"a run needs at least {rules.run_min} cards", "run")
+    if size > 13:
+        raise _fail(rules, "run_too_long", "a run has at most 13 cards", "run")
+    first = next(i for i, card in enumerate(cards) if card.suit is not None)
+    rank = cards[first].rank
+    lows = (1 - first, 14 - first) if rank == 1 else (rank - first,)
+    lowest = 1 if rules.ace_low_in_runs else 2
+    assert suit is not None
+    line = CARD_AT[_SUIT_INDEX[suit]]
+    for low in lows:
+        if low < lowest or low + size - 1 > 14:
+            continue
+        if all(card.suit is None or card is line[low + i] for i, card in enumerate(cards)):
+            return Meld(MeldKind.RUN, cards, low, suit)
+    raise _fail(
+        rules,
+        "not_a_run",
+        f"{_text(cards)} is not a run: cards must be consecutive, low to high, ace only at one end,"
+        " no wrap-around" + ("" if rules.ace_low_in_runs else ", and the ace only high"),
+        "run",
+    )
+
+
+def _position_values(rules: Rules) -> tuple[int, ...]:
+    # kalooki D3 / rummy40 src S12 D15: low ace 1, high ace 11; J/Q/K 10.
+    return (0, rules.ace_low_value, *range(2, 11), 10, 10, 10, rules.ace_high_value)
+
+
+def meld_value(meld: Meld, rules: Rules) -> int:
+    """Points of a meld on the table: jokers count as the card they stand for (kalooki src ¶4)."""
+    if meld.kind is MeldKind.SET:
+        each = rules.ace_set_value if meld.rank == 1 else min(meld.rank, 10)
+        return each * len(meld.cards)
+    values = _position_values(rules)
+    return sum(values[meld.rank : meld.rank + len(meld.cards)])
+
+
+def hand_penalty(cards: Sequence[Card], rules: Rules) -> int:
+    """Penalty points of cards left in hand at the end of a deal (kalooki §3.12, rummy40 §3.11)."""
+    penalty = rules.penalty
+    return sum(penalty[card.rank] for card in cards)
+
+
+def lay_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None = None) -> Meld:
+    """The meld after adding `cards` from hand; jokers on a run go to the end `at` names.
+
+    Only the shape is checked here; who may lay off where (opening, ownership) is the game's job.
+    """
+    cards = tuple(cards)
+    if not cards:
+        raise _fail(rules, "nothing_to_lay_off", "name at least one card to lay off", "layoff")
+    if meld.kind is MeldKind.SET:
+        for card in cards:
+            if card.suit is not None and card.rank != meld.rank:
+                raise _fail(
+                    rules, "layoff_does_not_fit", f"{card.text} does not match the set {meld}", "layoff_set"
+                )
+        merged = meld.cards + cards
+        naturals = [card for card in merged if card.suit is not None]
+        return _as_set(merged, naturals, rules)
+    return _lay_off_run(meld, cards, rules, at)
+
+
+def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | None) -> Meld:
+    suit = meld.suit
+    assert suit is not None
+    for card in cards:
+        if card.suit is not None and card.suit is not suit:
+            raise _fail(rules, "layoff_does_not_fit", f"{card.text} is not of the run's suit", "layoff_run")
+    line = CARD_AT[_SUIT_INDEX[suit]]
+    lowest = 1 if rules.ace_low_in_runs else 2
+    count = len(cards)
+    low, high = meld.rank, meld.high
+    options: list[tuple[int, Meld]] = []
+    for below in range(count + 1):
+        new_low, new_high = low - below, high + count - below
+        if new_low < lowest or new_high > 14 or new_high - new_low >= 13:
+            continue
+        pool = Counter(cards)
+        placed: list[Card] = []
+        fits = True
+        for position in (*range(new_low, low), *range(high + 1, new_high + 1)):
+            natural = line[position]
+            if pool[natural]:
+                pool[natural] -= 1
+                placed.append(natural)
+            elif pool[JOKER]:
+                pool[JOKER] -= 1
+                placed.append(JOKER)
+            else:
+                fits = False
+                break
+        if fits:
+            new_cards = (*placed[:below], *meld.cards, *placed[below:])
+            options.append((below, Meld(MeldKind.RUN, tuple(new_cards), new_low, suit)))
+    if not options:
+        raise _fail(
+            rules,
+            "layoff_does_not_fit",
+            f"{_text(cards)} cannot extend {meld}: runs grow at either end, up to the ace, no wrap-around",
+            "layoff_run",
+        )
+    if len(options) > 1:
+        if at is None:
+            raise _fail(
+                rules,
+                "layoff_end_required",
+                f"{_text(cards)} fits either end of {meld}; say at which end (low or high)",
+                "layoff_run",
+            )
+        options.sort(key=lambda option: option[0], reverse=at is End.LOW)
+    elif at is not None and JOKER in cards:
+        below = options[0][0]
+        if (at is End.LOW) != (below > 0):
+            raise _fail(rules, "layoff_does_not_fit", f"the joker cannot go at the {at.value} end", "layoff_run")
+    return options[0][1]
+
+
+def swap_joker(meld: Meld, cards: Sequence[Card], rules: Rules) -> Meld:
+    """The meld after giving `cards` for one of its jokers (which the player then receives)."""
+    cards = tuple(cards)
+    mode = rules.joker_swap
+    if mode is JokerSwap.NONE:
+        raise _fail(rules, "joker_swap_not_allowed", "jokers cannot be taken from the table", "swap")
+    if JOKER not in meld.cards:
+        raise _fail(rules, "no_joker_in_meld", f"{meld} holds no joker", "swap")
+    if any(card.suit is None for card in cards):
+        raise _fail(rules, "swap_needs_natural", "a joker is taken back with natural cards only", "swap")
+    if meld.kind is MeldKind.RUN:
+        if len(cards) != 1:
+            raise _fail(rules, "swap_wrong_cards", "a run joker is exchanged for exactly one card", "swap")
+        for index, card in enumerate(meld.cards):
+            if card is JOKER and meld.represented(index) is cards[0]:
+                new_cards = (*meld.cards[:index], cards[0], *meld.cards[index + 1 :])
+                return Meld(MeldKind.RUN, new_cards, meld.rank, meld.suit)
+        raise _fail(
+            rules,
+            "swap_wrong_cards",
+            f"{cards[0].text} is not a card a joker of {meld} stands for; the exact card is needed",
+            "swap",
+        )
+    if mode is JokerSwap.RUNS_ONLY:
+        raise _fail(rules, "joker_swap_not_allowed", "jokers can be taken only from runs", "swap")
+    naturals = [card for card in meld.cards if card.suit is not None]
+    present = {card.suit for card in naturals}
+    if any(card.rank != meld.rank for card in cards):
+        raise _fail(rules, "swap_wrong_cards", f"the cards must be of the set's rank ({meld})", "swap")
+    if mode is JokerSwap.REPRESENTED:
+        # rummy40 §3.8.2: one card of the set's rank in a missing suit replaces one joker.
+        if len(cards) != 1:
+            raise _fail(rules, "swap_wrong_cards", "a joker is exchanged for exactly one card", "swap")
+        if rules.joker_set_distinct_suits and cards[0].suit in present:
+            raise _fail(rules, "swap_wrong_cards", f"{cards[0].text}: that suit is already in the set", "swap")
+        index = meld.cards.index(JOKER)
+        return Meld(MeldKind.SET, (*meld.cards[:index], cards[0], *meld.cards[index + 1 :]), meld.rank)
+    # Kalooki §3.8.2-§3.8.4: only 3-card sets, two natural cards of two different missing suits.
+    if len(meld.cards) != 3:
+        raise _fail(rules, "set_closed", f"{meld} is a closed set; its joker can never be removed", "closed")
+    given = {card.suit for card in cards}
+    if len(cards) != 2 or len(given) != 2 or given & present:
+        raise _fail(
+            rules,
+            "swap_wrong_cards",
+            f"a set joker is freed only by adding two cards of rank {meld.cards[0].text if naturals else ''}"
+            " in two different missing suits at once; one card is a layoff that closes the set",
+            "swap_set2",
+        )
+    if len(naturals) == 1:  # kalooki D11: two jokers, two naturals free one; the set is closed
+        return Meld(MeldKind.SET, (naturals[0], *cards, JOKER), meld.rank)
+    return Meld(MeldKind.SET, (*naturals, *cards), meld.rank)
+
+
+def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
+    """A bounded, useful set of melds that can be made from `hand` (for legal actions and hints).
+
+    Natural sets (every 3- and 4-suit choice), natural runs (every stretch of each maximal
+    sequence), and with a joker: two-suit sets, sequences closed over a one-card gap, and maximal
+    sequences extended by one end. Not exhaustive over joker placements: the solver is.
+    """
+    jokers = 0
+    by_rank: dict[int, dict[Suit, Card]] = {}
+    by_suit: dict[Suit, set[int]] = {}
+    for card in hand:
+        suit = card.suit
+        if suit is None:
+            jokers += 1
+            continue
+        by_rank.setdefault(card.rank, {})[suit] = card
+        by_suit.setdefault(suit, set()).add(card.rank)
+    found: list[Meld] = []
+    set_max = rules.set_max or 4
+    for rank, suits in by_rank.items():
+        distinct = tuple(suits.values())
+        if len(distinct) >= 3:
+            for size in range(3, min(len(distinct), set_max) + 1):
+                found.extend(Meld(MeldKind.SET, combo, rank) for combo in combinations(distinct, size))
+        elif len(distinct) == 2 and jokers and rules.set_min <= 3:
+            found.append(Meld(MeldKind.SET, (*distinct, JOKER), rank))
+    lowest = 1 if rules.ace_low_in_runs else 2
+    run_min = rules.run_min
+    for suit, ranks in by_suit.items():
+        line = CARD_AT[_SUIT_INDEX[suit]]
+        positions = [p for p in range(lowest, 15) if (1 if p == 14 else p) in ranks]
+        segments: list[tuple[int, int]] = []
+        for p in positions:
+            if segments and segments[-1][1] == p - 1:
+                segments[-1] = (segments[-1][0], p)
+            else:
+                segments.append((p, p))
+        for start, end in segments:
+            for low in range(start, end - run_min + 2):
+                for high in range(low + run_min - 1, min(end, low + 12) + 1):
+                    found.append(Meld(MeldKind.RUN, line[low : high + 1], low, suit))
+        if not jokers:
+            continue
+        for start, end in segments:
+            length = end - start + 1
+            if length + 1 >= run_min and length < 13:
+                if end < 14:
+                    found.append(Meld(MeldKind.RUN, (*line[start : end + 1], JOKER), start, suit))
+                elif start > lowest:
+                    found.append(Meld(MeldKind.RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
+        for (s1, e1), (s2, e2) in zip(segments, segments[1:], strict=False):
+            if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
+                found.append(Meld(MeldKind.RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
+    return found
