@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rummy_rules.cards import CARD_BY_CODE, JOKER, SUITS, Card, parse_cards
 from rummy_rules.solver import CONTRACT, GIN, KALOOKI, RUMMY40, RUMMY500, Meld, MeldParams, MeldSolver
 
