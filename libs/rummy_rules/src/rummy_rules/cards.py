@@ -46,7 +46,7 @@ class Card:
         cached = _INTERNED.get(key)
         if cached is not None:
             return cached
-        if suit is None and rank != 0 or suit is not None and not 1 <= rank <= 13:
+        if (suit is None and rank != 0) or (suit is not None and not 1 <= rank <= 13):
             raise CardError(f"no such card: rank {rank}, suit {suit}")
         card = super().__new__(cls)
         object.__setattr__(card, "rank", rank)

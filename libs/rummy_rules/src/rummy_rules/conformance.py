@@ -7,4 +7,7 @@ from typing import Any
 
 def answer(case: dict[str, Any]) -> dict[str, Any]:
     """Answer one case; a case the engine cannot decide yet gets an error, never a guess."""
-    return {"id": case.get("id"), "error": f"kind {case.get('kind')!r} of {case.get('variant')!r} not implemented yet"}
+    return {
+        "id": case.get("id"),
+        "error": f"kind {case.get('kind')!r} of {case.get('variant')!r} not implemented yet",
+    }

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Final
 
 from rummy_rules.cards import JOKER, SUITS, Card, Suit
@@ -34,9 +34,7 @@ class End(Enum):
 
 # CARD_AT[suit index][position]: the natural card at a run position (14 is the ace again).
 _SUIT_INDEX: Final = {suit: i for i, suit in enumerate(SUITS)}
-CARD_AT: Final = tuple(
-    (JOKER, *(Card(rank, suit) for rank in range(1, 14)), Card(1, suit)) for suit in SUITS
-)
+CARD_AT: Final = tuple((JOKER, *(Card(rank, suit) for rank in range(1, 14)), Card(1, suit)) for suit in SUITS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +259,8 @@ def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | No
     elif at is not None and JOKER in cards:
         below = options[0][0]
         if (at is End.LOW) != (below > 0):
-            raise _fail(rules, "layoff_does_not_fit", f"the joker cannot go at the {at.value} end", "layoff_run")
+            message = f"the joker cannot go at the {at.value} end"
+            raise _fail(rules, "layoff_does_not_fit", message, "layoff_run")
     return options[0][1]
 
 
@@ -299,7 +298,8 @@ def swap_joker(meld: Meld, cards: Sequence[Card], rules: Rules) -> Meld:
         if len(cards) != 1:
             raise _fail(rules, "swap_wrong_cards", "a joker is exchanged for exactly one card", "swap")
         if rules.joker_set_distinct_suits and cards[0].suit in present:
-            raise _fail(rules, "swap_wrong_cards", f"{cards[0].text}: that suit is already in the set", "swap")
+            message = f"{cards[0].text}: that suit is already in the set"
+            raise _fail(rules, "swap_wrong_cards", message, "swap")
         index = meld.cards.index(JOKER)
         return Meld(MeldKind.SET, (*meld.cards[:index], cards[0], *meld.cards[index + 1 :]), meld.rank)
     # Kalooki §3.8.2-§3.8.4: only 3-card sets, two natural cards of two different missing suits.
@@ -369,7 +369,7 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
                     found.append(Meld(MeldKind.RUN, (*line[start : end + 1], JOKER), start, suit))
                 elif start > lowest:
                     found.append(Meld(MeldKind.RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
-        for (s1, e1), (s2, e2) in zip(segments, segments[1:], strict=False):
+        for (s1, e1), (s2, e2) in pairwise(segments):
             if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
                 found.append(Meld(MeldKind.RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
     return found

@@ -371,7 +371,8 @@ def _rummy40(players: int, o: Rummy40Options) -> Rules:
     _player_range("rummy40", 2, 6, players)  # rummy40 D1
     packs = o.packs if o.packs is not None else (1 if players <= 3 else 2)
     if packs not in (1, 2) or packs * 54 - 13 * players < 2:
-        raise RuleViolation("bad_option_value", f"{packs} pack(s) cannot serve {players} players", "rummy40 D1")
+        message = f"{packs} pack(s) cannot serve {players} players"
+        raise RuleViolation("bad_option_value", message, "rummy40 D1")
     deals = o.deals_per_match if o.deals_per_match is not None else default_rummy40_deals(players)
     if deals < 1:
         raise RuleViolation("bad_option_value", "deals_per_match must be at least 1", "rummy40 §3.12")

@@ -1,0 +1,850 @@
+"""A game as an event-sourced state machine: `start`, `legal_actions`, `decide`, `evolve`, `replay`.
+
+`decide(state, command)` checks a command against the variant's rules and returns the events it
+causes, or raises `RuleViolation`; it never changes `state`. `evolve(state, event)` applies one
+accepted event without validation and cannot fail. `replay(events)` folds a whole history. The deal
+comes from a seed as data (`GameStarted.deck`), so replay needs no randomness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from functools import reduce
+from typing import Any, Final
+
+from rummy_rules.cards import JOKER, Card, make_deck, seed_commitment, shuffle
+from rummy_rules.commands import (
+    Command,
+    Discard,
+    DrawFromStock,
+    GoOut,
+    LayMelds,
+    LayOff,
+    SwapJoker,
+    TakeDiscard,
+)
+from rummy_rules.errors import RuleViolation
+from rummy_rules.events import (
+    CardDiscarded,
+    CardDrawn,
+    CardsLaidOff,
+    DealEnded,
+    DealStarted,
+    Event,
+    GameEnded,
+    GameStarted,
+    JokerSwapped,
+    MeldsLaid,
+    OptionValue,
+    StockReshuffled,
+)
+from rummy_rules.melds import End, Meld, MeldKind, find_melds, lay_off, make_meld, meld_value, swap_joker
+from rummy_rules.scoring import loser_penalty, match_winners, prize_split
+from rummy_rules.state import GameState, Phase
+from rummy_rules.variants import PLAYABLE_VARIANTS, GoingOut, MatchMode, Reshuffle, Rules, rules_for
+
+__all__ = [
+    "GameState",
+    "Phase",
+    "apply",
+    "deal_seed",
+    "decide",
+    "evolve",
+    "legal_actions",
+    "replay",
+    "reshuffle_seed",
+    "start",
+]
+
+
+# --- the deal ------------------------------------------------------------------------------------
+
+
+def deal_seed(seed: bytes, deal: int) -> bytes:
+    """The shuffle seed of deal number `deal` (1-based, redeals included) of a game seeded `seed`."""
+    return seed + b"/deal/" + deal.to_bytes(4, "big")
+
+
+def reshuffle_seed(seed: bytes, count: int) -> bytes:
+    """The shuffle seed of the game's `count`-th stock reshuffle (1-based)."""
+    return seed + b"/reshuffle/" + count.to_bytes(4, "big")
+
+
+def _first_dealer(seed: bytes, players: int) -> int:
+    # kalooki D2 / rummy40 src S1: the first dealer is chosen at random, here from the seed.
+    return int.from_bytes(hashlib.sha256(seed + b"/dealer").digest()[:8], "big") % players
+
+
+def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> GameStarted:
+    """The first event of a new game: rules, seed commitment, first dealer and shuffled deck.
+
+    Raises RuleViolation for an unknown variant, table size or option, or a variant whose game play
+    is not implemented yet.
+    """
+    rules = rules_for(variant, players, **options)
+    if variant not in PLAYABLE_VARIANTS:
+        raise RuleViolation("variant_not_playable", f"{variant} game play is not implemented yet")
+    if not isinstance(seed, bytes) or len(seed) < 16:
+        raise RuleViolation("bad_seed", "the seed must be at least 16 random bytes")
+    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(seed, 1))
+    return GameStarted(
+        variant=variant,
+        players=players,
+        options=tuple(sorted(options.items())),
+        seed_commitment=seed_commitment(seed),
+        seed=seed,
+        dealer=_first_dealer(seed, players),
+        deck=deck,
+    )
+
+
+def _next_seat(active: tuple[bool, ...], seat: int) -> int:
+    count = len(active)
+    seat = (seat + 1) % count
+    while not active[seat]:
+        seat = (seat + 1) % count
+    return seat
+
+
+def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> GameState:
+    """State at the start of a deal: 13 cards each, one at a time from the dealer's left (D2)."""
+    rules = state.rules
+    order = [_next_seat(state.active, dealer)]
+    while len(order) < sum(state.active):
+        order.append(_next_seat(state.active, order[-1]))
+    hands: list[list[Card]] = [[] for _ in state.active]
+    count = len(order)
+    dealt = rules.hand_size * count
+    for index in range(dealt):
+        hands[order[index % count]].append(deck[index])
+    rest = deck[dealt:]
+    upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
+    stock = tuple(reversed(rest[len(upcard) :]))
+    return replace(
+        state,
+        deal=deal,
+        dealer=dealer,
+        hands=tuple(tuple(hand) for hand in hands),
+        stock=stock,
+        discard=upcard,
+        melds=(),
+        owners=(),
+        opened=tuple(False for _ in state.active),
+        turn=order[0],
+        phase=Phase.DRAW,
+        taken=None,
+        turn_start_opened=False,
+        extended=False,
+        took_unopened=False,
+        penalties=tuple(0 for _ in state.active),
+    )
+
+
+# --- evolve ---------------------------------------------------------------------------------------
+
+
+def _without(hand: tuple[Card, ...], cards: Iterable[Card]) -> tuple[Card, ...]:
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return tuple(rest)
+
+
+def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+def evolve(state: GameState | None, event: Event) -> GameState:
+    """Apply one accepted event; no validation, cannot fail (replay and snapshots rely on it)."""
+    if isinstance(event, GameStarted):
+        rules = rules_for(event.variant, event.players, **dict(event.options))
+        players = range(event.players)
+        blank = GameState(
+            rules=rules,
+            seed=event.seed,
+            seed_commitment=event.seed_commitment,
+            deal=0,
+            dealer=event.dealer,
+            hands=(),
+            stock=(),
+            discard=(),
+            melds=(),
+            owners=(),
+            opened=(),
+            turn=0,
+            phase=Phase.DRAW,
+            taken=None,
+            turn_start_opened=False,
+            extended=False,
+            took_unopened=False,
+            active=tuple(True for _ in players),
+            totals=tuple(0 for _ in players),
+            penalties=tuple(0 for _ in players),
+            deals_done=0,
+            reshuffles=0,
+            winners=(),
+            payouts=(),
+        )
+        return _dealt(blank, 1, event.dealer, event.deck)
+    assert state is not None, "a game's first event is GameStarted"
+    if isinstance(event, CardDrawn):
+        seat = event.seat
+        opened = state.opened[seat]
+        if event.from_discard:
+            return replace(
+                state,
+                hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
+                discard=state.discard[:-1],
+                phase=Phase.PLAY,
+                taken=event.card,
+                turn_start_opened=opened,
+                extended=False,
+                took_unopened=not opened,
+            )
+        return replace(
+            state,
+            hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
+            stock=state.stock[:-1],
+            phase=Phase.PLAY,
+            taken=None,
+            turn_start_opened=opened,
+            extended=False,
+            took_unopened=False,
+        )
+    if isinstance(event, CardDiscarded):
+        seat = event.seat
+        hand = _without(state.hands[seat], (event.card,))
+        discard = (*state.discard, event.card)
+        if not hand:
+            return replace(state, hands=_set_at(state.hands, seat, hand), discard=discard)
+        return replace(
+            state,
+            hands=_set_at(state.hands, seat, hand),
+            discard=discard,
+            turn=_next_seat(state.active, seat),
+            phase=Phase.DRAW,
+            taken=None,
+        )
+    if isinstance(event, MeldsLaid):
+        seat = event.seat
+        used = [card for meld in event.melds for card in meld.cards]
+        return replace(
+            state,
+            hands=_set_at(state.hands, seat, _without(state.hands[seat], used)),
+            melds=state.melds + event.melds,
+            owners=state.owners + (seat,) * len(event.melds),
+            opened=_set_at(state.opened, seat, True),
+        )
+    if isinstance(event, CardsLaidOff):
+        seat = event.seat
+        return replace(
+            state,
+            hands=_set_at(state.hands, seat, _without(state.hands[seat], event.cards)),
+            melds=_set_at(state.melds, event.meld, event.result),
+            extended=True,
+        )
+    if isinstance(event, JokerSwapped):
+        seat = event.seat
+        hand = (*_without(state.hands[seat], event.cards), JOKER)
+        return replace(
+            state,
+            hands=_set_at(state.hands, seat, hand),
+            melds=_set_at(state.melds, event.meld, event.result),
+            extended=True,
+        )
+    if isinstance(event, StockReshuffled):
+        keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
+        return replace(
+            state,
+            stock=tuple(reversed(event.cards)),
+            discard=state.discard[len(state.discard) - keep :] if keep else (),
+            reshuffles=state.reshuffles + 1,
+        )
+    if isinstance(event, DealEnded):
+        totals = tuple(total + penalty for total, penalty in zip(state.totals, event.penalties, strict=True))
+        active = state.active
+        if state.rules.match_mode is MatchMode.ELIMINATION:
+            limit = state.rules.elimination_limit
+            active = tuple(alive and total < limit for alive, total in zip(active, totals, strict=True))
+        return replace(
+            state,
+            phase=Phase.DEAL_OVER,
+            totals=totals,
+            penalties=event.penalties,
+            active=active,
+            deals_done=state.deals_done + (event.winner is not None),
+        )
+    if isinstance(event, DealStarted):
+        return _dealt(state, event.deal, event.dealer, event.deck)
+    # GameEnded
+    return replace(state, phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts)
+
+
+def replay(events: Iterable[Event]) -> GameState:
+    """The state after `events`, the first of which is the game's `GameStarted`."""
+    state: GameState | None = reduce(evolve, events, None)
+    if state is None:
+        raise RuleViolation("empty_history", "a game history starts with GameStarted")
+    return state
+
+
+# --- decide ---------------------------------------------------------------------------------------
+
+
+def _take(state: GameState, seat: int, cards: Sequence[Card]) -> tuple[Card, ...]:
+    """The seat's hand without `cards`; refuses cards that are not there (or not cards at all)."""
+    rest = list(state.hands[seat])
+    for card in cards:
+        if not isinstance(card, Card):
+            raise RuleViolation("bad_card", f"not a card: {card!r}", state.rules.cite("hand"))
+        try:
+            rest.remove(card)
+        except ValueError:
+            raise RuleViolation(
+                "card_not_in_hand", f"{card.text} is not in your hand", state.rules.cite("hand")
+            ) from None
+    return tuple(rest)
+
+
+def _fits_somewhere(card: Card, melds: Sequence[Meld], rules: Rules) -> bool:
+    for meld in melds:
+        for at in (End.LOW, End.HIGH):
+            try:
+                lay_off(meld, (card,), rules, at)
+            except RuleViolation:
+                continue
+            return True
+    return False
+
+
+def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequence[Meld]) -> None:
+    """Refuse a meld, layoff or swap that leaves a hand the player could not legally finish the turn with.
+
+    `melds` are the table melds afterwards. Kalooki src ¶18: a card must remain for the discard, and
+    it cannot be the card just taken from the discard pile (D8). Rummy40 D11: the last card can
+    never be discarded, so it must still fit one of the melds the player may lay off on.
+    """
+    rules = state.rules
+    if not rest:
+        if rules.going_out is GoingOut.DISCARD_REQUIRED:
+            raise RuleViolation(
+                "must_keep_card_to_discard",
+                "you must keep one card to discard: going out always ends with a discard",
+                rules.cite("keep_card"),
+            )
+        return
+    if len(rest) != 1:
+        return
+    card = rest[0]
+    if rules.going_out is GoingOut.MELD_ALL:
+        own = [m for i, m in enumerate(melds) if rules.layoff_on_others or _owner(state, i, melds) == seat]
+        if not _fits_somewhere(card, own, rules):
+            raise RuleViolation(
+                "last_card_unplayable",
+                f"that would leave only {card.text}, which you could neither meld nor discard",
+                rules.cite("go_out"),
+            )
+    elif card is state.taken:
+        raise RuleViolation(
+            "cannot_discard_taken",
+            f"that would leave only {card.text}, the card you took from the discard pile, to discard",
+            rules.cite("taken"),
+        )
+
+
+def _owner(state: GameState, index: int, melds: Sequence[Meld]) -> int:
+    # Melds laid in the pending action come after the table's and belong to the mover.
+    return state.owners[index] if index < len(state.owners) else state.turn
+
+
+def decide(state: GameState, command: Command) -> list[Event]:
+    """The events `command` causes in `state`, or RuleViolation (then nothing changes)."""
+    handler = _HANDLERS.get(type(command))
+    rules = state.rules
+    if handler is None:
+        raise RuleViolation("unknown_command", f"not a command: {type(command).__name__}", rules.cite("turn"))
+    seat = command.seat
+    if state.phase is Phase.GAME_OVER or state.phase is Phase.DEAL_OVER:
+        raise RuleViolation("game_over", "the game is over; nobody may act", rules.cite("over"))
+    if type(seat) is not int or not 0 <= seat < rules.players:
+        raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
+    if seat != state.turn:
+        raise RuleViolation("not_your_turn", f"it is seat {state.turn}'s turn", rules.cite("turn"))
+    return handler(state, command)
+
+
+def apply(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
+    """`decide` then `evolve` every resulting event: the new state and the events to append."""
+    events = decide(state, command)
+    for event in events:
+        state = evolve(state, event)
+    return state, events
+
+
+def _need_phase(state: GameState, phase: Phase) -> None:
+    if state.phase is not phase:
+        rules = state.rules
+        if phase is Phase.DRAW:
+            raise RuleViolation("already_drawn", "you have already drawn this turn", rules.cite("draw"))
+        raise RuleViolation("must_draw_first", "draw a card first", rules.cite("draw"))
+
+
+def _draw_stock(state: GameState, command: DrawFromStock) -> list[Event]:
+    _need_phase(state, Phase.DRAW)
+    if not state.stock:
+        raise RuleViolation("stock_empty", "the stock is empty", state.rules.cite("reshuffle"))
+    events: list[Event] = [CardDrawn(command.seat, state.stock[-1], False)]
+    if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
+        # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
+        events.append(_reshuffled(state, state.discard))
+    return events
+
+
+def _reshuffled(state: GameState, cards: tuple[Card, ...]) -> StockReshuffled:
+    return StockReshuffled(shuffle(cards, reshuffle_seed(state.seed, state.reshuffles + 1)))
+
+
+def _take_discard(state: GameState, command: TakeDiscard) -> list[Event]:
+    _need_phase(state, Phase.DRAW)
+    rules = state.rules
+    if not state.discard:
+        raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
+    card = state.discard[-1]
+    seat = command.seat
+    if rules.discard_draw_must_open and not state.opened[seat]:
+        hand = (*state.hands[seat], card)
+        if not _openings(state, hand, card):
+            raise RuleViolation(
+                "discard_draw_not_usable",
+                f"before opening you may take {card.text} only to use it in your opening melds this turn",
+                rules.cite("discard_draw"),
+            )
+    return [CardDrawn(seat, card, True)]
+
+
+def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]:
+    rules = state.rules
+    if not command.melds:
+        raise RuleViolation("nothing_to_lay", "name at least one meld", rules.cite("set"))
+    melds = []
+    for index, cards in enumerate(command.melds):
+        kind = command.kinds[index] if index < len(command.kinds) else None
+        if not all(isinstance(card, Card) for card in cards):
+            raise RuleViolation("bad_card", f"not a card in {cards!r}", rules.cite("hand"))
+        melds.append(make_meld(cards, rules, kind))
+    return tuple(melds)
+
+
+def _opening_value(melds: Sequence[Meld], rules: Rules) -> int:
+    values = [meld_value(meld, rules) for meld in melds]
+    # rummy40 D7: several melds of one turn combine, unless the option opening_single_meld is set.
+    return max(values) if rules.opening_single_meld else sum(values)
+
+
+def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
+    _need_phase(state, Phase.PLAY)
+    rules = state.rules
+    seat = command.seat
+    melds = _parse_melds(state, command)
+    rest = _take(state, seat, [card for meld in melds for card in meld.cards])
+    if not state.opened[seat]:
+        value = _opening_value(melds, rules)
+        kalooki_turn = rules.kalooki_exempt_from_opening and len(rest) == 1  # kalooki D14
+        if value < rules.opening_min_points and not kalooki_turn:
+            raise RuleViolation(
+                "opening_below_minimum",
+                f"your opening melds are worth {value}; you need at least {rules.opening_min_points}",
+                rules.cite("opening"),
+            )
+        if rules.discard_draw_must_open and state.took_unopened and state.taken in rest:
+            raise RuleViolation(
+                "discard_draw_not_used",
+                f"{state.taken.text}, taken from the discard pile, must be part of your opening",
+                rules.cite("discard_draw"),
+            )
+    _check_rest(state, seat, rest, state.melds + melds)
+    events: list[Event] = [MeldsLaid(seat, melds)]
+    if not rest:
+        events.extend(_deal_over(state, seat, kalooki=False))
+    return events
+
+
+def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
+    rules = state.rules
+    if not state.opened[seat]:
+        raise RuleViolation("not_opened", f"you must open before you {action}", rules.cite("open_first"))
+    if type(index) is not int or not 0 <= index < len(state.melds):
+        raise RuleViolation("no_such_meld", f"there is no table meld {index!r}", rules.cite("layoff"))
+    return state.melds[index]
+
+
+def _lay_off(state: GameState, command: LayOff) -> list[Event]:
+    _need_phase(state, Phase.PLAY)
+    rules = state.rules
+    seat = command.seat
+    meld = _table_meld(state, command.meld, seat, "lay off")
+    if not rules.layoff_on_others and state.owners[command.meld] != seat:
+        raise RuleViolation(
+            "layoff_on_others_meld", "you may lay off only onto your own melds", rules.cite("owner")
+        )
+    rest = _take(state, seat, command.cards)
+    result = lay_off(meld, command.cards, rules, command.at)
+    _check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
+    events: list[Event] = [CardsLaidOff(seat, command.meld, tuple(command.cards), result)]
+    if not rest:
+        events.extend(_deal_over(state, seat, kalooki=False))
+    return events
+
+
+def _swap(state: GameState, command: SwapJoker) -> list[Event]:
+    _need_phase(state, Phase.PLAY)
+    rules = state.rules
+    seat = command.seat
+    meld = _table_meld(state, command.meld, seat, "take a joker")
+    _take(state, seat, command.cards)
+    result = swap_joker(meld, command.cards, rules)
+    swapped = JokerSwapped(seat, command.meld, tuple(command.cards), result)
+    then = command.then
+    if then is None:
+        if rules.freed_joker_must_be_used:
+            raise RuleViolation(
+                "freed_joker_unused",
+                "a freed joker must be used this turn: send the meld or layoff that uses it with the release",
+                rules.cite("swap_use"),
+            )
+        return [swapped]
+    if not isinstance(then, LayMelds | LayOff) or then.seat != seat:
+        raise RuleViolation(
+            "bad_follow_up", "the joker's use must be your own meld or layoff", rules.cite("swap_use")
+        )
+    used = then.cards if isinstance(then, LayOff) else tuple(card for cards in then.melds for card in cards)
+    if rules.freed_joker_must_be_used and JOKER not in used:
+        raise RuleViolation(
+            "freed_joker_unused", "the follow-up must use the freed joker", rules.cite("swap_use")
+        )
+    return [swapped, *decide(evolve(state, swapped), then)]
+
+
+def _discard(state: GameState, command: Discard) -> list[Event]:
+    _need_phase(state, Phase.PLAY)
+    rules = state.rules
+    seat = command.seat
+    card = command.card
+    rest = _take(state, seat, (card,))
+    if card is state.taken and card not in rest:
+        raise RuleViolation(
+            "cannot_discard_taken",
+            f"you may not discard {card.text}, the card you just took from the discard pile",
+            rules.cite("taken"),
+        )
+    if rules.discard_draw_must_open and state.took_unopened and not state.opened[seat]:
+        raise RuleViolation(
+            "discard_draw_not_used",
+            "you took the discard before opening, so you must open with it this turn",
+            rules.cite("discard_draw"),
+        )
+    events: list[Event] = [CardDiscarded(seat, card)]
+    if not rest:
+        if rules.going_out is GoingOut.MELD_ALL:
+            raise RuleViolation(
+                "cannot_go_out_by_discard",
+                "you may not go out by discarding; meld every card instead",
+                rules.cite("go_out"),
+            )
+        kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
+        events.extend(_deal_over(state, seat, kalooki=kalooki))
+        return events
+    if not state.stock:
+        if rules.reshuffle is Reshuffle.KEEP_LAST_DISCARD:
+            # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
+            if not state.discard:
+                events.extend(_void_deal(state))  # kalooki §3.11.3
+            else:
+                events.append(_reshuffled(state, state.discard))
+        elif rules.reshuffle is Reshuffle.ALL_AT_ONCE:
+            # rummy40 D12 when the pile was empty as the last card was drawn: reshuffle as soon as
+            # face-up cards exist, so the next player can draw from the stock.
+            events.append(_reshuffled(state, (*state.discard, card)))
+    return events
+
+
+def _go_out(state: GameState, command: GoOut) -> list[Event]:
+    _need_phase(state, Phase.PLAY)
+    seat = command.seat
+    events: list[Event] = []
+    current = state
+    steps: list[Command] = []
+    if command.melds:
+        steps.append(LayMelds(seat, command.melds, command.kinds))
+    steps.extend(command.layoffs)
+    if command.discard is not None:
+        steps.append(Discard(seat, command.discard))
+    for step in steps:
+        if current.phase is not Phase.PLAY:
+            break
+        produced = decide(current, step)
+        for event in produced:
+            current = evolve(current, event)
+        events.extend(produced)
+    if current.hands[seat] or not any(isinstance(event, DealEnded) for event in events):
+        raise RuleViolation(
+            "not_going_out",
+            "these melds, layoffs and discard do not use every card in your hand",
+            state.rules.cite("keep_card"),
+        )
+    return events
+
+
+def _deal_over(state: GameState, winner: int, kalooki: bool) -> list[Event]:
+    """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed)."""
+    rules = state.rules
+    penalties = tuple(
+        0 if seat == winner or not alive else loser_penalty(hand, rules, kalooki)
+        for seat, (hand, alive) in enumerate(zip(state.hands, state.active, strict=True))
+    )
+    ended = DealEnded(winner, kalooki, penalties)
+    after = evolve(state, ended)
+    if rules.match_mode is MatchMode.SINGLE_DEAL:
+        payouts: tuple[int, ...] = ()
+        if rules.prize_pool:
+            losers = {seat: penalty for seat, penalty in enumerate(penalties) if seat != winner}
+            split = prize_split(rules.prize_pool, winner, losers, rules, kalooki)
+            payouts = tuple(split[seat] for seat in range(rules.players))
+        return [ended, GameEnded((winner,), after.totals, payouts, state.seed)]
+    if rules.match_mode is MatchMode.ELIMINATION:
+        alive = [seat for seat, is_alive in enumerate(after.active) if is_alive]
+        if len(alive) <= 1:
+            return [ended, GameEnded(tuple(alive), after.totals, (), state.seed)]
+    elif after.deals_done >= rules.deals:
+        totals = dict(enumerate(after.totals))
+        return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
+    dealer = _next_seat(after.active, state.dealer)  # kalooki D2, rummy40 src S1: the deal rotates
+    return [ended, _new_deal(state, dealer)]
+
+
+def _new_deal(state: GameState, dealer: int) -> DealStarted:
+    rules = state.rules
+    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(state.seed, state.deal + 1))
+    return DealStarted(state.deal + 1, dealer, deck)
+
+
+def _void_deal(state: GameState) -> list[Event]:
+    zeros = tuple(0 for _ in state.active)
+    return [DealEnded(None, False, zeros), _new_deal(state, state.dealer)]
+
+
+_HANDLERS: Final[dict[type[Any], Any]] = {
+    DrawFromStock: _draw_stock,
+    TakeDiscard: _take_discard,
+    LayMelds: _lay_melds,
+    LayOff: _lay_off,
+    SwapJoker: _swap,
+    Discard: _discard,
+    GoOut: _go_out,
+}
+
+
+# --- legal actions --------------------------------------------------------------------------------
+
+
+def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None = None) -> list[LayMelds]:
+    """A bounded set of opening meld groups from `hand`: greedy packings that reach the minimum.
+
+    For each candidate meld (best first), add disjoint candidates in value order until the opening
+    minimum is met; also the packing that would leave one card (a Kalooki, kalooki D14).
+    """
+    rules = state.rules
+    seat = state.turn
+    candidates = find_melds(hand, rules)
+    if not candidates:
+        return []
+    valued = sorted(((meld_value(meld, rules), meld) for meld in candidates), key=lambda pair: -pair[0])
+    minimum = rules.opening_min_points
+    found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
+    for start_index, (first_value, first) in enumerate(valued):
+        if must_include is not None and must_include not in first.cards:
+            continue
+        pool = list(hand)
+        for card in first.cards:
+            pool.remove(card)
+        chosen = [first]
+        total = first_value
+        if not rules.opening_single_meld:
+            for value, meld in valued[:start_index] + valued[start_index + 1 :]:
+                if total >= minimum and len(pool) > 1:
+                    break
+                try:
+                    rest = list(pool)
+                    for card in meld.cards:
+                        rest.remove(card)
+                except ValueError:
+                    continue
+                pool = rest
+                chosen.append(meld)
+                total += value
+        kalooki_turn = rules.kalooki_exempt_from_opening and len(pool) == 1
+        if (first_value if rules.opening_single_meld else total) < minimum and not kalooki_turn:
+            continue
+        key = tuple(meld.cards for meld in chosen)
+        if key in found:
+            continue
+        rest_hand = tuple(pool)
+        try:
+            _check_rest(state, seat, rest_hand, state.melds + tuple(chosen))
+        except RuleViolation:
+            continue
+        found[key] = LayMelds(seat, key, tuple(meld.kind for meld in chosen))
+    return list(found.values())
+
+
+def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
+    """Every move `seat` may make now, with meld choices limited to a bounded useful set.
+
+    Draw and discard choices are complete; melds come from `find_melds` (and greedy opening
+    packings), layoffs are single cards at each open end, swaps give the exact card(s) needed.
+    Every action returned is accepted by `decide`.
+    """
+    if seat != state.turn:
+        return ()
+    phase = state.phase
+    if phase is Phase.DRAW:
+        return _draw_actions(state, seat)
+    if phase is not Phase.PLAY:
+        return ()
+    rules = state.rules
+    hand = state.hands[seat]
+    actions: list[Command] = []
+    taken = state.taken
+    if not (rules.discard_draw_must_open and state.took_unopened and not state.opened[seat]):
+        going_out_by_discard = len(hand) == 1
+        if not (going_out_by_discard and rules.going_out is GoingOut.MELD_ALL):
+            seen: set[Card] = set()
+            for card in hand:
+                if card in seen:
+                    continue
+                seen.add(card)
+                if card is taken and hand.count(card) == 1:
+                    continue  # kalooki / rummy40 D8
+                actions.append(_discard_action(seat, card))
+    if not state.opened[seat]:
+        must = state.taken if rules.discard_draw_must_open and state.took_unopened else None
+        actions.extend(_openings(state, hand, must))
+        return tuple(actions)
+    for meld in find_melds(hand, rules):
+        rest = _without(hand, meld.cards)
+        try:
+            _check_rest(state, seat, rest, (*state.melds, meld))
+        except RuleViolation:
+            continue
+        actions.append(LayMelds(seat, (meld.cards,), (meld.kind,)))
+    actions.extend(_layoff_actions(state, seat, hand))
+    if rules.joker_swap is not rules.joker_swap.NONE:
+        actions.extend(_swap_actions(state, seat, hand))
+    return tuple(actions)
+
+
+_DRAW_CACHE: dict[int, tuple[Command, ...]] = {}
+_DISCARD_CACHE: dict[tuple[int, Card], Discard] = {}
+
+
+def _discard_action(seat: int, card: Card) -> Discard:
+    action = _DISCARD_CACHE.get((seat, card))
+    if action is None:
+        action = _DISCARD_CACHE[(seat, card)] = Discard(seat, card)
+    return action
+
+
+def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
+    can_take = bool(state.discard)
+    if can_take and state.rules.discard_draw_must_open and not state.opened[seat]:
+        can_take = bool(_openings(state, (*state.hands[seat], state.discard[-1]), state.discard[-1]))
+    key = seat * 4 + bool(state.stock) * 2 + can_take
+    actions = _DRAW_CACHE.get(key)
+    if actions is None:
+        built: list[Command] = []
+        if state.stock:
+            built.append(DrawFromStock(seat))
+        if can_take:
+            built.append(TakeDiscard(seat))
+        actions = _DRAW_CACHE[key] = tuple(built)
+    return actions
+
+
+def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+    rules = state.rules
+    actions: list[Command] = []
+    distinct = set(hand)
+    for index, meld in enumerate(state.melds):
+        if not rules.layoff_on_others and state.owners[index] != seat:
+            continue
+        for card in distinct:
+            ends: tuple[End | None, ...] = (End.LOW, End.HIGH) if card is JOKER else (None,)
+            if card is not JOKER:
+                if meld.kind is MeldKind.SET:
+                    if card.rank != meld.rank:
+                        continue
+                elif card.suit is not meld.suit:
+                    continue
+            for at in ends:
+                try:
+                    result = lay_off(meld, (card,), rules, at)
+                    rest = _without(hand, (card,))
+                    _check_rest(state, seat, rest, _set_at(state.melds, index, result))
+                except RuleViolation:
+                    continue
+                actions.append(LayOff(seat, index, (card,), at if meld.kind is MeldKind.RUN else None))
+                if meld.kind is MeldKind.SET:
+                    break
+    return actions
+
+
+def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+    """Joker swaps the hand can make; with a must-use rule, each carries one use of the joker."""
+    rules = state.rules
+    actions: list[Command] = []
+    for index, meld in enumerate(state.melds):
+        if JOKER not in meld.cards:
+            continue
+        for cards in _swap_offers(meld, hand, rules):
+            base = SwapJoker(seat, index, cards)
+            uses: list[LayMelds | LayOff | None] = [] if rules.freed_joker_must_be_used else [None]
+            if rules.freed_joker_must_be_used:
+                try:
+                    swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
+                except RuleViolation:
+                    continue
+                uses.extend(_joker_uses(swapped, seat))
+            for use in uses[:1]:
+                action = SwapJoker(seat, index, cards, use) if use is not None else base
+                try:
+                    decide(state, action)
+                except RuleViolation:
+                    continue
+                actions.append(action)
+    return actions
+
+
+def _swap_offers(meld: Meld, hand: tuple[Card, ...], rules: Rules) -> list[tuple[Card, ...]]:
+    offers: list[tuple[Card, ...]] = []
+    if meld.kind is MeldKind.RUN:
+        for i, card in enumerate(meld.cards):
+            if card is JOKER and meld.represented(i) in hand:
+                offers.append((meld.represented(i),))
+        return offers
+    missing = [card for card in set(hand) if card.suit is not None and card.rank == meld.rank]
+    if rules.joker_swap.value == "represented":
+        offers.extend((card,) for card in missing)
+    elif rules.joker_swap.value == "kalooki" and len(meld.cards) == 3:
+        offers.extend((a, b) for i, a in enumerate(missing) for b in missing[i + 1 :] if a.suit is not b.suit)
+    return offers
+
+
+def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:
+    hand = state.hands[seat]
+    uses: list[LayMelds | LayOff] = [a for a in _layoff_actions(state, seat, hand) if JOKER in a.cards]
+    for meld in find_melds(hand, state.rules):
+        if JOKER in meld.cards:
+            uses.append(LayMelds(seat, (meld.cards,), (meld.kind,)))
+    return uses

@@ -1,0 +1,53 @@
+"""The state of one game, as `game.evolve` folds it from events: plain tuples, no mutation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from rummy_rules.cards import Card
+from rummy_rules.melds import Meld
+from rummy_rules.variants import Rules
+
+
+class Phase(Enum):
+    DRAW = "draw"  # the player to move must draw
+    PLAY = "play"  # drawn: meld / lay off / swap, then discard
+    DEAL_OVER = "deal_over"  # between a DealEnded and the next DealStarted or GameEnded
+    GAME_OVER = "game_over"
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """Everything the rules need. `stock` and `discard` keep their top card last.
+
+    `taken` is the card taken from the discard pile this turn (D8); `turn_start_opened` and
+    `extended` record whether the mover had melds before the turn and has laid off or swapped in
+    it (what a Kalooki is, kalooki D14); `took_unopened` whether the discard was taken before
+    opening (kalooki option discard_draw_before_opening).
+    """
+
+    rules: Rules
+    seed: bytes
+    seed_commitment: str
+    deal: int
+    dealer: int
+    hands: tuple[tuple[Card, ...], ...]
+    stock: tuple[Card, ...]
+    discard: tuple[Card, ...]
+    melds: tuple[Meld, ...]
+    owners: tuple[int, ...]
+    opened: tuple[bool, ...]
+    turn: int
+    phase: Phase
+    taken: Card | None
+    turn_start_opened: bool
+    extended: bool
+    took_unopened: bool
+    active: tuple[bool, ...]
+    totals: tuple[int, ...]
+    penalties: tuple[int, ...]
+    deals_done: int
+    reshuffles: int
+    winners: tuple[int, ...]
+    payouts: tuple[int, ...]
