@@ -372,7 +372,8 @@ def decide(state: GameState, command: Command) -> list[Event]:
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
     if seat != state.turn:
         raise RuleViolation("not_your_turn", f"it is seat {state.turn}'s turn", rules.cite("turn"))
-    return handler(state, command)
+    events: list[Event] = handler(state, command)
+    return events
 
 
 def apply(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
@@ -588,7 +589,7 @@ def _go_out(state: GameState, command: GoOut) -> list[Event]:
         for event in produced:
             current = evolve(current, event)
         events.extend(produced)
-    if current.hands[seat] or not any(isinstance(event, DealEnded) for event in events):
+    if not any(isinstance(event, DealEnded) and event.winner == seat for event in events):
         raise RuleViolation(
             "not_going_out",
             "these melds, layoffs and discard do not use every card in your hand",
@@ -772,9 +773,9 @@ def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     return actions
 
 
-def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[LayOff]:
     rules = state.rules
-    actions: list[Command] = []
+    actions: list[LayOff] = []
     distinct = set(hand)
     for index, meld in enumerate(state.melds):
         if not rules.layoff_on_others and state.owners[index] != seat:

@@ -14,7 +14,7 @@ K = TypeVar("K")
 
 
 def loser_penalty(cards: Sequence[Card], rules: Rules, winner_kalooki: bool) -> int:
-    """A loser's penalty for a deal: the cards in hand, plus the surcharge after a Kalooki (kalooki §3.12.3)."""
+    """A loser's penalty for a deal: cards in hand, plus the surcharge after a Kalooki (kalooki §3.12.3)."""
     return hand_penalty(cards, rules) + (rules.kalooki_surcharge if winner_kalooki else 0)
 
 

@@ -18,7 +18,7 @@ faster path: per-suit tables indexed by 13-bit masks, and sets only where a rank
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -122,7 +122,23 @@ class Partition:
 # One set choice for a rank: copies taken per suit, jokers used, penalty saved.
 _Counts = tuple[int, int, int, int]
 _SetOption = tuple[_Counts, int, int]
-_SetChoice = list[tuple[int, tuple[_Counts, int]]]
+
+
+class _RunsMemo(dict[int, int]):
+    """Best run value per one-suit state, computed on first use (the dict `__missing__` hook)."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute: Callable[[int], int]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, state: int) -> int:
+        value = self._compute(state)
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        self[state] = value
+        return value
 
 
 @dataclass(slots=True)
@@ -130,7 +146,8 @@ class MeldSolver:
     """Exact best-partition search for one variant's meld rules; caches are per instance."""
 
     params: MeldParams
-    _runs_memo: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    _runs_memo: _RunsMemo = field(init=False, repr=False)
+    _hand_memo: dict[tuple[int, ...], int] = field(default_factory=dict, init=False, repr=False)
     _set_memo: dict[tuple[int, tuple[int, ...], int], list[_SetOption]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -139,29 +156,39 @@ class MeldSolver:
         default_factory=dict, init=False, repr=False
     )
 
+    def __post_init__(self) -> None:
+        self._runs_memo = _RunsMemo(self._runs)
+
     # ---- public API -------------------------------------------------------------------------
 
     def penalty(self, hand: Iterable[Card]) -> int:
         """The least penalty that can be left in `hand` after melding all it can."""
-        cards = tuple(hand)
+        cards = hand if isinstance(hand, (list, tuple)) else tuple(hand)
         mask = 0
         for card in cards:
             mask |= 1 << card.code
         if mask & 1 == 0 and mask.bit_count() == len(cards):
             return self._fast_penalty(mask >> 1)
-        keys, jokers, total = self._encode(cards)
-        return total - self._best_saved(keys, jokers)[0]
+        keys, jokers, total, rank_naturals = self._encode(cards)
+        memo_key = (*keys, jokers)
+        saved = self._hand_memo.get(memo_key)
+        if saved is None:
+            saved = self._search(keys, jokers, rank_naturals)[0]
+            if len(self._hand_memo) >= _CACHE_LIMIT:
+                self._hand_memo.clear()
+            self._hand_memo[memo_key] = saved
+        return total - saved
 
     def solve(self, hand: Iterable[Card]) -> Partition:
         """A best partition of `hand` (one of them when several tie), with its melds spelled out."""
         cards = tuple(hand)
-        keys, jokers, total = self._encode(cards)
-        saved, choice = self._best_saved(keys, jokers)
-        set_choice, run_keys, run_jokers = choice
+        keys, jokers, total, rank_naturals = self._encode(cards)
+        saved, set_choice, run_keys, run_jokers = self._search(keys, jokers, rank_naturals)
         melds: list[Meld] = []
-        for rank, (taken, set_jokers) in set_choice:
+        for rank, taken, set_jokers in set_choice:
             melds.extend(self._spell_sets(rank, taken, set_jokers))
-        for suit_index, (key, suit_jokers) in enumerate(zip(run_keys, run_jokers, strict=True)):
+        allocation = self._allocate_jokers(run_keys, run_jokers)
+        for suit_index, (key, suit_jokers) in enumerate(zip(run_keys, allocation, strict=True)):
             melds.extend(self._spell_runs(suit_index, key, suit_jokers))
         remaining = list(cards)
         for meld in melds:
@@ -174,67 +201,84 @@ class MeldSolver:
 
     # ---- encoding ---------------------------------------------------------------------------
 
-    def _encode(self, cards: Sequence[Card]) -> tuple[list[int], int, int]:
-        params = self.params
+    def _encode(self, cards: Sequence[Card]) -> tuple[list[int], int, int, list[int]]:
+        """Suit keys, joker count, total penalty and naturals per rank of a hand."""
+        penalty_of = self.params.penalty_of
         keys = [0, 0, 0, 0]
+        rank_naturals = [0] * 14
         jokers = 0
         total = 0
         for card in cards:
-            total += params.penalty_of(card)
-            if card.is_joker:
+            total += penalty_of(card)
+            code = card.code
+            if code == 0:
                 jokers += 1
                 continue
-            suit = (card.code - 1) // 13
-            shift = _BITS * (card.rank - 1)
+            suit, offset = divmod(code - 1, 13)
+            shift = _BITS * offset
             if (keys[suit] >> shift) & _MAX_COPIES == _MAX_COPIES:
                 raise ValueError(f"more than {_MAX_COPIES} copies of {card}")
             keys[suit] += 1 << shift
+            rank_naturals[offset + 1] += 1
         if jokers > 15:
             raise ValueError("more than 15 jokers")
-        return keys, jokers, total
+        return keys, jokers, total, rank_naturals
 
     # ---- sets, then runs per suit -----------------------------------------------------------
 
-    def _best_saved(
-        self, keys: list[int], jokers: int
-    ) -> tuple[int, tuple[_SetChoice, list[int], list[int]]]:
-        """Best penalty saved, and the choice: sets per rank, then run keys and jokers per suit."""
+    def _search(
+        self, keys: list[int], jokers: int, rank_naturals: list[int]
+    ) -> tuple[int, list[tuple[int, _Counts, int]], list[int], int]:
+        """Best penalty saved; the sets chosen (rank, copies per suit, jokers); what runs get."""
+        params = self.params
+        # Fewest naturals of a rank that can be in a set: jokers help, but one natural with
+        # jokers is left to the run search whenever it also makes a run.
+        least = max(1, params.set_min - jokers)
+        if params.run_min <= params.set_min:
+            least = max(least, 2)
         candidates: list[tuple[int, list[_SetOption]]] = []
         for rank in range(1, 14):
-            shift = _BITS * (rank - 1)
-            counts = tuple((key >> shift) & _MAX_COPIES for key in keys)
-            if counts == (0, 0, 0, 0):
-                continue
-            options = self._set_options(rank, counts, jokers)
-            if options:
-                candidates.append((rank, options))
+            if rank_naturals[rank] >= least:
+                shift = _BITS * (rank - 1)
+                counts = tuple((key >> shift) & _MAX_COPIES for key in keys)
+                options = self._set_options(rank, counts, jokers)
+                if options:
+                    candidates.append((rank, options))
+        runs_total = self._runs_total
+        if not candidates:
+            return runs_total(keys[0], keys[1], keys[2], keys[3], jokers), [], keys, jokers
         best = -1
-        best_choice: tuple[_SetChoice, list[int], list[int]] = ([], [], [])
-        chosen: list[tuple[int, _SetOption]] = []
+        best_sets: list[tuple[int, _Counts, int]] = []
+        best_keys = keys
+        best_jokers = jokers
+        chosen: list[tuple[int, _Counts, int]] = []
+        last = len(candidates)
 
         def walk(index: int, current: list[int], jokers_left: int, saved: int) -> None:
-            nonlocal best, best_choice
-            if index == len(candidates):
-                value, allocation = self._best_runs(current, jokers_left)
-                if saved + value > best:
-                    best = saved + value
-                    sets = [(rank, (taken, used)) for rank, (taken, used, _) in chosen]
-                    best_choice = (sets, list(current), allocation)
+            nonlocal best, best_sets, best_keys, best_jokers
+            if index == last:
+                value = saved + runs_total(current[0], current[1], current[2], current[3], jokers_left)
+                if value > best:
+                    best, best_sets, best_keys, best_jokers = value, list(chosen), current, jokers_left
                 return
             walk(index + 1, current, jokers_left, saved)
             rank, options = candidates[index]
             shift = _BITS * (rank - 1)
-            for option in options:
-                taken, used, value = option
+            for taken, used, value in options:
                 if used > jokers_left:
                     continue
-                after = [key - (count << shift) for key, count in zip(current, taken, strict=True)]
-                chosen.append((rank, option))
+                after = [
+                    current[0] - (taken[0] << shift),
+                    current[1] - (taken[1] << shift),
+                    current[2] - (taken[2] << shift),
+                    current[3] - (taken[3] << shift),
+                ]
+                chosen.append((rank, taken, used))
                 walk(index + 1, after, jokers_left - used, saved + value)
                 chosen.pop()
 
         walk(0, keys, jokers, 0)
-        return best, best_choice
+        return best, best_sets, best_keys, best_jokers
 
     def _set_options(self, rank: int, counts: tuple[int, ...], jokers: int) -> list[_SetOption]:
         """Every way to put naturals of `rank` (and jokers) into valid sets, with the penalty saved."""
@@ -281,21 +325,37 @@ class MeldSolver:
         high = min(naturals, size // params.set_min)
         return low <= high
 
-    def _best_runs(self, keys: list[int], jokers: int) -> tuple[int, list[int]]:
-        """Best penalty saved by runs over the four suits, sharing `jokers`; and jokers per suit."""
-        runs = self._runs
+    def _runs_total(self, k0: int, k1: int, k2: int, k3: int, jokers: int) -> int:
+        """Best penalty saved by runs over the four suits, which share `jokers`."""
+        memo = self._runs_memo
+        a0, a1, a2, a3 = memo[k0 << 4], memo[k1 << 4], memo[k2 << 4], memo[k3 << 4]
+        base = a0 + a1 + a2 + a3
         if jokers == 0:
-            return runs(keys[0] << 4) + runs(keys[1] << 4) + runs(keys[2] << 4) + runs(keys[3] << 4), [
-                0,
-                0,
-                0,
-                0,
-            ]
-        # Knapsack over suits: table[x] = best value using at most x jokers in the suits so far.
+            return base
+        # Gains from giving a suit one joker; monotone in jokers, so the best split is a knapsack.
+        g0, g1, g2, g3 = (
+            memo[k0 << 4 | 1] - a0,
+            memo[k1 << 4 | 1] - a1,
+            memo[k2 << 4 | 1] - a2,
+            memo[k3 << 4 | 1] - a3,
+        )
+        if jokers == 1:
+            return base + max(g0, g1, g2, g3)
+        if jokers == 2:
+            pair = max(g0 + g1, g0 + g2, g0 + g3, g1 + g2, g1 + g3, g2 + g3)
+            two = max(
+                memo[k0 << 4 | 2] - a0, memo[k1 << 4 | 2] - a1, memo[k2 << 4 | 2] - a2, memo[k3 << 4 | 2] - a3
+            )
+            return base + max(pair, two)
+        return self._knapsack([k0, k1, k2, k3], jokers)[0]
+
+    def _knapsack(self, keys: list[int], jokers: int) -> tuple[int, list[int]]:
+        """Best split of `jokers` over the suits' runs: the value and the jokers per suit."""
+        memo = self._runs_memo
         table = [0] * (jokers + 1)
         picks: list[list[int]] = []
         for key in keys:
-            values = [runs(key << 4 | used) for used in range(jokers + 1)]
+            values = [memo[key << 4 | used] for used in range(jokers + 1)]
             new = [0] * (jokers + 1)
             pick = [0] * (jokers + 1)
             for total in range(jokers + 1):
@@ -312,21 +372,18 @@ class MeldSolver:
             left -= allocation[suit]
         return table[jokers], allocation
 
+    def _allocate_jokers(self, keys: list[int], jokers: int) -> list[int]:
+        return self._knapsack(keys, jokers)[1]
+
     # ---- runs within one suit ---------------------------------------------------------------
 
     def _runs(self, state: int) -> int:
         """Best penalty saved by runs in one suit; `state` = suit key << 4 | jokers available."""
-        memo = self._runs_memo
-        value = memo.get(state)
-        if value is not None:
-            return value
+        runs = self._runs_memo
         best = 0
         for gain, next_state, _ in self._run_moves(state):
-            value = gain + self._runs(next_state) if next_state >> 4 else gain
+            value = gain + runs[next_state] if next_state >> 4 else gain
             best = max(best, value)
-        if len(memo) >= _CACHE_LIMIT:
-            memo.clear()
-        memo[state] = best
         return best
 
     def _run_moves(self, state: int) -> Iterator[tuple[int, int, tuple[int, ...]]]:
@@ -386,11 +443,11 @@ class MeldSolver:
         melds: list[Meld] = []
         state = key << 4 | jokers
         while state >> 4:
-            target = self._runs(state)
+            target = self._runs_memo[state]
             _, next_state, layout = next(
                 move
                 for move in self._run_moves(state)
-                if move[0] + (self._runs(move[1]) if move[1] >> 4 else 0) == target
+                if move[0] + (self._runs_memo[move[1]] if move[1] >> 4 else 0) == target
             )
             if layout:
                 naturals = [position for position in layout if position]
@@ -507,7 +564,7 @@ class MeldSolver:
                 if mask >> (rank - 1) & 1:
                     key |= _unit(rank)
                     total += penalties[rank]
-            table.append(total - self._runs(key << 4))
+            table.append(total - self._runs_memo[key << 4])
         self._deadwood_table = table
         return table
 
