@@ -1,0 +1,118 @@
+"""States, events and commands to and from JSON-compatible dicts; `from_dict(to_dict(x)) == x`.
+
+Cards are written in the shared notation, enums by value, bytes as hex, tuples as lists; every
+dataclass carries its class name under "type", so a stored event or snapshot decodes without
+knowing its kind in advance. The wire format for services lives in protos/, not here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from enum import Enum
+from functools import cache
+from typing import Any, Final
+
+from rummy_rules import commands, events, melds, state, variants, views
+from rummy_rules.cards import Card, parse_card
+from rummy_rules.errors import RuleViolation
+
+_MODULES: Final = (events, commands, state, melds, variants, views)
+_TYPES: Final[dict[str, type[Any]]] = {
+    name: obj
+    for module in _MODULES
+    for name, obj in vars(module).items()
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
+}
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """Encode a state, event, command, view or rules object as JSON-compatible data."""
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type) or type(obj).__name__ not in _TYPES:
+        raise RuleViolation("not_serializable", f"cannot encode {type(obj).__name__}")
+    encoded = _encode(obj)
+    assert isinstance(encoded, dict)
+    return encoded
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Card):
+        return value.text
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, tuple | list):
+        return [_encode(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {"type": type(value).__name__}
+        for f in dataclasses.fields(value):
+            out[f.name] = _encode(getattr(value, f.name))
+        return out
+    return value
+
+
+def from_dict(data: dict[str, Any]) -> Any:
+    """Decode what `to_dict` produced; raises RuleViolation on anything malformed."""
+    try:
+        return _decode_object(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RuleViolation("malformed_data", f"cannot decode: {exc}") from None
+
+
+@cache
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _decode_object(data: Any) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object, got {data!r}")
+    cls = _TYPES[data["type"]]
+    hints = _hints(cls)
+    kwargs = {f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)}
+    return cls(**kwargs)
+
+
+def _decode(hint: Any, value: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        if isinstance(value, dict):
+            return _decode_object(value)
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _decode(option, value)
+            except (KeyError, TypeError, ValueError) as exc:
+                errors.append(exc)
+        raise ValueError(f"{value!r} matches none of {hint}: {errors}")
+    if origin is tuple:
+        args = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {value!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], item) for item in value)
+        return tuple(_decode(arg, item) for arg, item in zip(args, value, strict=True))
+    if hint is Card:
+        if not isinstance(value, str):
+            raise TypeError(f"expected a card, got {value!r}")
+        return parse_card(value)
+    if hint is bytes:
+        return bytes.fromhex(value)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _decode_object(value)
+    if hint in (int, str, bool):
+        if type(value) is not hint:
+            raise TypeError(f"expected {hint.__name__}, got {value!r}")
+        return value
+    if hint is typing.Any:
+        return value
+    raise TypeError(f"no decoder for {hint}")
