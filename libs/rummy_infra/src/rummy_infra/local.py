@@ -1,0 +1,96 @@
+"""Kafka and Redis as local processes, through the same scripts developers use (deploy/local/*.sh).
+
+Each call picks free loopback ports and a fresh state directory, so concurrent test runs never share a
+server, and stops the process on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def repo_root() -> Path:
+    """The checkout holding deploy/local (``MELDSTREAM_ROOT`` or the nearest parent of this file)."""
+    if env := os.environ.get("MELDSTREAM_ROOT"):
+        return Path(env)
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "deploy" / "local" / "kafka.sh").is_file():
+            return parent
+    raise RuntimeError("cannot find deploy/local/kafka.sh above rummy_infra; set MELDSTREAM_ROOT")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _script(name: str, action: str, env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [str(repo_root() / "deploy" / "local" / name), action],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{name} {action} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+@contextmanager
+def _state_dir(kind: str) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix=f"meldstream-{kind}-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def kafka() -> Iterator[tuple[str, str]]:
+    """Start a KRaft broker on free ports; yield (bootstrap address, Kafka version)."""
+    with _state_dir("kafka") as state:
+        port = free_port()
+        env = {
+            "MELDSTREAM_KAFKA_PORT": str(port),
+            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(free_port()),
+            "MELDSTREAM_KAFKA_STATE": str(state),
+        }
+        try:
+            _script("kafka.sh", "start", env)
+            libs = Path(os.environ.get("MELDSTREAM_KAFKA_LIBS", repo_root() / ".local" / "kafka" / "libs"))
+            jars = [
+                m.group(1)
+                for p in libs.glob("kafka_2.13-*.jar")
+                if (m := re.search(r"-([\d.]+)\.jar$", p.name))
+            ]
+            yield f"127.0.0.1:{port}", jars[0] if jars else "?"
+        finally:
+            _script("kafka.sh", "stop", env)
+
+
+@contextmanager
+def redis() -> Iterator[tuple[str, str]]:
+    """Start redis-server on a free port without persistence; yield (URL, version)."""
+    with _state_dir("redis") as state:
+        port = free_port()
+        env = {"MELDSTREAM_REDIS_PORT": str(port), "MELDSTREAM_REDIS_STATE": str(state)}
+        try:
+            _script("redis.sh", "start", env)
+            version = subprocess.run(
+                ["redis-server", "--version"], capture_output=True, text=True, check=True
+            )
+            match = re.search(r"v=([\d.]+)", version.stdout)
+            yield f"redis://127.0.0.1:{port}/0", match.group(1) if match else "?"
+        finally:
+            _script("redis.sh", "stop", env)
