@@ -1,4 +1,4 @@
-"""One contract every EventLog backend passes: the embedded sqlite log and the Kafka log (with Redis fence)."""
+"""One contract every EventLog backend passes: the embedded sqlite log, and Kafka with the Redis fence."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import redis
-
 from rummy_store import ConcurrencyError, EventLog, EventRecord, NewEvent, NotWriterError, Subscription
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
@@ -169,7 +168,7 @@ def poll_until(member: Subscription, count: int, timeout_s: float = 60) -> list[
 
 class TestEmbeddedEventLog(EventLogContract):
     @pytest.fixture
-    def make_log(self, tmp_path: Path) -> Iterator[MakeLog]:  # type: ignore[override]
+    def make_log(self, tmp_path: Path) -> Iterator[MakeLog]:
         opened: list[EventLog] = []
 
         def make() -> EventLog:
@@ -189,9 +188,7 @@ class TestEmbeddedEventLog(EventLogContract):
 @pytest.mark.integration
 class TestKafkaEventLog(EventLogContract):
     @pytest.fixture
-    def make_log(  # type: ignore[override]
-        self, kafka_bootstrap: str, redis_url: str, unique_prefix: str
-    ) -> Iterator[MakeLog]:
+    def make_log(self, kafka_bootstrap: str, redis_url: str, unique_prefix: str) -> Iterator[MakeLog]:
         opened: list[EventLog] = []
         clients: list[redis.Redis] = []
         topic = f"{unique_prefix}.rummy.game.events.v1"
