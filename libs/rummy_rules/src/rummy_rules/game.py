@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from functools import reduce
 from typing import Any, Final
 
-from rummy_rules.cards import JOKER, Card, make_deck, seed_commitment, shuffle
+from rummy_rules.cards import CARD_BY_CODE, JOKER, Card, make_deck, seed_commitment, shuffle
 from rummy_rules.commands import (
     Command,
     Discard,
@@ -40,7 +39,17 @@ from rummy_rules.events import (
     OptionValue,
     StockReshuffled,
 )
-from rummy_rules.melds import End, Meld, MeldKind, find_melds, lay_off, make_meld, meld_value, swap_joker
+from rummy_rules.melds import (
+    End,
+    Meld,
+    MeldKind,
+    find_melds,
+    lay_off,
+    layoff_targets,
+    make_meld,
+    meld_value,
+    swap_joker,
+)
 from rummy_rules.scoring import loser_penalty, match_winners, prize_split
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS, GoingOut, MatchMode, Reshuffle, Rules, rules_for
@@ -122,8 +131,7 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
     rest = deck[dealt:]
     upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
     stock = tuple(reversed(rest[len(upcard) :]))
-    return replace(
-        state,
+    return state._replace(
         deal=deal,
         dealer=dealer,
         hands=tuple(tuple(hand) for hand in hands),
@@ -143,6 +151,11 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
 
 
 # --- evolve ---------------------------------------------------------------------------------------
+
+
+def _without_one(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
+    index = hand.index(card)
+    return hand[:index] + hand[index + 1 :]
 
 
 def _without(hand: tuple[Card, ...], cards: Iterable[Card]) -> tuple[Card, ...]:
@@ -193,8 +206,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         seat = event.seat
         opened = state.opened[seat]
         if event.from_discard:
-            return replace(
-                state,
+            return state._replace(
                 hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
                 discard=state.discard[:-1],
                 phase=Phase.PLAY,
@@ -203,8 +215,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
                 extended=False,
                 took_unopened=not opened,
             )
-        return replace(
-            state,
+        return state._replace(
             hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
             stock=state.stock[:-1],
             phase=Phase.PLAY,
@@ -215,12 +226,11 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         )
     if isinstance(event, CardDiscarded):
         seat = event.seat
-        hand = _without(state.hands[seat], (event.card,))
+        hand = _without_one(state.hands[seat], event.card)
         discard = (*state.discard, event.card)
         if not hand:
-            return replace(state, hands=_set_at(state.hands, seat, hand), discard=discard)
-        return replace(
-            state,
+            return state._replace(hands=_set_at(state.hands, seat, hand), discard=discard)
+        return state._replace(
             hands=_set_at(state.hands, seat, hand),
             discard=discard,
             turn=_next_seat(state.active, seat),
@@ -230,8 +240,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, MeldsLaid):
         seat = event.seat
         used = [card for meld in event.melds for card in meld.cards]
-        return replace(
-            state,
+        return state._replace(
             hands=_set_at(state.hands, seat, _without(state.hands[seat], used)),
             melds=state.melds + event.melds,
             owners=state.owners + (seat,) * len(event.melds),
@@ -239,8 +248,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         )
     if isinstance(event, CardsLaidOff):
         seat = event.seat
-        return replace(
-            state,
+        return state._replace(
             hands=_set_at(state.hands, seat, _without(state.hands[seat], event.cards)),
             melds=_set_at(state.melds, event.meld, event.result),
             extended=True,
@@ -248,16 +256,14 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, JokerSwapped):
         seat = event.seat
         hand = (*_without(state.hands[seat], event.cards), JOKER)
-        return replace(
-            state,
+        return state._replace(
             hands=_set_at(state.hands, seat, hand),
             melds=_set_at(state.melds, event.meld, event.result),
             extended=True,
         )
     if isinstance(event, StockReshuffled):
         keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
-        return replace(
-            state,
+        return state._replace(
             stock=tuple(reversed(event.cards)),
             discard=state.discard[len(state.discard) - keep :] if keep else (),
             reshuffles=state.reshuffles + 1,
@@ -268,8 +274,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         if state.rules.match_mode is MatchMode.ELIMINATION:
             limit = state.rules.elimination_limit
             active = tuple(alive and total < limit for alive, total in zip(active, totals, strict=True))
-        return replace(
-            state,
+        return state._replace(
             phase=Phase.DEAL_OVER,
             totals=totals,
             penalties=event.penalties,
@@ -279,7 +284,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, DealStarted):
         return _dealt(state, event.deal, event.dealer, event.deck)
     # GameEnded
-    return replace(state, phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts)
+    return state._replace(phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts)
 
 
 def replay(events: Iterable[Event]) -> GameState:
@@ -533,7 +538,10 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
     rules = state.rules
     seat = command.seat
     card = command.card
-    rest = _take(state, seat, (card,))
+    hand = state.hands[seat]
+    if card not in hand:
+        _take(state, seat, (card,))  # raises the precise refusal
+    rest = _without_one(hand, card)
     if card is state.taken and card not in rest:
         raise RuleViolation(
             "cannot_discard_taken",
@@ -663,6 +671,12 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
         return []
     valued = sorted(((meld_value(meld, rules), meld) for meld in candidates), key=lambda pair: -pair[0])
     minimum = rules.opening_min_points
+    # Cheap bound first: no packing of candidates beats their sum, nor covers more than their cards.
+    could_kalooki = (
+        rules.kalooki_exempt_from_opening and sum(len(m.cards) for m in candidates) >= len(hand) - 1
+    )
+    if sum(value for value, _ in valued) < minimum and not could_kalooki:
+        return []
     found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
     for start_index, (first_value, first) in enumerate(valued):
         if must_include is not None and must_include not in first.cards:
@@ -721,40 +735,32 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     if not (rules.discard_draw_must_open and state.took_unopened and not state.opened[seat]):
         going_out_by_discard = len(hand) == 1
         if not (going_out_by_discard and rules.going_out is GoingOut.MELD_ALL):
-            seen: set[Card] = set()
-            for card in hand:
-                if card in seen:
-                    continue
-                seen.add(card)
+            discards = _DISCARDS[seat]
+            for card in dict.fromkeys(hand):
                 if card is taken and hand.count(card) == 1:
                     continue  # kalooki / rummy40 D8
-                actions.append(_discard_action(seat, card))
+                actions.append(discards[card])
     if not state.opened[seat]:
         must = state.taken if rules.discard_draw_must_open and state.took_unopened else None
         actions.extend(_openings(state, hand, must))
         return tuple(actions)
     for meld in find_melds(hand, rules):
-        rest = _without(hand, meld.cards)
-        try:
-            _check_rest(state, seat, rest, (*state.melds, meld))
-        except RuleViolation:
-            continue
+        if len(hand) - len(meld.cards) <= 1:  # only then may the rest be unfinishable
+            try:
+                _check_rest(state, seat, _without(hand, meld.cards), (*state.melds, meld))
+            except RuleViolation:
+                continue
         actions.append(LayMelds(seat, (meld.cards,), (meld.kind,)))
-    actions.extend(_layoff_actions(state, seat, hand))
+    in_hand = set(hand)
+    actions.extend(_layoff_actions(state, seat, hand, in_hand))
     if rules.joker_swap is not rules.joker_swap.NONE:
-        actions.extend(_swap_actions(state, seat, hand))
+        actions.extend(_swap_actions(state, seat, hand, in_hand))
     return tuple(actions)
 
 
 _DRAW_CACHE: dict[int, tuple[Command, ...]] = {}
-_DISCARD_CACHE: dict[tuple[int, Card], Discard] = {}
-
-
-def _discard_action(seat: int, card: Card) -> Discard:
-    action = _DISCARD_CACHE.get((seat, card))
-    if action is None:
-        action = _DISCARD_CACHE[(seat, card)] = Discard(seat, card)
-    return action
+# Discard commands are immutable values; building them once per seat and card saves the hot path.
+_DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
 
 
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
@@ -773,42 +779,36 @@ def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     return actions
 
 
-def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[LayOff]:
+def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand: set[Card]) -> list[LayOff]:
+    """Single-card layoffs onto every meld the seat may build on, at each end that takes the card."""
     rules = state.rules
     actions: list[LayOff] = []
-    distinct = set(hand)
+    short = len(hand) <= 2  # only then can a layoff leave a hand that cannot finish the turn
     for index, meld in enumerate(state.melds):
         if not rules.layoff_on_others and state.owners[index] != seat:
             continue
-        for card in distinct:
-            ends: tuple[End | None, ...] = (End.LOW, End.HIGH) if card is JOKER else (None,)
-            if card is not JOKER:
-                if meld.kind is MeldKind.SET:
-                    if card.rank != meld.rank:
-                        continue
-                elif card.suit is not meld.suit:
-                    continue
-            for at in ends:
+        for card, at in layoff_targets(meld, rules):
+            if card not in in_hand:
+                continue
+            if short or meld.kind is MeldKind.SET:
                 try:
                     result = lay_off(meld, (card,), rules, at)
-                    rest = _without(hand, (card,))
-                    _check_rest(state, seat, rest, _set_at(state.melds, index, result))
+                    if short:
+                        _check_rest(state, seat, _without(hand, (card,)), _set_at(state.melds, index, result))
                 except RuleViolation:
                     continue
-                actions.append(LayOff(seat, index, (card,), at if meld.kind is MeldKind.RUN else None))
-                if meld.kind is MeldKind.SET:
-                    break
+            actions.append(LayOff(seat, index, (card,), at))
     return actions
 
 
-def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand: set[Card]) -> list[Command]:
     """Joker swaps the hand can make; with a must-use rule, each carries one use of the joker."""
     rules = state.rules
     actions: list[Command] = []
     for index, meld in enumerate(state.melds):
         if JOKER not in meld.cards:
             continue
-        for cards in _swap_offers(meld, hand, rules):
+        for cards in _swap_offers(meld, in_hand, rules):
             base = SwapJoker(seat, index, cards)
             uses: list[LayMelds | LayOff | None] = [] if rules.freed_joker_must_be_used else [None]
             if rules.freed_joker_must_be_used:
@@ -827,14 +827,14 @@ def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[C
     return actions
 
 
-def _swap_offers(meld: Meld, hand: tuple[Card, ...], rules: Rules) -> list[tuple[Card, ...]]:
+def _swap_offers(meld: Meld, in_hand: set[Card], rules: Rules) -> list[tuple[Card, ...]]:
     offers: list[tuple[Card, ...]] = []
     if meld.kind is MeldKind.RUN:
         for i, card in enumerate(meld.cards):
-            if card is JOKER and meld.represented(i) in hand:
+            if card is JOKER and meld.represented(i) in in_hand:
                 offers.append((meld.represented(i),))
         return offers
-    missing = [card for card in set(hand) if card.suit is not None and card.rank == meld.rank]
+    missing = [card for card in in_hand if card.suit is not None and card.rank == meld.rank]
     if rules.joker_swap.value == "represented":
         offers.extend((card,) for card in missing)
     elif rules.joker_swap.value == "kalooki" and len(meld.cards) == 3:
@@ -844,7 +844,8 @@ def _swap_offers(meld: Meld, hand: tuple[Card, ...], rules: Rules) -> list[tuple
 
 def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:
     hand = state.hands[seat]
-    uses: list[LayMelds | LayOff] = [a for a in _layoff_actions(state, seat, hand) if JOKER in a.cards]
+    layoffs = _layoff_actions(state, seat, hand, set(hand))
+    uses: list[LayMelds | LayOff] = [a for a in layoffs if JOKER in a.cards]
     for meld in find_melds(hand, state.rules):
         if JOKER in meld.cards:
             uses.append(LayMelds(seat, (meld.cards,), (meld.kind,)))

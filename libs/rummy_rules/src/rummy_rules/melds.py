@@ -325,43 +325,90 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
     Natural sets (every 3- and 4-suit choice), natural runs (every stretch of each maximal
     sequence), and with a joker: two-suit sets, sequences closed over a one-card gap, and maximal
     sequences extended by one end. Not exhaustive over joker placements: the solver is.
+
+    Hot path: the hand is read into per-suit and per-rank bit masks; the melds of one suit (or
+    rank) depend only on its mask and on whether a joker is held, so they are memoised.
     """
-    jokers = 0
-    by_rank: dict[int, dict[Suit, Card]] = {}
-    by_suit: dict[Suit, set[int]] = {}
+    jokers = False
+    suit_masks = [0, 0, 0, 0]
+    rank_suits = [0] * 14
     for card in hand:
-        suit = card.suit
-        if suit is None:
-            jokers += 1
+        code = card.code
+        if not code:
+            jokers = True
             continue
-        by_rank.setdefault(card.rank, {})[suit] = card
-        by_suit.setdefault(suit, set()).add(card.rank)
+        suit_index, rank = divmod(code - 1, 13)
+        suit_masks[suit_index] |= 2 << rank
+        rank_suits[rank + 1] |= 1 << suit_index
+    shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
     found: list[Meld] = []
-    set_max = rules.set_max or 4
-    for rank, suits in by_rank.items():
-        distinct = tuple(suits.values())
-        if len(distinct) >= 3:
-            for size in range(3, min(len(distinct), set_max) + 1):
-                found.extend(Meld(MeldKind.SET, combo, rank) for combo in combinations(distinct, size))
-        elif len(distinct) == 2 and jokers and rules.set_min <= 3:
-            found.append(Meld(MeldKind.SET, (*distinct, JOKER), rank))
-    lowest = 1 if rules.ace_low_in_runs else 2
-    run_min = rules.run_min
-    for suit, ranks in by_suit.items():
-        line = CARD_AT[_SUIT_INDEX[suit]]
-        positions = [p for p in range(lowest, 15) if (1 if p == 14 else p) in ranks]
-        segments: list[tuple[int, int]] = []
-        for p in positions:
-            if segments and segments[-1][1] == p - 1:
-                segments[-1] = (segments[-1][0], p)
-            else:
-                segments.append((p, p))
-        for start, end in segments:
-            for low in range(start, end - run_min + 2):
-                for high in range(low + run_min - 1, min(end, low + 12) + 1):
-                    found.append(Meld(MeldKind.RUN, line[low : high + 1], low, suit))
-        if not jokers:
-            continue
+    for rank in range(1, 14):
+        mask = rank_suits[rank]
+        if mask & (mask - 1):  # at least two suits
+            key = (rank, mask, shape)
+            melds = _SET_MEMO.get(key)
+            if melds is None:
+                melds = _SET_MEMO[key] = _sets_of_rank(rank, mask, shape)
+            found.extend(melds)
+    for suit_index in range(4):
+        mask = suit_masks[suit_index]
+        if mask & (mask - 1):
+            key = (suit_index, mask, shape)
+            melds = _RUN_MEMO.get(key)
+            if melds is None:
+                if len(_RUN_MEMO) > _MEMO_LIMIT:
+                    _RUN_MEMO.clear()
+                melds = _RUN_MEMO[key] = _runs_of_suit(suit_index, mask, shape)
+            found.extend(melds)
+    return found
+
+
+_Shape = tuple[int, int, int, bool, bool]
+_SET_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
+_RUN_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
+_MEMO_LIMIT: Final = 200_000
+
+
+def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
+    set_min, set_max, _, _, jokers = shape
+    distinct = tuple(CARD_AT[i][rank] for i in range(4) if mask >> i & 1)
+    if len(distinct) >= 3:
+        return tuple(
+            Meld(MeldKind.SET, combo, rank)
+            for size in range(3, min(len(distinct), set_max) + 1)
+            for combo in combinations(distinct, size)
+        )
+    if jokers and set_min <= 3:
+        return (Meld(MeldKind.SET, (*distinct, JOKER), rank),)
+    return ()
+
+
+def _runs_of_suit(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
+    _, _, run_min, ace_low, jokers = shape
+    lowest = 1 if ace_low else 2
+    if mask & 2:
+        mask |= 1 << 14  # the ace also sits above the king
+    if not ace_low:
+        mask &= ~2
+    line = CARD_AT[suit_index]
+    suit = SUITS[suit_index]
+    segments: list[tuple[int, int]] = []
+    position = lowest
+    while position <= 14:
+        if mask >> position & 1:
+            end = position
+            while end < 14 and mask >> (end + 1) & 1:
+                end += 1
+            segments.append((position, end))
+            position = end + 2
+        else:
+            position += 1
+    found: list[Meld] = []
+    for start, end in segments:
+        for low in range(start, end - run_min + 2):
+            for high in range(low + run_min - 1, min(end, low + 12) + 1):
+                found.append(Meld(MeldKind.RUN, line[low : high + 1], low, suit))
+    if jokers:
         for start, end in segments:
             length = end - start + 1
             if length + 1 >= run_min and length < 13:
@@ -372,4 +419,37 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
         for (s1, e1), (s2, e2) in pairwise(segments):
             if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
                 found.append(Meld(MeldKind.RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
-    return found
+    return tuple(found)
+
+
+def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], ...]:
+    """The single natural cards (and joker ends) that `meld` accepts, without building results."""
+    if meld.kind is MeldKind.SET:
+        size = len(meld.cards)
+        if rules.set_max and size >= rules.set_max:
+            return ()
+        present = 0
+        for card in meld.cards:
+            if card.suit is not None:
+                present |= 1 << _SUIT_INDEX[card.suit]
+        has_joker = JOKER in meld.cards
+        distinct = rules.joker_set_distinct_suits if has_joker else rules.natural_set_distinct_suits
+        targets: list[tuple[Card, End | None]] = [
+            (CARD_AT[i][meld.rank], None) for i in range(4) if not (distinct and present >> i & 1)
+        ]
+        if rules.joker_set_distinct_suits and bin(present).count("1") + meld.jokers >= 4:
+            return tuple(targets)
+        targets.append((JOKER, None))
+        return tuple(targets)
+    assert meld.suit is not None
+    line = CARD_AT[_SUIT_INDEX[meld.suit]]
+    if len(meld.cards) >= 13:
+        return ()
+    out: list[tuple[Card, End | None]] = []
+    if meld.rank > (1 if rules.ace_low_in_runs else 2):
+        out.append((line[meld.rank - 1], End.LOW))
+        out.append((JOKER, End.LOW))
+    if meld.high < 14:
+        out.append((line[meld.high + 1], End.HIGH))
+        out.append((JOKER, End.HIGH))
+    return tuple(out)

@@ -18,18 +18,31 @@ from rummy_rules import commands, events, melds, state, variants, views
 from rummy_rules.cards import Card, parse_card
 from rummy_rules.errors import RuleViolation
 
+
+def _is_record(cls: type[Any]) -> bool:
+    """A frozen dataclass or a typed NamedTuple (the game state)."""
+    return dataclasses.is_dataclass(cls) or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+
+
 _MODULES: Final = (events, commands, state, melds, variants, views)
 _TYPES: Final[dict[str, type[Any]]] = {
     name: obj
     for module in _MODULES
     for name, obj in vars(module).items()
-    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__
+    if isinstance(obj, type) and _is_record(obj) and obj.__module__ == module.__name__
 }
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    names: tuple[str, ...] = cls._fields
+    return names
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Encode a state, event, command, view or rules object as JSON-compatible data."""
-    if not dataclasses.is_dataclass(obj) or isinstance(obj, type) or type(obj).__name__ not in _TYPES:
+    if isinstance(obj, type) or _TYPES.get(type(obj).__name__) is not type(obj):
         raise RuleViolation("not_serializable", f"cannot encode {type(obj).__name__}")
     encoded = _encode(obj)
     assert isinstance(encoded, dict)
@@ -43,13 +56,13 @@ def _encode(value: Any) -> Any:
         return value.value
     if isinstance(value, bytes):
         return value.hex()
+    if _TYPES.get(type(value).__name__) is type(value):
+        out: dict[str, Any] = {"type": type(value).__name__}
+        for name in _field_names(type(value)):
+            out[name] = _encode(getattr(value, name))
+        return out
     if isinstance(value, tuple | list):
         return [_encode(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {"type": type(value).__name__}
-        for f in dataclasses.fields(value):
-            out[f.name] = _encode(getattr(value, f.name))
-        return out
     return value
 
 
@@ -71,7 +84,7 @@ def _decode_object(data: Any) -> Any:
         raise TypeError(f"expected an object, got {data!r}")
     cls = _TYPES[data["type"]]
     hints = _hints(cls)
-    kwargs = {f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(cls)}
+    kwargs = {name: _decode(hints[name], data[name]) for name in _field_names(cls)}
     return cls(**kwargs)
 
 
@@ -107,7 +120,7 @@ def _decode(hint: Any, value: Any) -> Any:
         return bytes.fromhex(value)
     if isinstance(hint, type) and issubclass(hint, Enum):
         return hint(value)
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and _is_record(hint):
         return _decode_object(value)
     if hint in (int, str, bool):
         if type(value) is not hint:
