@@ -1,0 +1,184 @@
+"""Bots that play from what one seat may see: a random-legal bot and a greedy bot on the meld solver.
+
+A bot is a pure function `(view, actions, rng) -> command`: `view` is the seat's own position,
+`actions` the seat's `legal_actions`, `rng` a seeded `random.Random` owned by the caller. The same
+inputs give the same command, so simulations replay exactly from their seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from rummy_rules.cards import CARD_BY_CODE, Card
+from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, TakeDiscard
+from rummy_rules.errors import RuleViolation
+from rummy_rules.melds import Meld, lay_off
+from rummy_rules.solver import MeldParams, MeldSolver
+from rummy_rules.state import GameState
+from rummy_rules.variants import GoingOut, Rules
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """One seat's view of a game: its own hand, the table, the top discard and the rules; nothing hidden."""
+
+    _state: GameState
+    seat: int
+
+    @property
+    def rules(self) -> Rules:
+        return self._state.rules
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        return self._state.hands[self.seat]
+
+    @property
+    def melds(self) -> tuple[Meld, ...]:
+        return self._state.melds
+
+    @property
+    def owners(self) -> tuple[int, ...]:
+        return self._state.owners
+
+    @property
+    def discard_top(self) -> Card | None:
+        discard = self._state.discard
+        return discard[-1] if discard else None
+
+
+Bot = Callable[[SeatView, Sequence[Command], random.Random], Command]
+
+
+def random_legal(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Command:
+    """Any legal action, uniformly (the benchmark's player, as in the peers' random playouts)."""
+    if not actions:
+        raise ValueError(f"seat {view.seat} has no legal action")
+    return actions[rng.randrange(len(actions))]
+
+
+@cache
+def params_for(rules: Rules) -> MeldParams:
+    """The solver's meld rules and hand penalties for a variant's `Rules`."""
+    joker = rules.penalty[0] if rules.jokers else None
+    # Sets keep distinct suits if any set must (kalooki option allow_repeated_suits_in_natural_sets
+    # still wants them with jokers, src ¶11): the solver then never proposes an invalid set.
+    distinct = rules.natural_set_distinct_suits or rules.joker_set_distinct_suits
+    return MeldParams(
+        rules.variant,
+        (0, *rules.penalty[1:]),
+        joker,
+        set_min=rules.set_min,
+        set_max=rules.set_max or None,  # 0 = no limit (contract threes)
+        set_distinct_suits=distinct,
+        run_min=rules.run_min,
+        ace_low=rules.ace_low_in_runs,
+    )
+
+
+@cache
+def _solver(params: MeldParams) -> MeldSolver:
+    return MeldSolver(params)
+
+
+def _without(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return rest
+
+
+def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Command:
+    """Play for the least penalty in hand, by the meld solver.
+
+    Draw: take the discard if keeping it (and discarding the best other card) lowers the hand's
+    best-partition penalty. Then lay the melds that leave the least penalty (never more than
+    now), lay off cards that were left over anyway, and discard the card whose loss leaves the
+    least penalty (the highest-valued among equals; the rest of a tie by `rng`). Where the last
+    card cannot be discarded (rummy40 D11), a hand of one or two cards is kept for the most ways
+    to finish instead, or it could wait for ever.
+    """
+    if not actions:
+        raise ValueError(f"seat {view.seat} has no legal action")
+    params = params_for(view.rules)
+    solver = _solver(params)
+    hand = view.hand
+    now = solver.penalty(hand)
+    take = next((action for action in actions if isinstance(action, TakeDiscard)), None)
+    stock = next((action for action in actions if isinstance(action, DrawFromStock)), None)
+    if take is not None or stock is not None:
+        top = view.discard_top
+        if take is not None and top is not None:
+            kept = min(solver.penalty(_without((*hand, top), (card,))) for card in set(hand))
+            if kept < now or stock is None:
+                return take
+        assert stock is not None
+        return stock
+    lays = [action for action in actions if isinstance(action, LayMelds)]
+    if lays:
+        scored = [
+            (solver.penalty(_without(hand, _laid(lay))), -len(_laid(lay)), i) for i, lay in enumerate(lays)
+        ]
+        left, _, index = min(scored)
+        if left <= now:
+            return lays[index]
+    for action in actions:
+        if isinstance(action, LayOff) and solver.penalty(_without(hand, action.cards)) < now:
+            return action
+    discards = [action for action in actions if isinstance(action, Discard)]
+    if not discards:
+        return actions[rng.randrange(len(actions))]
+    endgame = view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3
+    scores = []
+    for discard in discards:
+        rest = _without(hand, (discard.card,))
+        outs = _outs(view, rest, solver) if endgame else 0
+        scores.append((-outs, solver.penalty(rest), -params.penalty_of(discard.card)))
+    best = min(scores)
+    ties = [discard for discard, score in zip(discards, scores, strict=True) if score == best]
+    return ties[rng.randrange(len(ties))]
+
+
+def _laid(lay: LayMelds) -> list[Card]:
+    return [card for meld in lay.melds for card in meld]
+
+
+def _outs(view: SeatView, rest: list[Card], solver: MeldSolver) -> int:
+    """How many kinds of card, drawn next, would let `rest` be melded or laid off completely."""
+    rules = view.rules
+    targets = [
+        meld
+        for meld, owner in zip(view.melds, view.owners, strict=True)
+        if owner == view.seat or rules.layoff_on_others
+    ]
+    count = 0
+    for card in CARD_BY_CODE if rules.jokers else CARD_BY_CODE[1:]:
+        pool = [*rest, card]
+        if solver.penalty(pool) == 0 or _lays_off_entirely(pool, targets, rules):
+            count += 1
+    return count
+
+
+def _lays_off_entirely(pool: list[Card], targets: list[Meld], rules: Rules) -> bool:
+    """Can every card in `pool` be laid off, one after another, onto `targets`?"""
+    melds = list(targets)
+    left = list(pool)
+    progress = True
+    while left and progress:
+        progress = False
+        for card in list(left):
+            for index, meld in enumerate(melds):
+                try:
+                    melds[index] = lay_off(meld, (card,), rules)
+                except RuleViolation:
+                    continue
+                left.remove(card)
+                progress = True
+                break
+    return not left
+
+
+BOTS: dict[str, Bot] = {"random": random_legal, "greedy": greedy}
