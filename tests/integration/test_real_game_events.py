@@ -13,9 +13,10 @@ from collections.abc import Iterator
 import pytest
 import redis
 from rummy_rules import bots, serialize
-from rummy_rules.game import PLAYABLE_VARIANTS, evolve
+from rummy_rules.game import evolve
 from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState
+from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_store import EventLog, EventRecord, NewEvent, SnapshotStore
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.embedded_log import EmbeddedEventLog
