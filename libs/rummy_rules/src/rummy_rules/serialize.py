@@ -11,7 +11,6 @@ import dataclasses
 import types
 import typing
 from enum import Enum
-from functools import cache
 from typing import Any, Final
 
 from rummy_rules import commands, events, melds, state, variants, views
@@ -74,9 +73,14 @@ def from_dict(data: dict[str, Any]) -> Any:
         raise RuleViolation("malformed_data", f"cannot decode: {exc}") from None
 
 
-@cache
+_HINTS: dict[str, dict[str, Any]] = {}
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    hints = _HINTS.get(cls.__name__)
+    if hints is None:
+        hints = _HINTS[cls.__name__] = typing.get_type_hints(cls)
+    return hints
 
 
 def _decode_object(data: Any) -> Any:
