@@ -65,7 +65,8 @@ fmt: venv ## format and autofix
 bench: bench-rules bench-eventlog ## every benchmark
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
-	$(BIN)/python -m rummy_rules.bench
+	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2
+	$(BIN)/python -m rummy_rules.bench $(BENCH_ARGS)
 
 bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
 	$(BIN)/python -m rummy_store.bench
