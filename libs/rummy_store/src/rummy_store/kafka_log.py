@@ -95,8 +95,14 @@ class KafkaEventLog(EventLog):
         if self._fence is None or self._producer is None:
             raise NotWriterError("this KafkaEventLog has no writer fence: it is read-only")
         with self._game_locks[game_id]:
-            token = self._lease(self._fence, game_id)
+            # A held lease is renewed by the reserve itself; only a missing or lapsed one costs an acquire.
+            cached = self._tokens.get(game_id)
+            token = cached if cached is not None else self._lease(self._fence, game_id)
             reservation = self._fence.reserve(game_id, token, expected_seq, len(events), command_id)
+            if reservation.outcome == "fenced" and cached is not None:
+                self._tokens.pop(game_id, None)
+                token = self._lease(self._fence, game_id)
+                reservation = self._fence.reserve(game_id, token, expected_seq, len(events), command_id)
             if reservation.outcome == "fenced":
                 self._tokens.pop(game_id, None)
                 raise NotWriterError(f"game {game_id}: lease lost to another writer")
@@ -137,7 +143,6 @@ class KafkaEventLog(EventLog):
             )
             for i, event in enumerate(events)
         ]
-        self._producer.flush()
         return tuple(LogPosition(m.partition, m.offset) for m in (f.get(timeout=30) for f in futures))
 
     def _lease(self, fence: RedisWriterFence, game_id: str) -> int:

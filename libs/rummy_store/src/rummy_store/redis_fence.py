@@ -94,7 +94,10 @@ class Reservation:
 
 
 class RedisWriterFence:
-    """Per-game write leases and sequence reservations in Redis (keys ``{prefix}game:{id}:...``)."""
+    """Per-game write leases and sequence reservations in Redis (keys ``{prefix}game:{id}:...``).
+
+    One key space (prefix) belongs to one topic: two topics sharing a prefix would share game heads.
+    """
 
     def __init__(self, client: redis.Redis, prefix: str = "", lease_ms: int = 30_000) -> None:
         self._redis = client
