@@ -94,12 +94,13 @@ def _without(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
 def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Command:
     """Play for the least penalty in hand, by the meld solver.
 
-    Draw: take the discard if keeping it (and discarding the best other card) lowers the hand's
-    best-partition penalty. Then lay the melds that leave the least penalty (never more than
-    now), lay off cards that were left over anyway, and discard the card whose loss leaves the
-    least penalty (the highest-valued among equals; the rest of a tie by `rng`). Where the last
-    card cannot be discarded (rummy40 D11), a hand of one or two cards is kept for the most ways
-    to finish instead, or it could wait for ever.
+    Draw: take the discard only if it gets melded, i.e. keeping it (and discarding the best other
+    card) leaves less penalty than the hand without it plus the card itself as deadwood. Then lay
+    the melds that leave the least penalty (never more than now), lay off cards that were left
+    over anyway, and discard the card whose loss leaves the least penalty (the highest-valued
+    among equals; the rest of a tie by `rng`). Where the last card cannot be discarded (rummy40
+    D11), a hand of one or two cards is kept for the most ways to finish instead, or it could
+    wait for ever.
     """
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
@@ -112,8 +113,12 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     if take is not None or stock is not None:
         top = view.discard_top
         if take is not None and top is not None:
-            kept = min(solver.penalty(_without((*hand, top), (card,))) for card in set(hand))
-            if kept < now or stock is None:
+            # Worth taking only if it gets melded: with it, the best hand is better than without
+            # it plus its own penalty as deadwood.
+            distinct = set(hand)
+            kept = min(solver.penalty(_without((*hand, top), (card,))) for card in distinct)
+            alone = min(solver.penalty(_without(hand, (card,))) for card in distinct) + params.penalty_of(top)
+            if kept < alone or stock is None:
                 return take
         assert stock is not None
         return stock
