@@ -144,6 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement (default 2)")
     parser.add_argument("--seed", type=int, default=1, help="seed of games and hands (default 1)")
     parser.add_argument("--no-peers", action="store_true", help="measure meldstream only")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=PLAYABLE_VARIANTS,
+        help="measure games of this variant only (repeatable; default: every playable variant)",
+    )
     args = parser.parse_args(argv)
     budget: float = args.budget
     seed: int = args.seed
@@ -157,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # -- game play -------------------------------------------------------------------------------
     figures: list[GamesFigure] = []
-    for variant in PLAYABLE_VARIANTS:
+    for variant in args.variant or PLAYABLE_VARIANTS:
         for players in TABLE_SIZES:
             progress(f"random-legal games: {variant}, {players} players")
             figures.append(measure_games(variant, players, budget, seed))

@@ -99,10 +99,10 @@ def openspiel_hands(hands: Sequence[Sequence[Card]]) -> list[list[int]]:
     return [utils.card_strings_to_card_ints([_openspiel_text(card) for card in hand]) for hand in hands]
 
 
-def openspiel_min_deadwood(hands: Sequence[Sequence[int]], budget: float) -> Solved:
+def openspiel_min_deadwood(hands: Sequence[Sequence[int]], budget: float, *, cycle: bool = True) -> Solved:
     """`GinRummyUtils.min_deadwood` (C++, through the pybind11 bindings) over `hands`."""
     min_deadwood = _openspiel_utils().min_deadwood
-    return solve_all(min_deadwood, hands, budget, cycle=True)
+    return solve_all(min_deadwood, hands, budget, cycle=cycle)
 
 
 def _openspiel_utils() -> Any:
@@ -158,7 +158,7 @@ def rlcard_hands(hands: Sequence[Sequence[Card]]) -> list[list[Any]]:
     return [[by_text[card.text[:-1].replace("10", "T") + card.text[-1]] for card in hand] for hand in hands]
 
 
-def rlcard_deadwood(hands: Sequence[Sequence[Any]], budget: float) -> Solved:
+def rlcard_deadwood(hands: Sequence[Sequence[Any]], budget: float, *, cycle: bool = True) -> Solved:
     """RLCard's meld utilities as its game uses them: best meld clusters, then their deadwood."""
     melding = _load("rlcard.games.gin_rummy.utils.melding", "rlcard")
     utils = _load("rlcard.games.gin_rummy.utils.utils", "rlcard")
@@ -167,7 +167,7 @@ def rlcard_deadwood(hands: Sequence[Sequence[Any]], budget: float) -> Solved:
         clusters = melding.get_best_meld_clusters(hand=hand)
         return int(utils.get_deadwood_count(hand=hand, meld_cluster=clusters[0] if clusters else []))
 
-    return solve_all(deadwood, hands, budget, cycle=True)
+    return solve_all(deadwood, hands, budget, cycle=cycle)
 
 
 def solve_all(solve: Any, hands: Sequence[Any], budget: float, *, cycle: bool = False) -> Solved:
