@@ -55,7 +55,8 @@ test-unit: venv protos ## fast inner loop: tests that need no servers
 lint: venv protos ## ruff, mypy (strict) and buf lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy libs/rummy_rules/src libs/rummy_store/src libs/rummy_infra/src services/cli/src
+	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli
+	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
 	deploy/local/buf.sh lint
 
 fmt: venv ## format and autofix

@@ -55,7 +55,8 @@ start() {
       -t "$cluster_id" -c "$state/server.properties" >"$state/logs/format.log"
   fi
   # setsid: the broker outlives this script and ignores the terminal's signals; stop() ends it.
-  setsid java -Xms256m -Xmx"$heap" -cp "$libs/*" "${java_opts[@]}" kafka.Kafka "$state/server.properties" \
+  # MELDSTREAM_CHECKOUT in its environment tells which checkout started it (see .ci/run).
+  MELDSTREAM_CHECKOUT=$root setsid java -Xms256m -Xmx"$heap" -cp "$libs/*" "${java_opts[@]}" kafka.Kafka "$state/server.properties" \
     >"$state/logs/server.out" 2>&1 </dev/null &
   echo $! >"$pidfile"
   if ! probe 90; then

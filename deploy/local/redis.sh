@@ -36,8 +36,9 @@ start() {
     return
   fi
   mkdir -p "$state"
-  # No RDB, no AOF: nothing is written to disk; protected mode on loopback only.
-  setsid redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --protected-mode yes \
+  # No RDB, no AOF: nothing is written to disk; protected mode on loopback only. MELDSTREAM_CHECKOUT in
+  # its environment tells which checkout started it (.ci/run checks that nothing is left running).
+  MELDSTREAM_CHECKOUT=$root setsid redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --protected-mode yes \
     --dir "$state" --daemonize no --logfile "$state/redis.log" </dev/null >/dev/null 2>&1 &
   echo $! >"$pidfile"
   for _ in $(seq 100); do
