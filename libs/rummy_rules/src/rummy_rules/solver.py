@@ -22,13 +22,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from rummy_rules.cards import JOKER, SUITS, Card
+from rummy_rules.cards import CARD_BY_CODE, JOKER, SUITS, Card
 
 _BITS: Final = 2  # copies per position fit in 2 bits: at most 3 packs (contract D1)
 _MAX_COPIES: Final = 3
 _HIGH_ACE: Final = 14
 _LONGEST_RUN: Final = 13  # kalooki D5, rummy40 D5, contract D3: ace at one end only, no wrap
 _CACHE_LIMIT: Final = 1 << 20
+
+
+_BIT_OF: Final = {card: 1 << card.code for card in CARD_BY_CODE}
 
 
 def _unit(position: int) -> int:
@@ -121,6 +124,8 @@ class Partition:
 
 # One set choice for a rank: copies taken per suit, jokers used, penalty saved.
 _Counts = tuple[int, int, int, int]
+_Keep = tuple[int, int, int, int]  # per suit, the 13-bit mask of ranks a set choice leaves
+_KEEP_ALL: Final = (8191, 8191, 8191, 8191)
 _SetOption = tuple[_Counts, int, int]
 
 
@@ -152,9 +157,7 @@ class MeldSolver:
         default_factory=dict, init=False, repr=False
     )
     _deadwood_table: list[int] = field(default_factory=list, init=False, repr=False)
-    _fast_sets: dict[tuple[int, int], list[tuple[int, int, int, int, int]]] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    _fast_sets: dict[tuple[int, int], list[_Keep]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._runs_memo = _RunsMemo(self._runs)
@@ -164,9 +167,9 @@ class MeldSolver:
     def penalty(self, hand: Iterable[Card]) -> int:
         """The least penalty that can be left in `hand` after melding all it can."""
         cards = hand if isinstance(hand, (list, tuple)) else tuple(hand)
-        mask = 0
-        for card in cards:
-            mask |= 1 << card.code
+        # Summing distinct powers of two never carries, so the bit count equals the card count
+        # exactly when no card repeats; the sum then is the hand's bit mask (bit 0: jokers).
+        mask = sum(map(_BIT_OF.__getitem__, cards))
         if mask & 1 == 0 and mask.bit_count() == len(cards):
             return self._fast_penalty(mask >> 1)
         keys, jokers, total, rank_naturals = self._encode(cards)
@@ -511,21 +514,25 @@ class MeldSolver:
         best = table[m0] + table[m1] + table[m2] + table[m3]
         if not triples:
             return best
-        per_rank: list[list[tuple[int, int, int, int, int]]] = []
+        options = self._fast_set_options
+        bit = triples & -triples
+        if bit == triples:  # the usual case: one rank can make a set
+            for k0, k1, k2, k3 in options(bit, m0, m1, m2, m3):
+                best = min(best, table[m0 & k0] + table[m1 & k1] + table[m2 & k2] + table[m3 & k3])
+            return best
+        per_rank: list[list[_Keep]] = []
         while triples:
             bit = triples & -triples
             triples ^= bit
-            present = (m0 & bit and 1) | (m1 & bit and 2) | (m2 & bit and 4) | (m3 & bit and 8)
-            per_rank.append(self._fast_set_options(bit, present))
+            per_rank.append([_KEEP_ALL, *options(bit, m0, m1, m2, m3)])
         for combo in itertools.product(*per_rank):
-            c0 = c1 = c2 = c3 = 0
-            for r0, r1, r2, r3, _ in combo:
-                c0 |= r0
-                c1 |= r1
-                c2 |= r2
-                c3 |= r3
-            value = table[m0 & ~c0] + table[m1 & ~c1] + table[m2 & ~c2] + table[m3 & ~c3]
-            best = min(best, value)
+            k0 = k1 = k2 = k3 = 8191
+            for r0, r1, r2, r3 in combo:
+                k0 &= r0
+                k1 &= r1
+                k2 &= r2
+                k3 &= r3
+            best = min(best, table[m0 & k0] + table[m1 & k1] + table[m2 & k2] + table[m3 & k3])
         return best
 
     @staticmethod
@@ -537,19 +544,20 @@ class MeldSolver:
                 result |= bit
         return result
 
-    def _fast_set_options(self, bit: int, present: int) -> list[tuple[int, int, int, int, int]]:
-        """Sets of one rank (bit) from the suits present: the bits each removes per suit; none first."""
+    def _fast_set_options(self, bit: int, m0: int, m1: int, m2: int, m3: int) -> list[_Keep]:
+        """Sets of one rank (`bit`) from the suits holding it, as the masks of what each keeps."""
+        present = (m0 & bit and 1) | (m1 & bit and 2) | (m2 & bit and 4) | (m3 & bit and 8)
         cached = self._fast_sets.get((bit, present))
         if cached is not None:
             return cached
         params = self.params
-        options = [(0, 0, 0, 0, 0)]
+        options: list[_Keep] = []
         suits = [index for index in range(4) if present >> index & 1]
         high = len(suits) if params.set_max is None else min(len(suits), params.set_max)
         for size in range(params.set_min, high + 1):
             for chosen in itertools.combinations(suits, size):
-                removal = tuple(bit if index in chosen else 0 for index in range(4))
-                options.append((removal[0], removal[1], removal[2], removal[3], 0))
+                keep = tuple(8191 ^ bit if index in chosen else 8191 for index in range(4))
+                options.append((keep[0], keep[1], keep[2], keep[3]))
         self._fast_sets[(bit, present)] = options
         return options
 
