@@ -1,0 +1,249 @@
+"""Contract rummy rules that need no game state: the eight contracts, buying and buy disputes.
+
+The game (`game.py`) and the conformance driver both use these, so a vector and a live game are
+judged by the same code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from itertools import product
+from typing import Final, TypeVar
+
+from rummy_rules.cards import Card
+from rummy_rules.errors import RuleViolation
+from rummy_rules.melds import Meld, MeldKind, make_meld
+from rummy_rules.variants import ContractOptions, Rules
+
+K = TypeVar("K")
+
+ROUNDS: Final = 8
+FREE_BUYS: Final = 3  # src ¶23: three buys a round without penalty
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """What a round requires: this many runs and threes (src ¶33-¶41)."""
+
+    runs: int
+    threes: int
+
+    @property
+    def min_cards(self) -> int:
+        return 4 * self.runs + 3 * self.threes
+
+    def __str__(self) -> str:
+        parts = [
+            f"{n} {word}{'s' if n > 1 else ''}"
+            for n, word in ((self.runs, "run"), (self.threes, "three"))
+            if n
+        ]
+        return " and ".join(parts)
+
+
+# contract §3.4, src ¶34-¶41: the contracts of rounds 1 to 8, in order.
+CONTRACTS: Final = (
+    Contract(1, 1),
+    Contract(0, 2),
+    Contract(2, 0),
+    Contract(1, 2),
+    Contract(2, 1),
+    Contract(0, 3),
+    Contract(3, 0),
+    Contract(2, 2),
+)
+
+
+def contract_for(round_number: int) -> Contract:
+    if type(round_number) is not int or not 1 <= round_number <= ROUNDS:
+        raise RuleViolation("bad_round", f"rounds are 1 to {ROUNDS}, not {round_number!r}", "contract §3.4")
+    return CONTRACTS[round_number - 1]
+
+
+def _options(rules: Rules) -> ContractOptions:
+    options = rules.options
+    if not isinstance(options, ContractOptions):
+        raise RuleViolation(
+            "not_applicable", "contracts and buying exist only in contract rummy", "contract §3.4"
+        )
+    return options
+
+
+def _readings(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> list[Meld]:
+    """Every valid reading of one group (a group of one natural card and jokers may read both ways)."""
+    try:
+        return [make_meld(cards, rules, kind)]
+    except RuleViolation as exc:
+        if exc.code != "ambiguous_meld":
+            raise
+    return [make_meld(cards, rules, MeldKind.SET), make_meld(cards, rules, MeldKind.RUN)]
+
+
+def _fits(melds: Sequence[Meld], contract: Contract, rules: Rules) -> RuleViolation | None:
+    """Why these melds do not make the contract, or None if they do."""
+    runs = [meld for meld in melds if meld.kind is MeldKind.RUN]
+    threes = [meld for meld in melds if meld.kind is MeldKind.SET]
+    if len(runs) != contract.runs or len(threes) != contract.threes:
+        return RuleViolation(
+            "not_the_contract",
+            f"this round's contract is exactly {contract};"
+            f" you laid {len(runs)} run(s) and {len(threes)} three(s)",
+            "contract §3.8.1 D7",
+        )
+    if len({meld.suit for meld in runs}) != len(runs):
+        return RuleViolation(
+            "runs_same_suit", "the runs of one contract must be of different suits", "contract §3.5.4 src ¶16"
+        )
+    if not _options(rules).threes_same_rank_allowed and len({meld.rank for meld in threes}) != len(threes):
+        return RuleViolation(
+            "threes_same_rank", "the threes of one contract must be of different ranks", "contract §3.5.4 D6"
+        )
+    return None
+
+
+def check_contract(
+    groups: Sequence[Sequence[Card]],
+    round_number: int,
+    rules: Rules,
+    kinds: Sequence[MeldKind | None] = (),
+    hand: Sequence[Card] | None = None,
+) -> tuple[Meld, ...]:
+    """The melds of a laydown that makes round `round_number`'s contract, or RuleViolation.
+
+    Exactly the contract (D7), runs of different suits (src ¶16), threes of different ranks (D6),
+    at least `min_natural_cards_per_meld` natural cards per meld (D5). A group that could read as a
+    three or a run (one natural card with jokers) is read the way that makes the contract. In
+    round 8 the melds must use the whole `hand` (src ¶41, D11).
+    """
+    contract = contract_for(round_number)
+    min_naturals = _options(rules).min_natural_cards_per_meld
+    readings: list[list[Meld]] = []
+    for index, cards in enumerate(groups):
+        kind = kinds[index] if index < len(kinds) else None
+        options = _readings(tuple(cards), rules, kind)
+        if sum(1 for card in cards if card.suit is not None) < min_naturals:
+            raise RuleViolation(
+                "too_few_naturals",
+                f"every meld needs at least {min_naturals} natural card(s)",
+                "contract §3.5.3 D5",
+            )
+        readings.append(options)
+    if round_number == ROUNDS:
+        if hand is None:
+            raise RuleViolation(
+                "whole_hand_required", "round 8 is laid down with the whole hand", "contract §3.11.2 D11"
+            )
+        used = Counter(card for cards in groups for card in cards)
+        if used != Counter(hand):
+            raise RuleViolation(
+                "whole_hand_required",
+                "in round 8 the laydown must use every card in your hand (14 after the draw)",
+                "contract §3.11.2 src ¶41 D11",
+            )
+    first_error: RuleViolation | None = None
+    for choice in product(*readings):
+        error = _fits(choice, contract, rules)
+        if error is None:
+            return tuple(choice)
+        first_error = first_error or error
+    assert first_error is not None
+    raise first_error
+
+
+class BuyRole(Enum):
+    """Who is asking to buy, relative to the card on offer."""
+
+    OTHER = "other"
+    FOREHAND = "forehand"
+    DISCARDER = "discarder"
+
+
+def buy_penalty(round_number: int, buys_before: int, role: BuyRole, rules: Rules) -> int:
+    """The penalty a buy costs (0 or `buy_penalty_points`), or RuleViolation if it is not allowed.
+
+    The forehand takes the card as their draw instead and the discarder threw it (§3.7.3); no buys
+    in round 8 (src ¶30); three free buys, a fourth costs 200 (src ¶24, ¶49) and a fifth is
+    refused (D13; option `fourth_buy` = reject or `max_buys_per_round` = 3 refuse the fourth).
+    """
+    options = _options(rules)
+    contract_for(round_number)
+    if role is BuyRole.FOREHAND:
+        raise RuleViolation(
+            "forehand_cannot_buy",
+            "the forehand takes the card as their draw instead of buying it",
+            "contract §3.7.3",
+        )
+    if role is BuyRole.DISCARDER:
+        raise RuleViolation(
+            "discarder_cannot_buy", "you cannot buy the card you discarded", "contract §3.7.3"
+        )
+    if round_number == ROUNDS:
+        raise RuleViolation(
+            "no_buying_in_round_8", "there is no buying in round 8", "contract §3.7.5 src ¶30"
+        )
+    allowed = (
+        options.max_buys_per_round
+        if options.fourth_buy == "penalty"
+        else min(options.max_buys_per_round, FREE_BUYS)
+    )
+    if buys_before >= allowed:
+        raise RuleViolation(
+            "too_many_buys",
+            f"you have bought {buys_before} times this round; at most {allowed} buys are allowed",
+            "contract §3.7.4 D13",
+        )
+    return options.buy_penalty_points if buys_before >= FREE_BUYS else 0
+
+
+# §3.7.6 D14: the draw-off order, joker highest (src ¶28), then ace high down to 2.
+_DRAW_OFF_RANK: Final = {0: 14, 1: 13, **{rank: rank - 1 for rank in range(2, 14)}}
+
+
+def dispute_winner(draws: Mapping[K, Card]) -> K | None:
+    """Who wins a buy dispute with these draw-off cards, or None if the best card is shared (D14)."""
+    if len(draws) < 2:
+        raise RuleViolation("no_dispute", "a dispute needs at least two players", "contract §3.7.6")
+    best = max(_DRAW_OFF_RANK[card.rank] for card in draws.values())
+    leaders = [player for player, card in draws.items() if _DRAW_OFF_RANK[card.rank] == best]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def settle_dispute(
+    stock: Sequence[Card], contenders: Sequence[K]
+) -> tuple[K, tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
+    """Play out a buy dispute on `stock` (top card last): winner, each draw-off round, stock after.
+
+    Each contender still tied is dealt the top stock card in the given seat order (from the
+    forehand's left); tied best cards draw again; all drawn cards then go back into the middle of
+    the stock, position floor(n/2) from the top (§3.7.6, src ¶27-¶29, D14).
+    """
+    pile = list(stock)
+    drawn: list[Card] = []
+    rounds: list[tuple[Card, ...]] = []
+    tied = list(contenders)
+    while True:
+        if len(pile) < len(tied):
+            raise RuleViolation(
+                "stock_too_small",
+                "the stock cannot settle this dispute; reshuffle first",
+                "contract §3.12 D16",
+            )
+        cards = tuple(pile.pop() for _ in tied)
+        drawn.extend(cards)
+        rounds.append(cards)
+        draws = dict(zip(tied, cards, strict=True))
+        winner = dispute_winner(draws) if len(tied) > 1 else tied[0]
+        if winner is not None:
+            break
+        best = max(_DRAW_OFF_RANK[card.rank] for card in cards)
+        tied = [player for player in tied if _DRAW_OFF_RANK[draws[player].rank] == best]
+    middle = len(pile) - len(pile) // 2  # floor(n/2) cards stay above the returned ones
+    return winner, tuple(rounds), (*pile[:middle], *drawn, *pile[middle:])
+
+
+def round_penalty(hand_points: int, buys: int, rules: Rules) -> int:
+    """A player's points for a round: cards left in hand plus 200 after a fourth buy (§3.13, D17)."""
+    return hand_points + (_options(rules).buy_penalty_points if buys > FREE_BUYS else 0)
