@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import NoReturn
 
 import pytest
 from rummy_rules import bench, peers
@@ -28,12 +29,25 @@ def test_bench_prints_every_figure_without_peers(capsys: pytest.CaptureFixture[s
     assert "[bench] solver: gin rummy 10 cards" in captured.err
 
 
-def test_missing_peer_is_skipped_with_the_install_hint(capsys: pytest.CaptureFixture[str]) -> None:
-    def missing() -> object:
+def test_missing_peers_are_reported_and_skipped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def missing(*_: object, **__: object) -> NoReturn:
         raise PeerMissing(f"open_spiel is not installed; {peers.INSTALL_HINT}")
 
-    assert bench.peer("OpenSpiel", missing) is None
-    assert "requirements/bench.txt" in capsys.readouterr().err
+    for name in (
+        "openspiel_playouts",
+        "rlcard_env_playouts",
+        "rlcard_game_playouts",
+        "openspiel_hands",
+        "rlcard_hands",
+    ):
+        monkeypatch.setattr(peers, name, missing)
+    assert bench.main(["--budget", "0.02", "--rounds", "1", "--variant", "kalooki"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("not measured") == 5
+    assert "ours / peer" not in captured.out
+    assert "requirements/bench.txt" in captured.err
 
 
 def test_solve_all_cycles_only_when_asked() -> None:

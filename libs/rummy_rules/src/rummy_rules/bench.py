@@ -10,8 +10,9 @@ One run measures, on the same machine and with the same inputs where inputs exis
   deadwood hands, the latter also through OpenSpiel's `min_deadwood` and RLCard's meld utilities on
   the very same hands, with a check that all three agree on every hand.
 
-The machine is shared and noisy: read the ratios (ours / peer), not the absolute figures.
-Progress goes to stderr, the report to stdout.
+The machine is shared and noisy, so compared figures are measured in interleaved rounds (ours,
+then each peer, again and again) and summed: a burst of load then hits both sides alike. Read the
+ratios (ours / peer), not the absolute figures. Progress goes to stderr, the report to stdout.
 """
 
 from __future__ import annotations
@@ -24,19 +25,22 @@ import random
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from importlib import metadata
+from typing import Any, TypeVar
 
 from rummy_rules import peers
 from rummy_rules.bots import random_legal
 from rummy_rules.cards import JOKER, STANDARD_PACK, Card
 from rummy_rules.events import DealEnded, Event
 from rummy_rules.game import replay
-from rummy_rules.peers import PeerMissing, Playouts, Solved
+from rummy_rules.peers import PeerMissing
 from rummy_rules.simulate import simulate
 from rummy_rules.solver import GIN, KALOOKI, MeldSolver
 from rummy_rules.variants import PLAYABLE_VARIANTS
 
+T = TypeVar("T")
 TABLE_SIZES = (2, 4)
 MAX_DECISIONS = 20_000  # a random-legal game still running then is stopped and counted unfinished
 KEPT_HISTORIES = 400  # finished games kept for the replay figure
@@ -47,43 +51,88 @@ def progress(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-@dataclass(frozen=True, slots=True)
-class GamesFigure:
-    """Our random-legal games at one table: the playouts, unfinished games, kept histories."""
+@dataclass(slots=True)
+class Games:
+    """Random-legal playouts of one table, summed over rounds; `missing` if the peer is absent."""
 
     label: str
-    playouts: Playouts
-    deals: int
-    unfinished: int
-    histories: tuple[tuple[Event, ...], ...]
+    games: int = 0
+    decisions: int = 0
+    seconds: float = 0.0
+    deals: int = 0
+    unfinished: int = 0
+    histories: list[Any] = field(default_factory=list)
+    missing: str | None = None
+
+    @property
+    def decisions_per_second(self) -> float:
+        return rate(self.decisions, self.seconds)
 
 
-def measure_games(variant: str, players: int, budget: float, seed: int) -> GamesFigure:
-    """Random-legal games back to back until `budget` seconds are spent."""
-    games = decisions = deals = unfinished = 0
-    histories: list[tuple[Event, ...]] = []
+@dataclass(slots=True)
+class Hands:
+    """Hands solved by one solver, summed over rounds; `values` from its first pass, in order."""
+
+    label: str
+    count: int = 0
+    seconds: float = 0.0
+    values: tuple[int, ...] = ()
+    missing: str | None = None
+
+    @property
+    def per_second(self) -> float:
+        return rate(self.count, self.seconds)
+
+
+def play_ours(tally: Games, variant: str, players: int, budget: float, seed: int) -> None:
+    """Random-legal games back to back until `budget` seconds are spent, added to `tally`."""
     began = time.perf_counter()
-    index = 0
     while time.perf_counter() - began < budget:
+        index = tally.games + tally.unfinished
         game_seed = hashlib.sha256(f"bench/{seed}/{variant}/{players}/{index}".encode()).digest()
         result = simulate(variant, players, game_seed, random_legal, max_decisions=MAX_DECISIONS)
-        decisions += result.decisions
+        tally.decisions += result.decisions
         if result.finished:
-            games += 1
-            deals += sum(1 for event in result.events if isinstance(event, DealEnded))
-            if len(histories) < KEPT_HISTORIES:
-                histories.append(result.events)
+            tally.games += 1
+            tally.deals += sum(1 for event in result.events if isinstance(event, DealEnded))
+            if len(tally.histories) < KEPT_HISTORIES:
+                tally.histories.append(result.events)
         else:
-            unfinished += 1
-        index += 1
-    seconds = time.perf_counter() - began
-    return GamesFigure(
-        f"{variant}, {players} players",
-        Playouts(games, decisions, seconds),
-        deals,
-        unfinished,
-        tuple(histories),
-    )
+            tally.unfinished += 1
+    tally.seconds += time.perf_counter() - began
+
+
+def play_peer(tally: Games, measure: Callable[[], Any]) -> None:
+    """One round of a peer's playouts, added to `tally`; a missing package is noted once."""
+    if tally.missing is not None:
+        return
+    try:
+        measured = measure()
+    except PeerMissing as exc:
+        tally.missing = str(exc)
+        progress(f"skipped {tally.label}: {exc}")
+        return
+    played, histories = measured if isinstance(measured, tuple) else (measured, [])
+    tally.games += played.games
+    tally.decisions += played.decisions
+    tally.deals += played.games
+    tally.seconds += played.seconds
+    tally.histories.extend(histories[: KEPT_HISTORIES - len(tally.histories)])
+
+
+def solve_round(tally: Hands, measure: Callable[[], peers.Solved]) -> None:
+    if tally.missing is not None:
+        return
+    try:
+        solved = measure()
+    except PeerMissing as exc:
+        tally.missing = str(exc)
+        progress(f"skipped {tally.label}: {exc}")
+        return
+    if not tally.values:
+        tally.values = solved.values
+    tally.count += solved.count
+    tally.seconds += solved.seconds
 
 
 def measure_replay(histories: Sequence[Sequence[Event]]) -> tuple[int, float]:
@@ -119,7 +168,7 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}x" if theirs > 0 else "n/a"
 
 
-def peer(name: str, measure: Callable[[], object]) -> object | None:
+def peer(name: str, measure: Callable[[], T]) -> T | None:
     """Run one peer measurement; a missing package is reported and skipped."""
     progress(f"peer: {name}")
     try:
@@ -141,7 +190,10 @@ def versions() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rummy_rules.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--budget", type=float, default=2.0, help="seconds per measurement (default 2)")
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds per figure (default 2)")
+    parser.add_argument(
+        "--rounds", type=int, default=4, help="interleaved rounds per compared figure (default 4)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of games and hands (default 1)")
     parser.add_argument("--no-peers", action="store_true", help="measure meldstream only")
     parser.add_argument(
@@ -152,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     budget: float = args.budget
+    rounds: int = max(1, args.rounds)
     seed: int = args.seed
     out: list[str] = []
     say = out.append
@@ -159,80 +212,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     say("meldstream rules benchmark")
     say(f"  python {platform.python_version()}, {os.cpu_count()} CPUs, seed {seed}, {budget:g} s per figure")
     say(f"  peers: {versions() if not args.no_peers else 'not measured (--no-peers)'}")
-    say("  shared, noisy machine: compare the ratios, not the absolute figures")
-
-    # -- game play -------------------------------------------------------------------------------
-    figures: list[GamesFigure] = []
-    for variant in args.variant or PLAYABLE_VARIANTS:
-        for players in TABLE_SIZES:
-            progress(f"random-legal games: {variant}, {players} players")
-            figures.append(measure_games(variant, players, budget, seed))
-    os_play: Playouts | None = None
-    os_histories: list[list[int]] = []
-    rl_env: Playouts | None = None
-    rl_game: Playouts | None = None
-    if not args.no_peers:
-        measured = peer("OpenSpiel gin_rummy playouts", lambda: peers.openspiel_playouts(budget, seed))
-        if isinstance(measured, tuple):
-            os_play, os_histories = measured
-        rl_env = _playouts(
-            peer("RLCard gin-rummy env playouts", lambda: peers.rlcard_env_playouts(budget, seed))
-        )
-        rl_game = _playouts(
-            peer("RLCard gin-rummy game playouts", lambda: peers.rlcard_game_playouts(budget, seed))
-        )
+    say(f"  shared, noisy machine: figures side by side are taken in {rounds} interleaved rounds;")
+    say("  compare the ratios, not the absolute figures")
 
     say("")
     say("Random-legal complete games (decision = legal-actions query + applied action)")
-    say(f"  {'':34} {'games/s':>9} {'decisions/s':>12} {'decisions/game':>15} {'deals/game':>11}")
-    for figure in figures:
-        play = figure.playouts
-        note = (
-            f"  ({figure.unfinished} unfinished at {MAX_DECISIONS:,} decisions)" if figure.unfinished else ""
-        )
-        per_deal = f"{figure.deals / play.games:>11.1f}" if play.games else f"{'':>11}"
-        say(f"  {figure.label:34} {_game_columns(play)} {per_deal}{note}")
-    peers_played = [
-        (name, short, measured)
-        for name, short, measured in (
-            ("OpenSpiel gin_rummy (C++ core)", "OpenSpiel", os_play),
-            ("RLCard gin-rummy env loop", "RLCard env", rl_env),
-            ("RLCard gin-rummy game loop", "RLCard game", rl_game),
-        )
-        if measured is not None
+    ours = [
+        (Games(f"{variant}, {players} players"), variant, players)
+        for variant in args.variant or PLAYABLE_VARIANTS
+        for players in TABLE_SIZES
     ]
-    for name, _, measured in peers_played:
-        say(f"  {name:34} {_game_columns(measured)} {1.0:>11.1f}")
-    if peers_played:
+    theirs = (
+        []
+        if args.no_peers
+        else [
+            (Games("OpenSpiel gin_rummy (C++ core)"), "OpenSpiel", peers.openspiel_playouts),
+            (Games("RLCard gin-rummy env loop"), "RLCard env", peers.rlcard_env_playouts),
+            (Games("RLCard gin-rummy game loop"), "RLCard game", peers.rlcard_game_playouts),
+        ]
+    )
+    share = budget / rounds
+    for round_index in range(rounds):
+        progress(f"games, round {round_index + 1} of {rounds}")
+        for tally, variant, players in ours:
+            play_ours(tally, variant, players, share, seed)
+        for tally, _, playouts in theirs:
+            play_peer(tally, partial(playouts, share, seed + round_index))
+    say(f"  {'':34} {'games/s':>9} {'decisions/s':>12} {'decisions/game':>15} {'deals/game':>11}")
+    for tally, _, _ in ours:
+        note = f"  ({tally.unfinished} unfinished at {MAX_DECISIONS:,} decisions)" if tally.unfinished else ""
+        say(f"  {tally.label:34} {_game_columns(tally)}{note}")
+    present = [(tally, short) for tally, short, _ in theirs if tally.missing is None]
+    for tally, _, _ in theirs:
+        say(f"  {tally.label:34} " + (_game_columns(tally) if tally.missing is None else "not measured"))
+    if present:
         say("  decisions/s, ours / peer:")
-        for figure in figures:
-            ours = rate(figure.playouts.decisions, figure.playouts.seconds)
+        for tally, _, _ in ours:
             cells = ", ".join(
-                f"{short} {ratio(ours, rate(measured.decisions, measured.seconds))}"
-                for _, short, measured in peers_played
+                f"{short} {ratio(tally.decisions_per_second, other.decisions_per_second)}"
+                for other, short in present
             )
-            say(f"    {figure.label:32} {cells}")
+            say(f"    {tally.label:32} {cells}")
 
-    # -- replay ----------------------------------------------------------------------------------
     say("")
     say("Replay (whole finished games folded from their events)")
     replays: list[tuple[str, float]] = []
-    for figure in figures:
-        progress(f"replay: {figure.label}")
-        events, seconds = measure_replay(figure.histories)
-        replays.append((figure.label, rate(events, seconds)))
-        say(f"  {figure.label:34} {fmt(rate(events, seconds)):>12} events/s  ({len(figure.histories)} games)")
-    if os_histories:
+    for tally, _, _ in ours:
+        progress(f"replay: {tally.label}")
+        events, seconds = measure_replay(tally.histories)
+        replays.append((tally.label, rate(events, seconds)))
+        say(f"  {tally.label:34} {fmt(rate(events, seconds)):>12} events/s  ({len(tally.histories)} games)")
+    spiel = theirs[0][0] if theirs else None
+    if spiel is not None and spiel.histories:
         progress("peer: OpenSpiel history replay")
-        actions, seconds = peers.openspiel_replay(os_histories)
-        theirs = rate(actions, seconds)
-        say(f"  {'OpenSpiel gin_rummy history':34} {fmt(theirs):>12} actions/s")
-        say(
-            "  events/s, ours / OpenSpiel actions/s: "
-            + ", ".join(f"{label} {ratio(ours, theirs)}" for label, ours in replays)
-        )
+        actions, seconds = peers.openspiel_replay(spiel.histories)
+        other_rate = rate(actions, seconds)
+        games = len(spiel.histories)
+        say(f"  {'OpenSpiel gin_rummy history':34} {fmt(other_rate):>12} actions/s  ({games} games)")
+        cells = ", ".join(f"{label} {ratio(value, other_rate)}" for label, value in replays)
+        say(f"  ours / OpenSpiel: {cells}")
 
-    # -- solver ----------------------------------------------------------------------------------
     say("")
     say("Meld solver (exact least penalty; a fresh solver per figure, so its cache warm-up is counted)")
     rng = random.Random(seed)
@@ -243,50 +282,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         mixed = peers.solve_all(MeldSolver(KALOOKI).penalty, hands, budget)
         label = f"kalooki 13 cards, {jokers} joker(s)"
         say(f"  {label:34} {fmt(rate(mixed.count, mixed.seconds)):>12} hands/s")
-    progress("solver: gin rummy 10 cards")
-    # Hands without jokers or repeats are never cached per hand, so all three solvers cycle them.
+    # Gin hands have no jokers or repeats, so nothing is cached per hand: every solver cycles them.
     hands = gin_hands(GIN_HANDS, rng)
-    gin = peers.solve_all(MeldSolver(GIN).penalty, hands, budget, cycle=True)
-    gin_rate = rate(gin.count, gin.seconds)
-    say(f"  {'gin rummy deadwood, 10 cards':34} {fmt(gin_rate):>12} hands/s")
+    gin = Hands("gin rummy deadwood, 10 cards")
+    solver = MeldSolver(GIN)
+    entries: list[Hands] = []
+    others: list[tuple[Hands, Callable[..., peers.Solved]]] = []
     if not args.no_peers:
-        for name, other in (
-            (
-                "OpenSpiel min_deadwood (C++)",
-                peer("OpenSpiel min_deadwood", lambda: _openspiel_solved(hands, budget)),
-            ),
-            ("RLCard meld utilities", peer("RLCard melding", lambda: _rlcard_solved(hands, budget))),
+        for entry, convert, solve in (
+            (Hands("OpenSpiel min_deadwood (C++)"), peers.openspiel_hands, peers.openspiel_min_deadwood),
+            (Hands("RLCard meld utilities"), peers.rlcard_hands, peers.rlcard_deadwood),
         ):
-            if not isinstance(other, Solved):
-                say(f"  {name:34} not measured ({peers.INSTALL_HINT})")
-                continue
-            theirs = rate(other.count, other.seconds)
-            common = min(len(other.values), len(gin.values))
-            same = sum(1 for a, b in zip(gin.values, other.values, strict=False) if a == b)
-            say(
-                f"  {name:34} {fmt(theirs):>12} hands/s   ours / peer {ratio(gin_rate, theirs)}"
-                f"   same deadwood on {same:,} of {common:,} hands"
-            )
+            entries.append(entry)
+            converted = peer(f"{entry.label}: converting hands", partial(convert, hands))
+            if converted is None:
+                entry.missing = peers.INSTALL_HINT
+            else:
+                others.append((entry, partial(solve, converted)))
+    for round_index in range(rounds):
+        progress(f"solver: gin rummy 10 cards, round {round_index + 1} of {rounds}")
+        solve_round(gin, partial(peers.solve_all, solver.penalty, hands, share, cycle=True))
+        for entry, measure in others:
+            solve_round(entry, partial(measure, share))
+    say(f"  {gin.label:34} {fmt(gin.per_second):>12} hands/s")
+    for entry in entries:
+        if entry.missing is not None:
+            say(f"  {entry.label:34} not measured ({peers.INSTALL_HINT})")
+            continue
+        common = min(len(entry.values), len(gin.values))
+        same = sum(1 for a, b in zip(gin.values, entry.values, strict=False) if a == b)
+        versus = ratio(gin.per_second, entry.per_second)
+        say(
+            f"  {entry.label:34} {fmt(entry.per_second):>12} hands/s   ours / peer {versus}"
+            f"   same deadwood on {same:,} of {common:,} hands"
+        )
     print("\n".join(out))
     return 0
 
 
-def _playouts(measured: object) -> Playouts | None:
-    return measured if isinstance(measured, Playouts) else None
-
-
-def _game_columns(play: Playouts) -> str:
-    per_game = play.decisions / play.games if play.games else 0.0
-    games, decisions = rate(play.games, play.seconds), rate(play.decisions, play.seconds)
-    return f"{fmt(games):>9} {fmt(decisions):>12} {fmt(per_game):>15}"
-
-
-def _openspiel_solved(hands: list[list[Card]], budget: float) -> Solved:
-    return peers.openspiel_min_deadwood(peers.openspiel_hands(hands), budget)
-
-
-def _rlcard_solved(hands: list[list[Card]], budget: float) -> Solved:
-    return peers.rlcard_deadwood(peers.rlcard_hands(hands), budget)
+def _game_columns(tally: Games) -> str:
+    per_game = tally.decisions / tally.games if tally.games else 0.0
+    per_deal = tally.deals / tally.games if tally.games else 0.0
+    games, decisions = rate(tally.games, tally.seconds), rate(tally.decisions, tally.seconds)
+    return f"{fmt(games):>9} {fmt(decisions):>12} {fmt(per_game):>15} {per_deal:>11.1f}"
 
 
 if __name__ == "__main__":
