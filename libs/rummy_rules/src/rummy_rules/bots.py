@@ -57,7 +57,8 @@ def random_legal(view: SeatView, actions: Sequence[Command], rng: random.Random)
     """Any legal action, uniformly (the benchmark's player, as in the peers' random playouts)."""
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
-    return actions[rng.randrange(len(actions))]
+    # random() * n is uniform to within 2**-53 and several times cheaper than randrange.
+    return actions[int(rng.random() * len(actions))]
 
 
 @cache
