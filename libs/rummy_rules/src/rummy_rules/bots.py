@@ -15,7 +15,7 @@ from functools import cache
 from rummy_rules.cards import CARD_BY_CODE, Card
 from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, TakeDiscard
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import Meld, lay_off
+from rummy_rules.melds import Meld, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver
 from rummy_rules.state import GameState
 from rummy_rules.variants import GoingOut, Rules
@@ -160,10 +160,13 @@ def _outs(view: SeatView, rest: list[Card], solver: MeldSolver) -> int:
         for meld, owner in zip(view.melds, view.owners, strict=True)
         if owner == view.seat or rules.layoff_on_others
     ]
+    accepted = {card for meld in targets for card, _ in layoff_targets(meld, rules)}
     count = 0
     for card in CARD_BY_CODE if rules.jokers else CARD_BY_CODE[1:]:
         pool = [*rest, card]
-        if solver.penalty(pool) == 0 or _lays_off_entirely(pool, targets, rules):
+        if solver.penalty(pool) == 0 or (
+            any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, rules)
+        ):
             count += 1
     return count
 
@@ -177,14 +180,24 @@ def _lays_off_entirely(pool: list[Card], targets: list[Meld], rules: Rules) -> b
         progress = False
         for card in list(left):
             for index, meld in enumerate(melds):
-                try:
-                    melds[index] = lay_off(meld, (card,), rules)
-                except RuleViolation:
-                    continue
-                left.remove(card)
-                progress = True
-                break
+                grown = _laid_off(meld, card, rules)
+                if grown is not None:
+                    melds[index] = grown
+                    left.remove(card)
+                    progress = True
+                    break
     return not left
+
+
+def _laid_off(meld: Meld, card: Card, rules: Rules) -> Meld | None:
+    """`meld` with `card` laid off, or None if it does not take it."""
+    for target, end in layoff_targets(meld, rules):
+        if target is card:
+            try:
+                return lay_off(meld, (card,), rules, end)
+            except RuleViolation:
+                return None
+    return None
 
 
 BOTS: dict[str, Bot] = {"random": random_legal, "greedy": greedy}
