@@ -1,0 +1,80 @@
+"""Bots that play a seat through the SDK, exactly as a third-party client would.
+
+A `BotPlayer` follows its seat's stream; on its turn it asks the engine for the legal actions, lets a
+rules bot (`rummy_rules.bots`: random or greedy) choose one from what the seat can see, and submits
+it with a fresh command id. It never sees another seat's cards: it only has its stream and answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from dataclasses import dataclass, field
+
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_rules.bots import BOTS, Bot, SeatView
+
+from rummy_client import convert
+from rummy_client.client import GameClient, RpcFailure
+
+
+@dataclass(slots=True)
+class BotStats:
+    actions: int = 0
+    refusals: int = 0
+    updates: int = 0
+    messages: list[gs.GameUpdate] = field(default_factory=list)
+
+
+class BotPlayer:
+    """Plays `seat` of `game_id` until the game ends; `keep` keeps every update (for leak scans)."""
+
+    def __init__(
+        self, client: GameClient, game_id: str, seat: int, bot: str | Bot = "greedy", keep: bool = False
+    ) -> None:
+        self._client = client
+        self._game_id = game_id
+        self._seat = seat
+        self._bot: Bot = BOTS[bot] if isinstance(bot, str) else bot
+        self._rng = random.Random(hashlib.sha256(f"{game_id}/{seat}".encode()).digest())
+        self._keep = keep
+        self.stats = BotStats()
+        self.final: gs.PlayerView | None = None
+
+    async def play(self) -> gs.PlayerView:
+        """Play to the end; returns the seat's final view."""
+        acted_at = -1
+        async for update in self._client.updates(self._game_id, self._seat):
+            self.stats.updates += 1
+            if self._keep:
+                self.stats.messages.append(update)
+            view = update.view
+            self.final = view
+            if view.phase == gs.PHASE_GAME_OVER:
+                break
+            if view.turn != self._seat or view.phase not in (gs.PHASE_DRAW, gs.PHASE_PLAY):
+                continue
+            if view.seq <= acted_at:
+                continue
+            await self._act(view)
+            acted_at = view.seq
+        assert self.final is not None
+        return self.final
+
+    async def _act(self, view: gs.PlayerView) -> None:
+        listed = await self._client.legal_actions(self._game_id, self._seat)
+        if listed.seq != view.seq or not listed.actions:
+            return  # the game moved on (e.g. the turn timer played); the stream will tell
+        actions = list(listed.actions)
+        options = [convert.command(self._seat, action) for action in actions]
+        chosen = self._bot(SeatView(convert.position(view), self._seat), options, self._rng)
+        try:
+            await self._client.submit(
+                self._game_id, self._seat, actions[options.index(chosen)], uuid.uuid4().hex
+            )
+            self.stats.actions += 1
+        except RpcFailure as failure:
+            if failure.code not in ("not_your_turn", "already_drawn", "must_draw_first"):
+                raise
+            self.stats.refusals += 1  # raced with the turn timer

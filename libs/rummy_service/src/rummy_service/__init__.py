@@ -1,0 +1,1 @@
+"""Service plumbing every meldstream service reuses (engine now; matchmaking and scoring later)."""

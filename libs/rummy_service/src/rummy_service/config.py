@@ -1,0 +1,28 @@
+"""Reading configuration from environment variables, once, with errors that name the variable."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+
+class ConfigError(ValueError):
+    """An environment variable holds a value the service cannot use."""
+
+
+def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> str:
+    source = os.environ if env is None else env
+    return source.get(name, default)
+
+
+def env_int(name: str, default: int, env: Mapping[str, str] | None = None, minimum: int = 0) -> int:
+    raw = env_str(name, "", env)
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} is below the minimum {minimum}")
+    return value

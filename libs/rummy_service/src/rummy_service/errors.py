@@ -1,0 +1,60 @@
+"""Mapping refusals to gRPC status codes, in one place so every service answers alike."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+
+
+class ServiceError(Exception):
+    """A refusal with the gRPC status it maps to; `code` is a stable machine-readable reason."""
+
+    status: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class InvalidArgument(ServiceError):
+    status = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(ServiceError):
+    status = grpc.StatusCode.NOT_FOUND
+
+
+class AlreadyExists(ServiceError):
+    status = grpc.StatusCode.ALREADY_EXISTS
+
+
+class PermissionDenied(ServiceError):
+    status = grpc.StatusCode.PERMISSION_DENIED
+
+
+class Unauthenticated(ServiceError):
+    status = grpc.StatusCode.UNAUTHENTICATED
+
+
+class FailedPrecondition(ServiceError):
+    """A move the rules refuse; `rule` cites the spec passage."""
+
+    status = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class Unavailable(ServiceError):
+    status = grpc.StatusCode.UNAVAILABLE
+
+
+async def abort(context: grpc.aio.ServicerContext[object, object], error: ServiceError) -> NoReturn:
+    """End the call with the error's status; the message starts with the code so clients can switch on it."""
+    await context.abort(error.status, str(error))
+    raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
+
+
+def code_of(error: grpc.RpcError) -> str:
+    """The stable reason code a meldstream server put at the front of a status message."""
+    details = error.details() if isinstance(error, grpc.aio.AioRpcError | grpc.Call) else str(error)
+    return (details or "").split(":", 1)[0]

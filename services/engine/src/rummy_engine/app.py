@@ -1,0 +1,389 @@
+"""The engine's core: load a game (snapshot + log tail), decide, append with the expected seq, publish.
+
+One `LiveGame` per game in memory, each behind an asyncio lock so one game's commands are decided
+one at a time in log order. The log decides: an append that finds the game moved on (another writer)
+reloads the game from the log and decides again once. Blocking store calls run on a thread pool, so
+the event loop keeps serving streams. Access rules (who may see or do what) live in `access.py`;
+this module is handed checked requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from rummy.game.v1 import events_pb2
+from rummy_rules.commands import Command
+from rummy_rules.errors import RuleViolation
+from rummy_rules.events import Event, OptionValue
+from rummy_rules.game import decide, start
+from rummy_rules.state import Phase
+from rummy_service.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unavailable
+from rummy_store import ConcurrencyError, EventRecord, NewEvent, NotWriterError, Snapshot, StoreError
+from rummy_store.catch_up import CatchUpReader
+
+from rummy_engine import codec
+from rummy_engine.config import EngineConfig
+from rummy_engine.projection import AWAY_PREFIX, TIMER_PREFIX, EngineState, GameProjection, Table
+from rummy_engine.stores import Stores
+from rummy_engine.streams import Fanout, Update, update_for
+from rummy_engine.timers import default_action
+from rummy_engine.verify import Verification, verify_shuffles
+
+log = logging.getLogger("rummy_engine")
+T = TypeVar("T")
+_GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_COMMAND_ID: Final = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """An accepted command: the seqs it appended (or had appended, for a retry) and the state now."""
+
+    first_seq: int
+    last_seq: int
+    duplicate: bool
+    state: EngineState
+    seq: int
+
+
+class LiveGame:
+    """A loaded game: its folded state, its lock, its streams and its turn timer."""
+
+    def __init__(self, game_id: str, state: EngineState, seq: int) -> None:
+        self.game_id = game_id
+        self.state = state
+        self.seq = seq
+        self.lock = asyncio.Lock()
+        self.fanout = Fanout()
+        self.timer: asyncio.Task[None] | None = None
+        self.deadline: float | None = None
+        self.returned: set[int] = set()  # seats whose player came back since the last timeout
+
+
+class GameApp:
+    """Creates, runs and replays games; every public method is called with already-checked access."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        config: EngineConfig,
+        clock: Callable[[], float] = time.time,
+        seeds: Callable[[int], bytes] = os.urandom,
+    ) -> None:
+        self._stores = stores
+        self._config = config
+        self._clock = clock
+        self._seeds = seeds
+        self._projection = GameProjection(config.away_after)
+        self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
+            stores.log, self._projection, stores.snapshots, config.snapshot_every
+        )
+        self._games: dict[str, LiveGame] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+        self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
+        self._closed = False
+
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    async def ready(self) -> bool:
+        return await self._io(self._stores.probe)
+
+    async def close(self) -> None:
+        self._closed = True
+        for live in self._games.values():
+            if live.timer is not None:
+                live.timer.cancel()
+        self._pool.shutdown(wait=True)
+
+    # --- loading --------------------------------------------------------------------------------------
+
+    async def game(self, game_id: str) -> LiveGame:
+        """The loaded game; NotFound when the log has no such game."""
+        if not _GAME_ID.match(game_id):
+            raise InvalidArgument("bad_game_id", f"not a game id: {game_id!r}")
+        live = self._games.get(game_id)
+        if live is not None:
+            return live
+        lock = self._loading.setdefault(game_id, asyncio.Lock())
+        async with lock:
+            live = self._games.get(game_id)
+            if live is None:
+                live = await self._load(game_id)
+                self._games[game_id] = live
+                self._schedule(live)
+        return live
+
+    async def _load(self, game_id: str) -> LiveGame:
+        try:
+            loaded = await self._io(self._reader.load, game_id)
+        except StoreError as exc:
+            raise Unavailable("store_unavailable", str(exc)) from None
+        if loaded.state is None:
+            raise NotFound("no_such_game", f"no game {game_id!r}")
+        return LiveGame(game_id, loaded.state, loaded.seq)
+
+    async def _reload(self, live: LiveGame) -> None:
+        fresh = await self._load(live.game_id)
+        live.state, live.seq = fresh.state, fresh.seq
+
+    # --- creating -------------------------------------------------------------------------------------
+
+    async def create(
+        self,
+        game_id: str,
+        variant: str,
+        players: Sequence[str],
+        options: Mapping[str, OptionValue],
+        turn_timeout_ms: int,
+    ) -> LiveGame:
+        game_id = game_id or uuid.uuid4().hex
+        if not _GAME_ID.match(game_id):
+            raise InvalidArgument("bad_game_id", "a game id is 1-64 letters, digits, '-', '_' or '.'")
+        if not players or any(not p for p in players):
+            raise InvalidArgument("bad_players", "name a player id for every seat")
+        table = Table(tuple(players), turn_timeout_ms)
+        try:
+            first = start(variant, len(players), self._seeds(32), **dict(options))
+        except RuleViolation as exc:  # unknown variant, table size or option: a malformed request
+            raise InvalidArgument(exc.code, exc.message) from None
+        existing = self._games.get(game_id)
+        if existing is None:
+            with contextlib.suppress(NotFound):
+                existing = await self.game(game_id)
+        if existing is not None:
+            return self._same_table(existing, table, first)
+        state = self._projection.fold(None, table.command_id(), 1, first)
+        try:
+            await self._append_events(game_id, table.command_id(), 0, [first])
+        except ConcurrencyError:
+            return self._same_table(await self.game(game_id), table, first)
+        live = self._games.setdefault(game_id, LiveGame(game_id, state, 1))
+        self._schedule(live)
+        return live
+
+    @staticmethod
+    def _same_table(live: LiveGame, table: Table, first: Any) -> LiveGame:
+        rules = live.state.game.rules
+        if live.state.table != table or rules.variant != first.variant:
+            raise AlreadyExists("game_exists", f"game {live.game_id} exists with another table")
+        return live
+
+    # --- acting ---------------------------------------------------------------------------------------
+
+    async def submit(self, game_id: str, seat: int, command_id: str, command: Command) -> Outcome:
+        if (
+            not command_id
+            or len(command_id) > MAX_COMMAND_ID
+            or command_id.startswith(("table:", TIMER_PREFIX, AWAY_PREFIX))
+        ):
+            raise InvalidArgument(
+                "bad_command_id", f"a command id is 1-{MAX_COMMAND_ID} characters, not reserved"
+            )
+        live = await self.game(game_id)
+        async with live.lock:
+            live.returned.add(seat)
+            return await self._apply(live, command_id, command)
+
+    async def _apply(self, live: LiveGame, command_id: str, command: Command) -> Outcome:
+        """Decide and append under the game's lock; the original outcome for a known command id."""
+        for attempt in (1, 2):
+            known = live.state.commands.get(command_id)
+            if known is not None:
+                return Outcome(known[0], known[1], True, live.state, live.seq)
+            try:
+                produced = decide(live.state.game, command)
+            except RuleViolation as exc:
+                text = exc.message + (f" ({exc.rule})" if exc.rule else "")
+                raise FailedPrecondition(exc.code, text) from None
+            try:
+                result = await self._append_events(live.game_id, command_id, live.seq, produced)
+            except ConcurrencyError:
+                if attempt == 2:
+                    raise Unavailable(
+                        "contention", "the game kept moving; retry with the same command id"
+                    ) from None
+                await self._reload(live)
+                continue
+            if result.duplicate:  # appended before, by an earlier life of this engine
+                await self._reload(live)
+                return Outcome(result.first_seq, result.last_seq, True, live.state, live.seq)
+            self._advance(live, command_id, produced, result.positions)
+            return Outcome(result.first_seq, result.last_seq, False, live.state, live.seq)
+        raise AssertionError("unreachable")
+
+    async def _append_events(
+        self, game_id: str, command_id: str, expected: int, produced: list[Event]
+    ) -> Any:
+        now = self._clock()
+        new = [
+            NewEvent(
+                codec.event_type(event),
+                codec.envelope(game_id, expected + 1 + i, command_id, event, now).SerializeToString(),
+                codec.SCHEMA_VERSION,
+            )
+            for i, event in enumerate(produced)
+        ]
+        try:
+            return await self._io(self._stores.log.append, game_id, command_id, expected, new)
+        except NotWriterError as exc:
+            raise Unavailable("not_writer", f"{exc}; retry with the same command id") from None
+        except ConcurrencyError:
+            raise
+        except StoreError as exc:
+            raise Unavailable("store_unavailable", f"{exc}; retry with the same command id") from None
+
+    def _advance(
+        self, live: LiveGame, command_id: str, produced: list[Event], positions: Sequence[Any]
+    ) -> None:
+        previous = live.seq
+        record: EventRecord | None = None
+        for event, position in zip(produced, positions, strict=True):
+            live.seq += 1
+            live.state = self._projection.fold(live.state, command_id, live.seq, event)
+            record = EventRecord(
+                live.game_id, live.seq, command_id, codec.event_type(event), 1, b"", position
+            )
+            live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
+        every = self._config.snapshot_every
+        if record is not None and record.seq // every > previous // every:
+            # Serialised here, on the loop, while no other command can change the state.
+            snapshot = Snapshot(
+                live.game_id,
+                record.seq,
+                record.position,
+                self._projection.version,
+                self._projection.dumps(live.state),
+            )
+            asyncio.get_running_loop().run_in_executor(self._pool, self._stores.snapshots.save, snapshot)
+        self._schedule(live)
+
+    # --- turn timer -----------------------------------------------------------------------------------
+
+    def _schedule(self, live: LiveGame) -> None:
+        """(Re)start the timer of the seat to move: its turn limit, or the grace of an away seat."""
+        current = asyncio.current_task()
+        if live.timer is not None and live.timer is not current:
+            live.timer.cancel()
+        live.timer, live.deadline = None, None
+        game = live.state.game
+        if self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
+            return
+        seat = game.turn
+        engine_turn = live.state.last_command.startswith((TIMER_PREFIX, AWAY_PREFIX))
+        if game.phase is Phase.PLAY and engine_turn:
+            delay_ms = 0  # the engine drew for this seat: finish its turn at once
+        elif live.state.away[seat] and seat not in live.returned:
+            delay_ms = self._config.away_grace_ms
+        else:
+            delay_ms = live.state.table.turn_timeout_ms or self._config.turn_timeout_ms
+            if delay_ms == 0:
+                return
+        live.deadline = self._clock() + delay_ms / 1000
+        live.timer = asyncio.create_task(self._expire(live, live.seq, delay_ms / 1000))
+
+    async def _expire(self, live: LiveGame, seq: int, delay_s: float) -> None:
+        await asyncio.sleep(delay_s)
+        async with live.lock:
+            if live.seq != seq or self._closed:
+                return
+            game = live.state.game
+            seat = game.turn
+            away = live.state.away[seat] and seat not in live.returned
+            prefix = AWAY_PREFIX if away else TIMER_PREFIX
+            if game.phase is Phase.DRAW and not away:
+                live.returned.discard(seat)  # a new timeout: the seat must come back again after it
+            command = default_action(game, seat, live.game_id, seq)
+            try:
+                await self._apply(live, f"{prefix}{seq}", command)
+            except Exception as exc:  # the store is down or the lease moved: try again later
+                log.warning("game %s: default action failed: %s", live.game_id, exc)
+                live.timer = None
+                live.timer = asyncio.create_task(self._expire(live, seq, 1.0))
+
+    async def return_to_table(self, game_id: str, seat: int) -> LiveGame:
+        live = await self.game(game_id)
+        async with live.lock:
+            live.returned.add(seat)
+            self._schedule(live)
+        return live
+
+    # --- reading --------------------------------------------------------------------------------------
+
+    async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, Event]]:
+        """Every record of the game with its envelope and rules event, read from the log."""
+        await self.game(game_id)
+        records = await self._io(lambda: list(self._stores.log.read_stream(game_id)))
+        out = []
+        for record in records:
+            message = events_pb2.GameEvent.FromString(record.payload)
+            out.append((record, message, codec.event_from_pb(message)))
+        return out
+
+    async def states(self, game_id: str, after_seq: int, upto: int) -> list[Update]:
+        """Updates for seqs after_seq+1 .. upto, folded from the log (a resumed stream's catch-up)."""
+        updates = []
+        state: EngineState | None = None
+        for record, _, event in await self.history(game_id):
+            if record.seq > upto:
+                break
+            state = self._projection.fold(state, record.command_id, record.seq, event)
+            if record.seq > after_seq:
+                updates.append(update_for(record.seq, record.command_id, event, record.event_type, state))
+        return updates
+
+    async def state_at(self, game_id: str, seq: int) -> tuple[EngineState, int]:
+        live = await self.game(game_id)
+        if seq < 1 or seq > live.seq:
+            raise InvalidArgument("bad_seq", f"seq must be 1..{live.seq}")
+        state: EngineState | None = None
+        for record, _, event in await self.history(game_id):
+            if record.seq > seq:
+                break
+            state = self._projection.fold(state, record.command_id, record.seq, event)
+        assert state is not None
+        return state, seq
+
+    async def verify(self, game_id: str) -> Verification:
+        entries = await self.history(game_id)
+        try:
+            return verify_shuffles([event for _, _, event in entries])
+        except ValueError as exc:
+            raise FailedPrecondition("game_not_over", str(exc)) from None
+
+    async def watch(self, game_id: str, after_seq: int) -> AsyncIterator[Update]:
+        """The opening view (after_seq 0) or the missed updates, then every new one, until the game ends."""
+        live = await self.game(game_id)
+        queue = live.fanout.open()
+        try:
+            now_seq, now_state = live.seq, live.state
+            if after_seq == 0 or after_seq > now_seq:
+                sent = now_seq
+                yield Update(now_seq, "view", None, False, now_state)
+            else:
+                sent = after_seq
+                for update in await self.states(game_id, after_seq, now_seq):
+                    sent = update.seq
+                    yield update
+            if now_state.game.phase is Phase.GAME_OVER:
+                return
+            while True:
+                update = await queue.get()
+                if update.seq <= sent:
+                    continue
+                sent = update.seq
+                yield update
+                if update.game.phase is Phase.GAME_OVER:
+                    return
+        finally:
+            live.fanout.close(queue)

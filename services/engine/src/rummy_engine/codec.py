@@ -1,0 +1,390 @@
+"""Rules values <-> protobuf messages: the only module that imports both the rules engine and the protos.
+
+Events are mapped by name and field type (a rules event `CardDrawn` is the oneof case `card_drawn`,
+message `CardDrawn`, field for field), so an event added to both sides needs no code here; a test
+walks every oneof case. Actions and views are mapped one by one: their shapes differ on purpose
+(the seat of an action comes from the request, a view adds table and timer information).
+Malformed client input raises `CodecError`; nothing is decided from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+from rummy.game.v1 import events_pb2 as ev
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_rules import commands, events
+from rummy_rules.cards import Card, CardError, Suit
+from rummy_rules.melds import End, Meld, MeldKind
+from rummy_rules.state import GameState, Phase
+from rummy_rules.variants import Rules
+from rummy_rules.views import PlayerView
+
+SCHEMA_VERSION: Final = 1
+
+
+class CodecError(ValueError):
+    """A message that does not describe a valid value (a card that does not exist, a missing field)."""
+
+
+# --- cards and melds ------------------------------------------------------------------------------
+
+_SUIT_TO_PB: Final = {
+    None: ev.SUIT_UNSPECIFIED,
+    Suit.CLUBS: ev.SUIT_CLUBS,
+    Suit.DIAMONDS: ev.SUIT_DIAMONDS,
+    Suit.HEARTS: ev.SUIT_HEARTS,
+    Suit.SPADES: ev.SUIT_SPADES,
+}
+_SUIT_FROM_PB: Final = {value: suit for suit, value in _SUIT_TO_PB.items()}
+_KIND_TO_PB: Final = {MeldKind.SET: ev.MELD_KIND_SET, MeldKind.RUN: ev.MELD_KIND_RUN}
+_KIND_FROM_PB: Final = {value: kind for kind, value in _KIND_TO_PB.items()}
+_PHASE_TO_PB: Final = {
+    Phase.DRAW: gs.PHASE_DRAW,
+    Phase.PLAY: gs.PHASE_PLAY,
+    Phase.DEAL_OVER: gs.PHASE_DEAL_OVER,
+    Phase.GAME_OVER: gs.PHASE_GAME_OVER,
+}
+
+
+def card_to_pb(card: Card) -> ev.Card:
+    return ev.Card(rank=card.rank, suit=_SUIT_TO_PB[card.suit])
+
+
+def card_from_pb(message: ev.Card) -> Card:
+    suit = _SUIT_FROM_PB.get(message.suit, "bad")
+    if suit == "bad":
+        raise CodecError(f"unknown suit {message.suit}")
+    try:
+        return Card(message.rank, suit)  # type: ignore[arg-type]
+    except CardError as exc:
+        raise CodecError(str(exc)) from None
+
+
+def cards_to_pb(cards: Iterable[Card]) -> list[ev.Card]:
+    return [card_to_pb(card) for card in cards]
+
+
+def cards_from_pb(messages: Iterable[ev.Card]) -> tuple[Card, ...]:
+    return tuple(card_from_pb(message) for message in messages)
+
+
+def meld_to_pb(meld: Meld) -> ev.Meld:
+    return ev.Meld(
+        kind=_KIND_TO_PB[meld.kind],
+        cards=cards_to_pb(meld.cards),
+        rank=meld.rank,
+        suit=_SUIT_TO_PB[meld.suit],
+    )
+
+
+def meld_from_pb(message: ev.Meld) -> Meld:
+    kind = _KIND_FROM_PB.get(message.kind)
+    if kind is None:
+        raise CodecError("a meld needs a kind")
+    return Meld(kind, cards_from_pb(message.cards), message.rank, _SUIT_FROM_PB.get(message.suit))
+
+
+# --- events: by name and field type ----------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+_HINTS: dict[str, dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    hints = _HINTS.get(cls.__name__)
+    if hints is None:
+        hints = _HINTS[cls.__name__] = typing.get_type_hints(cls)
+    return hints
+
+
+EVENT_CLASSES: Final[dict[str, type[Any]]] = {
+    _snake(cls.__name__): cls for cls in typing.get_args(events.Event)
+}
+"""oneof case name -> rules event class, for every event the rules engine has."""
+
+
+def _option_to_pb(value: events.OptionValue) -> ev.OptionValue:
+    if isinstance(value, bool):
+        return ev.OptionValue(bool_value=value)
+    if isinstance(value, int):
+        return ev.OptionValue(int_value=value)
+    if isinstance(value, str):
+        return ev.OptionValue(string_value=value)
+    return ev.OptionValue()
+
+
+def option_from_pb(message: ev.OptionValue) -> events.OptionValue:
+    which = message.WhichOneof("value")
+    if which is None:
+        return None
+    value: events.OptionValue = getattr(message, which)
+    return value
+
+
+def rules_options(rules: Rules) -> list[tuple[str, events.OptionValue]]:
+    """Every option value of a game's rules (defaults included), so a client can rebuild its rules."""
+    values = dataclasses.asdict(rules.options)
+    return [(name, value) for name, value in sorted(values.items()) if value is not None]
+
+
+def options_to_pb(target: Any, options: Iterable[tuple[str, events.OptionValue]]) -> None:
+    for name, value in options:
+        target[name].CopyFrom(_option_to_pb(value))
+
+
+def _encode_field(target: Message, name: str, hint: Any, value: Any) -> None:
+    if value is None:
+        return
+    if name == "options":
+        options_to_pb(getattr(target, name), value)
+    elif isinstance(value, Card):
+        getattr(target, name).CopyFrom(card_to_pb(value))
+    elif isinstance(value, Meld):
+        getattr(target, name).CopyFrom(meld_to_pb(value))
+    elif isinstance(value, tuple):
+        items = [
+            card_to_pb(v) if isinstance(v, Card) else meld_to_pb(v) if isinstance(v, Meld) else v
+            for v in value
+        ]
+        getattr(target, name).extend(items)
+    else:
+        setattr(target, name, value)
+
+
+def _decode_field(message: Message, name: str, hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(inner) == 1:
+            if not message.HasField(name):
+                return None
+            return _decode_field(message, name, inner[0])
+    if name == "options":
+        return tuple(sorted((key, option_from_pb(value)) for key, value in getattr(message, name).items()))
+    if hint is Card:
+        return card_from_pb(getattr(message, name))
+    if hint is Meld:
+        return meld_from_pb(getattr(message, name))
+    if origin is tuple:
+        (item,) = {arg for arg in typing.get_args(hint) if arg is not Ellipsis}
+        values = getattr(message, name)
+        if item is Card:
+            return cards_from_pb(values)
+        if item is Meld:
+            return tuple(meld_from_pb(v) for v in values)
+        return tuple(values)
+    value = getattr(message, name)
+    if hint is int and not isinstance(value, int):
+        raise CodecError(f"{name}: expected an integer")
+    return value
+
+
+def event_to_pb(event: events.Event, envelope: ev.GameEvent) -> ev.GameEvent:
+    """Fill `envelope`'s oneof case from a rules event (the envelope fields are the caller's)."""
+    cls = type(event)
+    case = _snake(cls.__name__)
+    body = getattr(envelope, case)
+    body.SetInParent()
+    for field, hint in _hints(cls).items():
+        _encode_field(body, field, hint, getattr(event, field))
+    return envelope
+
+
+def event_from_pb(envelope: ev.GameEvent) -> events.Event:
+    """The rules event an envelope carries; CodecError for a case the rules engine does not know."""
+    case = envelope.WhichOneof("event")
+    cls = EVENT_CLASSES.get(case or "")
+    if cls is None:
+        raise CodecError(f"no rules event for case {case!r}")
+    body = getattr(envelope, case or "")
+    hints = _hints(cls)
+    fields = [f.name for f in dataclasses.fields(cls)]
+    event: events.Event = cls(**{name: _decode_field(body, name, hints[name]) for name in fields})
+    return event
+
+
+def envelope(
+    game_id: str, seq: int, command_id: str, event: events.Event, occurred_at: float
+) -> ev.GameEvent:
+    message = ev.GameEvent(game_id=game_id, seq=seq, command_id=command_id, schema_version=SCHEMA_VERSION)
+    message.occurred_at.FromNanoseconds(int(occurred_at * 1e9))
+    return event_to_pb(event, message)
+
+
+def event_type(event: events.Event) -> str:
+    """The oneof case name of a rules event (also the log's `event-type` header)."""
+    return _snake(type(event).__name__)
+
+
+# --- actions ---------------------------------------------------------------------------------------
+
+_END_FROM_PB: Final = {gs.RUN_END_UNSPECIFIED: None, gs.RUN_END_LOW: End.LOW, gs.RUN_END_HIGH: End.HIGH}
+_END_TO_PB: Final = {end: value for value, end in _END_FROM_PB.items()}
+
+
+def _melds_from_pb(
+    melds: Sequence[gs.MeldCards],
+) -> tuple[tuple[tuple[Card, ...], ...], tuple[MeldKind | None, ...]]:
+    if not melds:
+        raise CodecError("at least one meld is needed")
+    cards = tuple(cards_from_pb(meld.cards) for meld in melds)
+    kinds = tuple(_KIND_FROM_PB.get(meld.kind) for meld in melds)
+    return cards, kinds
+
+
+def _lay_off_from_pb(seat: int, message: gs.LayOff) -> commands.LayOff:
+    if not message.cards:
+        raise CodecError("a layoff needs cards")
+    at = _END_FROM_PB.get(message.at, "bad")
+    if at == "bad":
+        raise CodecError(f"unknown run end {message.at}")
+    return commands.LayOff(seat, message.meld, cards_from_pb(message.cards), at)  # type: ignore[arg-type]
+
+
+def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
+    """The rules command for `seat`; CodecError when the action is empty or malformed."""
+    kind = action.WhichOneof("kind")
+    if kind == "draw_from_stock":
+        return commands.DrawFromStock(seat)
+    if kind == "take_discard":
+        return commands.TakeDiscard(seat)
+    if kind == "lay_melds":
+        melds, kinds = _melds_from_pb(action.lay_melds.melds)
+        return commands.LayMelds(seat, melds, kinds)
+    if kind == "lay_off":
+        return _lay_off_from_pb(seat, action.lay_off)
+    if kind == "swap_joker":
+        swap = action.swap_joker
+        if not swap.cards:
+            raise CodecError("a joker swap needs the card(s) given for the joker")
+        then: commands.LayMelds | commands.LayOff | None = None
+        which = swap.WhichOneof("then")
+        if which == "lay_melds":
+            melds, kinds = _melds_from_pb(swap.lay_melds.melds)
+            then = commands.LayMelds(seat, melds, kinds)
+        elif which == "lay_off":
+            then = _lay_off_from_pb(seat, swap.lay_off)
+        return commands.SwapJoker(seat, swap.meld, cards_from_pb(swap.cards), then)
+    if kind == "discard":
+        if not action.discard.HasField("card"):
+            raise CodecError("a discard needs a card")
+        return commands.Discard(seat, card_from_pb(action.discard.card))
+    if kind == "go_out":
+        out = action.go_out
+        melds = tuple(cards_from_pb(meld.cards) for meld in out.melds)
+        kinds = tuple(_KIND_FROM_PB.get(meld.kind) for meld in out.melds)
+        layoffs = tuple(_lay_off_from_pb(seat, layoff) for layoff in out.layoffs)
+        discard = card_from_pb(out.discard) if out.HasField("discard") else None
+        return commands.GoOut(seat, melds, kinds, layoffs, discard)
+    raise CodecError("the action is empty: set exactly one kind")
+
+
+def _meld_cards_to_pb(
+    melds: Sequence[Sequence[Card]], kinds: Sequence[MeldKind | None]
+) -> list[gs.MeldCards]:
+    out = []
+    for index, cards in enumerate(melds):
+        kind = kinds[index] if index < len(kinds) else None
+        pb_kind = ev.MELD_KIND_UNSPECIFIED if kind is None else _KIND_TO_PB[kind]
+        out.append(gs.MeldCards(cards=cards_to_pb(cards), kind=pb_kind))
+    return out
+
+
+def _lay_off_to_pb(command: commands.LayOff) -> gs.LayOff:
+    return gs.LayOff(meld=command.meld, cards=cards_to_pb(command.cards), at=_END_TO_PB[command.at])
+
+
+def command_to_pb(command: commands.Command) -> gs.Action:
+    """The action message a client sends for `command` (used for legal-action lists and by bots)."""
+    if isinstance(command, commands.DrawFromStock):
+        return gs.Action(draw_from_stock=gs.DrawFromStock())
+    if isinstance(command, commands.TakeDiscard):
+        return gs.Action(take_discard=gs.TakeDiscard())
+    if isinstance(command, commands.LayMelds):
+        return gs.Action(lay_melds=gs.LayMelds(melds=_meld_cards_to_pb(command.melds, command.kinds)))
+    if isinstance(command, commands.LayOff):
+        return gs.Action(lay_off=_lay_off_to_pb(command))
+    if isinstance(command, commands.SwapJoker):
+        swap = gs.SwapJoker(meld=command.meld, cards=cards_to_pb(command.cards))
+        if isinstance(command.then, commands.LayMelds):
+            swap.lay_melds.CopyFrom(
+                gs.LayMelds(melds=_meld_cards_to_pb(command.then.melds, command.then.kinds))
+            )
+        elif isinstance(command.then, commands.LayOff):
+            swap.lay_off.CopyFrom(_lay_off_to_pb(command.then))
+        return gs.Action(swap_joker=swap)
+    if isinstance(command, commands.Discard):
+        return gs.Action(discard=gs.Discard(card=card_to_pb(command.card)))
+    out = gs.GoOut(
+        melds=_meld_cards_to_pb(command.melds, command.kinds),
+        layoffs=[_lay_off_to_pb(layoff) for layoff in command.layoffs],
+    )
+    if command.discard is not None:
+        out.discard.CopyFrom(card_to_pb(command.discard))
+    return gs.Action(go_out=out)
+
+
+# --- views -----------------------------------------------------------------------------------------
+
+
+def view_to_pb(view: PlayerView, game_id: str, seq: int) -> gs.PlayerView:
+    """A rules view as sent to a client; it holds nothing `views.observe` did not put in it."""
+    message = gs.PlayerView(
+        game_id=game_id,
+        seq=seq,
+        variant=view.variant,
+        hand=cards_to_pb(view.hand or ()),
+        hand_sizes=view.hand_sizes,
+        opened=view.opened,
+        melds=[gs.TableMeld(index=m.index, owner=m.owner, meld=meld_to_pb(m.meld)) for m in view.melds],
+        discard_size=view.discard_size,
+        stock_size=view.stock_size,
+        turn=view.turn,
+        phase=_PHASE_TO_PB[view.phase],
+        dealer=view.dealer,
+        deal=view.deal,
+        active=view.active,
+        totals=view.totals,
+        last_penalties=view.last_penalties,
+        winners=view.winners,
+        payouts=view.payouts,
+        seed_commitment=view.seed_commitment,
+        seed=view.seed or b"",
+    )
+    if view.seat is not None:
+        message.seat = view.seat
+    if view.discard_top is not None:
+        message.discard_top.CopyFrom(card_to_pb(view.discard_top))
+    if view.taken is not None:
+        message.taken.CopyFrom(card_to_pb(view.taken))
+    return message
+
+
+def hands_to_pb(state: GameState) -> list[gs.Hand]:
+    """Every hand: only for histories of ended games (the caller checks)."""
+    return [gs.Hand(seat=seat, cards=cards_to_pb(hand)) for seat, hand in enumerate(state.hands)]
+
+
+def timestamp(seconds: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(int(seconds * 1e9))
+    return stamp
+
+
+def seats_to_pb(players: Sequence[str], timeouts: Sequence[int], away: Sequence[bool]) -> list[gs.SeatInfo]:
+    return [
+        gs.SeatInfo(seat=seat, player_id=player, timeouts=timeouts[seat], away=away[seat])
+        for seat, player in enumerate(players)
+    ]

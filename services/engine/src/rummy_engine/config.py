@@ -1,0 +1,62 @@
+"""Engine configuration: environment variables only, parsed once at start-up (STYLE.md 7.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rummy_service.auth import DEV_SECRET
+from rummy_service.config import ConfigError, env_int, env_str
+from rummy_store.event_log import TOPIC
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Where to listen and store, and the table defaults.
+
+    Empty `kafka` and `redis` select the embedded store (sqlite files in `data_dir`); both set select
+    Kafka (source of truth) and Redis (snapshots and the single-writer fence).
+    """
+
+    address: str = "127.0.0.1:50051"
+    kafka: str = ""
+    redis: str = ""
+    topic: str = TOPIC
+    key_prefix: str = ""
+    partitions: int = 3
+    data_dir: str = ".local/engine"
+    snapshot_every: int = 50
+    turn_timeout_ms: int = 30_000  # 0 = no turn timer
+    away_after: int = 3  # timeouts in a row before a seat is marked away
+    away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
+    lease_ms: int = 10_000  # Kafka write lease; a restarted engine waits at most this long per game
+    token_secret: str = DEV_SECRET
+    workers: int = 32  # threads for blocking store calls
+
+    @property
+    def embedded(self) -> bool:
+        return not self.kafka
+
+
+def load(env: Mapping[str, str] | None = None) -> EngineConfig:
+    """Read ENGINE_* (and KAFKA_BOOTSTRAP, REDIS_URL, MELDSTREAM_TOKEN_SECRET) from the environment."""
+    d = EngineConfig()
+    config = EngineConfig(
+        address=env_str("ENGINE_ADDRESS", d.address, env),
+        kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
+        redis=env_str("REDIS_URL", d.redis, env),
+        topic=env_str("ENGINE_TOPIC", d.topic, env),
+        key_prefix=env_str("ENGINE_KEY_PREFIX", d.key_prefix, env),
+        partitions=env_int("ENGINE_PARTITIONS", d.partitions, env, minimum=1),
+        data_dir=env_str("ENGINE_DATA_DIR", d.data_dir, env),
+        snapshot_every=env_int("ENGINE_SNAPSHOT_EVERY", d.snapshot_every, env, minimum=1),
+        turn_timeout_ms=env_int("ENGINE_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
+        away_after=env_int("ENGINE_AWAY_AFTER", d.away_after, env, minimum=1),
+        away_grace_ms=env_int("ENGINE_AWAY_GRACE_MS", d.away_grace_ms, env),
+        lease_ms=env_int("ENGINE_LEASE_MS", d.lease_ms, env, minimum=1_000),
+        token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
+        workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),
+    )
+    if bool(config.kafka) != bool(config.redis):
+        raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")
+    return config

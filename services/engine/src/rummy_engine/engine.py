@@ -1,0 +1,48 @@
+"""Starting and stopping one engine: stores, app, gRPC server with health and reflection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
+from rummy_service.auth import TokenIssuer
+from rummy_service.server import ServiceHost
+
+from rummy_engine.app import GameApp
+from rummy_engine.config import EngineConfig
+from rummy_engine.server import GameServicer
+from rummy_engine.stores import Stores, open_stores
+
+SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
+
+
+@dataclass(slots=True)
+class RunningEngine:
+    """An engine serving on `address` (the port resolved when the configuration asked for port 0)."""
+
+    config: EngineConfig
+    stores: Stores
+    app: GameApp
+    host: ServiceHost
+
+    @property
+    def address(self) -> str:
+        host = self.config.address.rsplit(":", 1)[0]
+        return f"{host}:{self.host.port}"
+
+    async def stop(self) -> None:
+        await self.host.stop()
+        await self.app.close()
+        self.stores.close()
+
+
+async def start_engine(config: EngineConfig) -> RunningEngine:
+    """Open the stores and serve; health turns SERVING once both stores answer."""
+    stores = open_stores(config)
+    app = GameApp(stores, config)
+    host = ServiceHost(config.address, [SERVICE_NAME], app.ready)
+    game_service_pb2_grpc.add_GameServiceServicer_to_server(
+        GameServicer(app, TokenIssuer(config.token_secret)), host.server
+    )
+    await host.start()
+    return RunningEngine(config, stores, app, host)

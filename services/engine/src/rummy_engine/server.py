@@ -1,0 +1,217 @@
+"""The gRPC face of the engine: thin aio servicers that authenticate, check access, translate, delegate.
+
+Rules and storage live in `app.py`; (de)serialisation in `codec.py`; who may do what in `access.py`.
+Every view is built by `views.observe` for the caller's seat (or for nobody, for spectators), so no
+message can carry another seat's hidden cards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
+from rummy_rules.game import legal_actions
+from rummy_rules.views import observe
+from rummy_service.auth import AuthError, Principal, TokenIssuer, bearer
+from rummy_service.errors import InvalidArgument, ServiceError, Unauthenticated, abort
+
+from rummy_engine import access, codec
+from rummy_engine.app import GameApp, LiveGame
+from rummy_engine.projection import EngineState, by_engine
+from rummy_engine.streams import Update
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def render(
+    state: EngineState, seat: int | None, game_id: str, seq: int, deadline: float | None
+) -> gs.PlayerView:
+    """The view of `seat` (None: a spectator) with the table's seats and the turn deadline."""
+    message = codec.view_to_pb(observe(state.game, seat), game_id, seq)
+    message.seats.extend(codec.seats_to_pb(state.table.players, state.timeouts, state.away))
+    codec.options_to_pb(message.options, codec.rules_options(state.game.rules))
+    if deadline is not None:
+        message.turn_deadline.CopyFrom(codec.timestamp(deadline))
+    return message
+
+
+def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
+    return render(live.state, seat, live.game_id, live.seq, live.deadline)
+
+
+class GameServicer(gs_grpc.GameServiceServicer):
+    def __init__(self, app: GameApp, tokens: TokenIssuer) -> None:
+        self._app = app
+        self._tokens = tokens
+
+    def _principal(self, context: Context) -> Principal:
+        try:
+            return self._tokens.verify(bearer(context.invocation_metadata()), time.time())
+        except AuthError as exc:
+            raise Unauthenticated("unauthenticated", str(exc)) from None
+
+    async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
+        try:
+            self._principal(context)
+            options = {name: codec.option_from_pb(value) for name, value in request.options.items()}
+            live = await self._app.create(
+                request.game_id, request.variant, list(request.player_ids), options, request.turn_timeout_ms
+            )
+            return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def SubmitAction(
+        self, request: gs.SubmitActionRequest, context: Context
+    ) -> gs.SubmitActionResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            access.check_seat(live.state, principal, request.seat)
+            try:
+                command = codec.command_from_pb(request.seat, request.action)
+            except codec.CodecError as exc:
+                raise InvalidArgument("malformed_action", str(exc)) from None
+            outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command)
+            view = render(outcome.state, request.seat, live.game_id, outcome.seq, live.deadline)
+            return gs.SubmitActionResponse(
+                first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate, view=view
+            )
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def GetView(self, request: gs.GetViewRequest, context: Context) -> gs.GetViewResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            seat = request.seat if request.HasField("seat") else None
+            if seat is not None:
+                access.check_seat(live.state, principal, seat)
+            return gs.GetViewResponse(view=_live_view(live, seat))
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def ListLegalActions(
+        self, request: gs.ListLegalActionsRequest, context: Context
+    ) -> gs.ListLegalActionsResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            access.check_seat(live.state, principal, request.seat)
+            actions = legal_actions(live.state.game, request.seat)
+            return gs.ListLegalActionsResponse(
+                seq=live.seq, actions=[codec.command_to_pb(a) for a in actions]
+            )
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def _stream(
+        self, game_id: str, seat: int | None, after_seq: int, principal: Principal
+    ) -> AsyncIterator[gs.GameUpdate]:
+        live = await self._app.game(game_id)
+        if seat is not None:
+            access.check_seat(live.state, principal, seat)
+        async for update in self._app.watch(game_id, after_seq):
+            yield self._update(live, update, seat)
+
+    @staticmethod
+    def _update(live: LiveGame, update: Update, seat: int | None) -> gs.GameUpdate:
+        deadline = live.deadline if update.seq == live.seq else None
+        message = gs.GameUpdate(
+            seq=update.seq,
+            event_type=update.event_type,
+            by_timer=update.by_timer,
+            view=render(update.state, seat, live.game_id, update.seq, deadline),
+        )
+        if update.actor is not None:
+            message.actor = update.actor
+        return message
+
+    async def StreamGame(
+        self, request: gs.StreamGameRequest, context: Context
+    ) -> AsyncIterator[gs.StreamGameResponse]:
+        try:
+            principal = self._principal(context)
+            async for update in self._stream(request.game_id, request.seat, request.after_seq, principal):
+                yield gs.StreamGameResponse(update=update)
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def WatchGame(
+        self, request: gs.WatchGameRequest, context: Context
+    ) -> AsyncIterator[gs.WatchGameResponse]:
+        try:
+            principal = self._principal(context)
+            async for update in self._stream(request.game_id, None, request.after_seq, principal):
+                yield gs.WatchGameResponse(update=update)
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def ReturnToTable(
+        self, request: gs.ReturnToTableRequest, context: Context
+    ) -> gs.ReturnToTableResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            access.check_seat(live.state, principal, request.seat)
+            live = await self._app.return_to_table(request.game_id, request.seat)
+            return gs.ReturnToTableResponse(view=_live_view(live, request.seat))
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def GetStateAt(self, request: gs.GetStateAtRequest, context: Context) -> gs.GetStateAtResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            seat = request.seat if request.HasField("seat") else None
+            if seat is not None:
+                access.check_seat(live.state, principal, seat)
+            state, seq = await self._app.state_at(request.game_id, request.seq)
+            response = gs.GetStateAtResponse(view=render(state, seat, live.game_id, seq, None))
+            # Whether every hand may be shown depends on the game now, not at `seq` (replay after the end).
+            if access.may_see_all_hands(live.state, principal):
+                response.hands.extend(codec.hands_to_pb(state.game))
+                response.discard_pile.extend(codec.cards_to_pb(state.game.discard))
+                response.stock.extend(codec.cards_to_pb(state.game.stock))
+            return response
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def GetHistory(self, request: gs.GetHistoryRequest, context: Context) -> gs.GetHistoryResponse:
+        try:
+            principal = self._principal(context)
+            live = await self._app.game(request.game_id)
+            access.check_history(live.state, principal)
+            entries = await self._app.history(request.game_id)
+            state = live.state
+            return gs.GetHistoryResponse(
+                entries=[
+                    gs.HistoryEntry(event=message, by_timer=by_engine(record.command_id))
+                    for record, message, _ in entries
+                ],
+                seats=codec.seats_to_pb(state.table.players, state.timeouts, state.away),
+            )
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def VerifyShuffle(
+        self, request: gs.VerifyShuffleRequest, context: Context
+    ) -> gs.VerifyShuffleResponse:
+        try:
+            self._principal(context)
+            result = await self._app.verify(request.game_id)
+            return gs.VerifyShuffleResponse(
+                seed=result.seed,
+                seed_commitment=result.seed_commitment,
+                commitment_matches=result.commitment_matches,
+                shuffles=[
+                    gs.ShuffleCheck(name=c.name, seq=c.seq, matches=c.matches) for c in result.shuffles
+                ],
+                verified=result.verified,
+            )
+        except ServiceError as exc:
+            await abort(context, exc)

@@ -1,0 +1,54 @@
+"""Fan-out of a game's new events to its open streams: one unbounded queue per stream.
+
+An `Update` carries the full rules state after one event; each stream turns it into what its viewer
+may see (`views.observe`) at the edge, so no stream can be handed another seat's cards by mistake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from rummy_rules.events import Event
+from rummy_rules.state import GameState
+
+from rummy_engine.projection import EngineState, actor, by_engine
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    seq: int
+    event_type: str  # the GameEvent oneof case, or "view" for a stream's opening full view
+    actor: int | None
+    by_timer: bool
+    state: EngineState
+
+    @property
+    def game(self) -> GameState:
+        return self.state.game
+
+
+def update_for(seq: int, command_id: str, event: Event, event_type: str, state: EngineState) -> Update:
+    return Update(seq, event_type, actor(event), by_engine(command_id), state)
+
+
+class Fanout:
+    """The open streams of one game."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[Update]] = set()
+
+    def open(self) -> asyncio.Queue[Update]:
+        queue: asyncio.Queue[Update] = asyncio.Queue()
+        self._queues.add(queue)
+        return queue
+
+    def close(self, queue: asyncio.Queue[Update]) -> None:
+        self._queues.discard(queue)
+
+    def publish(self, update: Update) -> None:
+        for queue in self._queues:
+            queue.put_nowait(update)
+
+    def __len__(self) -> int:
+        return len(self._queues)
