@@ -55,30 +55,34 @@ def _is_run(naturals: list[Card], size: int, params: MeldParams) -> bool:
 
 
 def oracle_penalty(hand: Sequence[Card], params: MeldParams) -> int:
-    """Try every partition: the first card is left over or in some valid meld with other cards."""
+    """Try every partition: the first card is left over or in some valid meld of the hand's cards.
+
+    Every sub-multiset of the hand is checked with `is_valid_meld` once; the search then removes
+    the first card alone or with each valid meld containing it.
+    """
+    codes = tuple(sorted(card.code for card in hand))
+    melds: set[tuple[int, ...]] = set()
+    for size in range(2, len(codes) + 1):
+        for picked in itertools.combinations(codes, size):
+            if picked not in melds and is_valid_meld([CARD_BY_CODE[code] for code in picked], params):
+                melds.add(picked)
+    by_first: dict[int, list[Counter[int]]] = {}
+    for meld in melds:
+        by_first.setdefault(meld[0], []).append(Counter(meld))
 
     @functools.cache
-    def best(codes: tuple[int, ...]) -> int:
-        if not codes:
+    def best(left: tuple[int, ...]) -> int:
+        if not left:
             return 0
-        cards = [CARD_BY_CODE[code] for code in codes]
-        first, rest = cards[0], cards[1:]
-        result = params.penalty_of(first) + best(codes[1:])
-        seen: set[tuple[int, ...]] = set()
-        for others in range(1, len(rest) + 1):
-            for picked in itertools.combinations(range(len(rest)), others):
-                meld = [first, *(rest[index] for index in picked)]
-                signature = tuple(sorted(card.code for card in meld))
-                if signature in seen or not is_valid_meld(meld, params):
-                    continue
-                seen.add(signature)
-                left = list(codes[1:])
-                for index in picked:
-                    left.remove(rest[index].code)
-                result = min(result, best(tuple(left)))
+        first = left[0]
+        result = params.penalty_of(CARD_BY_CODE[first]) + best(left[1:])
+        held = Counter(left)
+        for meld in by_first.get(first, ()):
+            if all(held[code] >= count for code, count in meld.items()):
+                result = min(result, best(tuple(sorted((held - meld).elements()))))
         return result
 
-    return best(tuple(sorted(card.code for card in hand)))
+    return best(codes)
 
 
 def penalty_of_cards(cards: Sequence[Card], params: MeldParams) -> int:
@@ -110,18 +114,21 @@ def _check_represents(meld: Meld) -> None:
         assert len({card.rank for card in meld.represents}) == 1
 
 
-def hands(params: MeldParams, max_cards: int) -> st.SearchStrategy[list[Card]]:
-    """Small hands from a narrow window of ranks and suits, so that melds are common."""
+def hands(
+    params: MeldParams, max_cards: int, min_cards: int = 1, ranks: int = 4
+) -> st.SearchStrategy[list[Card]]:
+    """Hands from a narrow window of ranks and suits (and two packs where jokers exist), so that
+    melds, overlapping choices and repeated cards are common."""
     copies = 1 if params.joker_penalty is None else 2
     jokers = 0 if params.joker_penalty is None else 2
 
     @st.composite
     def build(draw: st.DrawFn) -> list[Card]:
         low = draw(st.integers(1, 10))
-        ranks = [((low + offset - 1) % 13) + 1 for offset in range(4)]
+        window = [((low + offset - 1) % 13) + 1 for offset in range(ranks)]
         suits = draw(st.lists(st.sampled_from(SUITS), min_size=2, max_size=3, unique=True))
-        pool = [Card(rank, suit) for rank in ranks for suit in suits] * copies + [JOKER] * jokers
-        size = draw(st.integers(1, min(max_cards, len(pool))))
+        pool = [Card(rank, suit) for rank in window for suit in suits] * copies + [JOKER] * jokers
+        size = draw(st.integers(min(min_cards, len(pool)), min(max_cards, len(pool))))
         indices = draw(st.lists(st.integers(0, len(pool) - 1), min_size=size, max_size=size, unique=True))
         return [pool[index] for index in indices]
 
@@ -134,6 +141,19 @@ def test_solver_matches_brute_force_on_random_small_hands(params: MeldParams) ->
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(hands(params, 8))
+    def check(hand: list[Card]) -> None:
+        assert check_partition(hand, params, solver) == oracle_penalty(hand, params)
+
+    check()
+
+
+@pytest.mark.parametrize("params", (KALOOKI, RUMMY40, CONTRACT), ids=lambda params: params.name)
+def test_solver_matches_brute_force_on_full_hands(params: MeldParams) -> None:
+    # 13 cards from 5 ranks in 2-3 suits, two packs, two jokers: many overlapping melds.
+    solver = MeldSolver(params)
+
+    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(hands(params, 13, min_cards=13, ranks=5))
     def check(hand: list[Card]) -> None:
         assert check_partition(hand, params, solver) == oracle_penalty(hand, params)
 
