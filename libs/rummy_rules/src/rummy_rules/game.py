@@ -454,7 +454,8 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
     rules = state.rules
     seat = command.seat
     melds = _parse_melds(state, command)
-    rest = _take(state, seat, [card for meld in melds for card in meld.cards])
+    used = [card for meld in melds for card in meld.cards]
+    rest = _take(state, seat, used)
     if not state.opened[seat]:
         value = _opening_value(melds, rules)
         kalooki_turn = rules.kalooki_exempt_from_opening and len(rest) == 1  # kalooki D14
@@ -464,7 +465,7 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
                 f"your opening melds are worth {value}; you need at least {rules.opening_min_points}",
                 rules.cite("opening"),
             )
-        if rules.discard_draw_must_open and state.took_unopened and state.taken in rest:
+        if rules.discard_draw_must_open and state.took_unopened and state.taken not in used:
             raise RuleViolation(
                 "discard_draw_not_used",
                 f"{state.taken.text}, taken from the discard pile, must be part of your opening",
