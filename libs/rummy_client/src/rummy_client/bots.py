@@ -25,6 +25,7 @@ class BotStats:
     refusals: int = 0
     updates: int = 0
     messages: list[gs.GameUpdate] = field(default_factory=list)
+    acknowledged: list[tuple[str, int, int]] = field(default_factory=list)  # command id, first, last seq
 
 
 class BotPlayer:

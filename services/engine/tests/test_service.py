@@ -1,0 +1,215 @@
+"""The engine over gRPC on the embedded store, in process: errors, idempotency, access, streams, timers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from rummy.game.v1 import events_pb2
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import GameClient, RpcFailure
+from rummy_client.bots import BotPlayer
+from rummy_engine.config import EngineConfig
+from rummy_engine.engine import RunningEngine, start_engine
+from rummy_rules.variants import PLAYABLE_VARIANTS
+
+from .conftest import assert_no_leak, operator_token, states_by_seq, token
+
+PLAYERS = ["ann", "bob", "cy"]
+NO_TIMER = 600_000
+
+
+def run(tmp_path: Path, scenario: Callable[[RunningEngine], Awaitable[None]], **config: Any) -> None:
+    async def main() -> None:
+        engine = await start_engine(EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), **config))
+        try:
+            await scenario(engine)
+        finally:
+            await engine.stop()
+
+    asyncio.run(main())
+
+
+async def refused(call: Awaitable[Any]) -> RpcFailure:
+    with pytest.raises(RpcFailure) as info:
+        await call
+    return info.value
+
+
+def clients(engine: RunningEngine) -> list[GameClient]:
+    return [GameClient(engine.address, token(p), retry_for_s=0) for p in PLAYERS]
+
+
+def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        ann, bob, _ = clients(engine)
+        created = await ann.create_game("kalooki", PLAYERS, "t1", turn_timeout_ms=NO_TIMER)
+        turn = created.view.turn
+        mover, other = ([ann, bob, _][turn], [ann, bob, _][(turn + 1) % 3])
+        log = engine.stores.log
+        assert log.last_seq("t1") == 1
+        draw = gs.Action(draw_from_stock=gs.DrawFromStock())
+        discard = gs.Action(discard=gs.Discard(card=events_pb2.Card(rank=2, suit=events_pb2.SUIT_CLUBS)))
+
+        assert (await refused(ann.view("nope"))).status is grpc.StatusCode.NOT_FOUND
+        assert (await refused(ann.submit("nope", 0, draw))).status is grpc.StatusCode.NOT_FOUND
+        stranger = GameClient(engine.address, "not-a-token", retry_for_s=0)
+        assert (await refused(stranger.view("t1"))).status is grpc.StatusCode.UNAUTHENTICATED
+        # Another player's seat, for acting and for looking.
+        denied = await refused(other.submit("t1", turn, draw))
+        assert denied.status is grpc.StatusCode.PERMISSION_DENIED
+        assert (await refused(other.view("t1", turn))).status is grpc.StatusCode.PERMISSION_DENIED
+        assert (await refused(other.legal_actions("t1", turn))).status is grpc.StatusCode.PERMISSION_DENIED
+        # Malformed requests.
+        for bad in (
+            mover.submit("t1", turn, gs.Action()),
+            mover.submit("t1", turn, draw, command_id="x" * 200),
+            mover.submit("t1", 7, draw),
+            mover.submit("bad id!", turn, draw),
+            mover.create_game("no-such-variant", PLAYERS),
+            mover.create_game("kalooki", PLAYERS, options={"no_such_option": 1}),
+        ):
+            assert (await refused(bad)).status is grpc.StatusCode.INVALID_ARGUMENT
+        # Moves the rules refuse carry the rule code.
+        early = await refused(mover.submit("t1", turn, discard))
+        assert early.status is grpc.StatusCode.FAILED_PRECONDITION and early.code == "must_draw_first"
+        wrong = await refused(other.submit("t1", (turn + 1) % 3, draw))
+        assert wrong.status is grpc.StatusCode.FAILED_PRECONDITION and wrong.code == "not_your_turn"
+        assert log.last_seq("t1") == 1
+        for client in (ann, bob, _, stranger):
+            await client.close()
+
+    run(tmp_path, scenario)
+
+
+def test_a_retried_command_id_returns_the_original_outcome(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        created = await seats[0].create_game("rummy40", PLAYERS, "t2", turn_timeout_ms=NO_TIMER)
+        turn = created.view.turn
+        draw = gs.Action(draw_from_stock=gs.DrawFromStock())
+        first = await seats[turn].submit("t2", turn, draw, command_id="c-1")
+        again = await seats[turn].submit("t2", turn, draw, command_id="c-1")
+        assert not first.duplicate and again.duplicate
+        assert (again.first_seq, again.last_seq) == (first.first_seq, first.last_seq)
+        assert engine.stores.log.last_seq("t2") == first.last_seq
+        # The same game id and table again is the same game; another table under that id is refused.
+        same = await seats[0].create_game("rummy40", PLAYERS, "t2", turn_timeout_ms=NO_TIMER)
+        assert same.game_id == "t2"
+        clash = await refused(seats[0].create_game("rummy40", ["x", "y"], "t2"))
+        assert clash.status is grpc.StatusCode.ALREADY_EXISTS
+        for client in seats:
+            await client.close()
+
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("variant", PLAYABLE_VARIANTS)
+def test_bots_play_a_game_without_leaks_then_replay_and_verify(tmp_path: Path, variant: str) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        options = {"deals_per_match": 1} if variant == "rummy40" else {}
+        created = await seats[0].create_game(variant, PLAYERS, "g", options=options, turn_timeout_ms=NO_TIMER)
+        spectator = GameClient(engine.address, token("watcher"))
+        watched: list[gs.GameUpdate] = []
+
+        async def watch() -> None:
+            async for update in spectator.updates("g"):
+                watched.append(update)
+
+        watching = asyncio.create_task(watch())
+        early = await refused(seats[0].history("g"))
+        assert early.status is grpc.StatusCode.FAILED_PRECONDITION
+        bots = [BotPlayer(client, "g", seat, keep=True) for seat, client in enumerate(seats)]
+        finals = await asyncio.gather(*(bot.play() for bot in bots))
+        await asyncio.wait_for(watching, 10)
+        assert created.view.seed_commitment == finals[0].seed_commitment
+        assert finals[0].phase == gs.PHASE_GAME_OVER and finals[0].seed
+
+        history = await seats[1].history("g")
+        truth = states_by_seq(history)
+        final = truth[max(truth)]
+        checked = sum(assert_no_leak(bot.stats.messages, seat, truth) for seat, bot in enumerate(bots))
+        checked += assert_no_leak(watched, None, truth)
+        assert checked > len(truth)
+        assert list(finals[0].totals) == list(final.totals) and list(finals[0].winners) == list(final.winners)
+        # Replay at any seq: after the end the players and operators see every hand.
+        middle = max(truth) // 2
+        at = await seats[2].state_at("g", middle, seat=2)
+        assert [len(h.cards) for h in at.hands] == [len(h) for h in truth[middle].hands]
+        assert at.view.seq == middle
+        outsider = GameClient(engine.address, token("zed"))
+        assert not (await outsider.state_at("g", middle)).hands
+        assert (await refused(outsider.history("g"))).status is grpc.StatusCode.PERMISSION_DENIED
+        operator = GameClient(engine.address, operator_token())
+        assert len((await operator.history("g")).entries) == max(truth)
+        verified = await outsider.verify_shuffle("g")
+        assert verified.verified and verified.commitment_matches and verified.shuffles
+        for client in (*seats, spectator, outsider, operator):
+            await client.close()
+
+    run(tmp_path, scenario)
+
+
+def test_a_stream_resumes_after_the_last_seq_seen(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        await seats[0].create_game("kalooki", PLAYERS, "r", turn_timeout_ms=NO_TIMER)
+        bots = [BotPlayer(client, "r", seat) for seat, client in enumerate(seats)]
+        await asyncio.gather(*(bot.play() for bot in bots))
+        total = (await seats[0].view("r")).seq
+        # A client that saw up to seq 5 gets 6..total, in order, once each; then the stream ends.
+        resumed = [update.seq async for update in seats[0].updates("r", 0, after_seq=5)]
+        assert resumed == list(range(6, total + 1))
+        fresh = [update async for update in seats[0].updates("r", 0)]
+        assert [(u.seq, u.event_type) for u in fresh] == [(total, "view")]
+        for client in seats:
+            await client.close()
+
+    run(tmp_path, scenario)
+
+
+def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        created = await seats[0].create_game("kalooki", PLAYERS, "slow", turn_timeout_ms=50)
+        first = created.view.turn
+        assert created.view.HasField("turn_deadline")
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            view = await seats[first].view("slow", first)
+            if all(s.away for s in view.seats):
+                break
+        assert all(s.away and s.timeouts >= 2 for s in view.seats)
+        seq = view.seq
+        await asyncio.sleep(0.3)  # away seats are played after the grace period, not the full timer
+        view = await seats[first].view("slow", first)
+        assert view.seq > seq
+        entries = await engine.app.history("slow")
+        assert all(record.command_id.startswith(("timer/", "away/")) for record, _, _ in entries[1:])
+        for client in seats:
+            await client.close()
+
+    run(tmp_path, scenario, away_after=2, away_grace_ms=20)
+
+
+def test_health_serves_and_reflection_lists_the_service(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        async with grpc.aio.insecure_channel(engine.address) as channel:
+            health: Any = health_pb2_grpc.HealthStub(channel)  # the typed stubs describe sync channels
+            reply = await health.Check(health_pb2.HealthCheckRequest(service="rummy.game.v1.GameService"))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            stub: Any = reflection_pb2_grpc.ServerReflectionStub(channel)  # type: ignore[arg-type]
+            request = reflection_pb2.ServerReflectionRequest(list_services="")
+            async for answer in stub.ServerReflectionInfo(iter([request])):
+                names = {s.name for s in answer.list_services_response.service}
+                assert {"rummy.game.v1.GameService", "grpc.health.v1.Health"} <= names
+                break
+
+    run(tmp_path, scenario)
