@@ -1,0 +1,43 @@
+"""Auditing what a client was shown: given a finished game's full history, list any hidden-card leak.
+
+Used by the tests' leak scans and useful for disputes: every update a seat received must show exactly
+that seat's hand (a spectator's none) and no seed before the end. A view has one private card list,
+`hand`; the table, pile top and counts are public, so with `hand` right no other card can be in it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_rules.game import evolve
+from rummy_rules.state import GameState, Phase
+
+from rummy_engine import codec
+
+
+def states_by_seq(entries: Iterable[gs.HistoryEntry]) -> dict[int, GameState]:
+    """The true state after every event of a game, from its full history."""
+    states: dict[int, GameState] = {}
+    state: GameState | None = None
+    for entry in entries:
+        state = evolve(state, codec.event_from_pb(entry.event))
+        states[entry.event.seq] = state
+    return states
+
+
+def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, GameState]) -> list[str]:
+    """Every way the updates shown to `seat` (None: a spectator) differ from what it may see."""
+    problems = []
+    for update in updates:
+        state = truth[update.seq]
+        view = update.view
+        expected = state.hands[seat] if seat is not None else ()
+        if Counter(codec.cards_from_pb(view.hand)) != Counter(expected):
+            problems.append(f"seq {update.seq}: the hand shown is not seat {seat}'s")
+        if list(view.hand_sizes) != [len(hand) for hand in state.hands]:
+            problems.append(f"seq {update.seq}: wrong hand sizes")
+        if view.seed and state.phase is not Phase.GAME_OVER:
+            problems.append(f"seq {update.seq}: the seed was shown before the end")
+    return problems
