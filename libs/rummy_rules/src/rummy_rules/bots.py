@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from rummy_rules.cards import CARD_BY_CODE, Card
-from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, TakeDiscard
+from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
+from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, SwapJoker, TakeDiscard
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver
@@ -98,10 +98,10 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     Draw: take the discard only if it gets melded, i.e. keeping it (and discarding the best other
     card) leaves less penalty than the hand without it plus the card itself as deadwood. Then lay
     the melds that leave the least penalty (never more than now), lay off cards that were left
-    over anyway, and discard the card whose loss leaves the least penalty (the highest-valued
-    among equals; the rest of a tie by `rng`). Where the last card cannot be discarded (rummy40
-    D11), a hand of one or two cards is kept for the most ways to finish instead, or it could
-    wait for ever.
+    over anyway, swap for a joker when the hand then holds less penalty, and discard the card
+    whose loss leaves the least penalty (the highest-valued among equals; the rest of a tie by
+    `rng`). Where the last card cannot be discarded (rummy40 D11), a hand of one or two cards is
+    kept for the most ways to finish instead, or it could wait for ever.
     """
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
@@ -134,6 +134,8 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     for action in actions:
         if isinstance(action, LayOff) and solver.penalty(_without(hand, action.cards)) < now:
             return action
+        if isinstance(action, SwapJoker) and solver.penalty(_after_swap(hand, action)) < now:
+            return action
     discards = [action for action in actions if isinstance(action, Discard)]
     if not discards:
         return actions[rng.randrange(len(actions))]
@@ -150,6 +152,16 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
 
 def _laid(lay: LayMelds) -> list[Card]:
     return [card for meld in lay.melds for card in meld]
+
+
+def _after_swap(hand: Sequence[Card], swap: SwapJoker) -> list[Card]:
+    """The hand after giving `swap.cards` for a joker and playing what the swap carries."""
+    rest = [*_without(hand, swap.cards), JOKER]
+    if isinstance(swap.then, LayMelds):
+        return _without(rest, _laid(swap.then))
+    if isinstance(swap.then, LayOff):
+        return _without(rest, swap.then.cards)
+    return rest
 
 
 def _outs(view: SeatView, rest: list[Card], solver: MeldSolver) -> int:
