@@ -8,9 +8,10 @@ from collections import Counter
 import pytest
 from rummy_rules.bots import Bot, SeatView, greedy, params_for, random_legal
 from rummy_rules.cards import Card, parse_cards
-from rummy_rules.commands import Discard, DrawFromStock, LayMelds, TakeDiscard
+from rummy_rules.commands import Discard, DrawFromStock, LayMelds, SwapJoker, TakeDiscard
 from rummy_rules.events import DealEnded, GameEnded
 from rummy_rules.game import decide, evolve, legal_actions, replay, start
+from rummy_rules.melds import make_meld
 from rummy_rules.simulate import simulate
 from rummy_rules.solver import KALOOKI, RUMMY40, MeldSolver
 from rummy_rules.state import GameState, Phase
@@ -154,3 +155,25 @@ def test_deals_end_with_penalties_from_hands() -> None:
     winner = ended[0].winner
     assert winner is not None
     assert ended[0].penalties[winner] == 0
+
+
+def test_greedy_swaps_for_a_joker_it_can_meld() -> None:
+    # rummy40 §3.8: after opening, the represented card frees a joker from any player's meld.
+    state = evolve(None, start("rummy40", 2, seed(9)))
+    seat = state.turn
+    other = 1 - seat
+    rules = state.rules
+    table = (make_meld(parse_cards("5H JK 7H"), rules), make_meld(parse_cards("QC QD QS"), rules))
+    hand = parse_cards("6H 9S 10S 2C 4D")
+    state = state._replace(
+        hands=tuple(hand if s == seat else state.hands[s] for s in range(2)),
+        melds=table,
+        owners=(other, seat),
+        opened=tuple(True for _ in range(2)),
+        phase=Phase.PLAY,
+    )
+    actions = legal_actions(state, seat)
+    assert any(isinstance(action, SwapJoker) for action in actions)
+    command = greedy(SeatView(state, seat), actions, random.Random(0))
+    assert isinstance(command, SwapJoker)
+    assert command.cards == parse_cards("6H")
