@@ -9,6 +9,7 @@ comes from a seed as data (`GameStarted.deck`), so replay needs no randomness.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import reduce
 from typing import Any, Final
@@ -42,11 +43,10 @@ from rummy_rules.events import (
 from rummy_rules.melds import (
     End,
     Meld,
-    MeldKind,
     find_melds,
     lay_off,
-    layoff_targets,
     make_meld,
+    meld_options,
     meld_value,
     swap_joker,
 )
@@ -465,10 +465,11 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
                 f"your opening melds are worth {value}; you need at least {rules.opening_min_points}",
                 rules.cite("opening"),
             )
-        if rules.discard_draw_must_open and state.took_unopened and state.taken not in used:
+        taken = state.taken
+        if rules.discard_draw_must_open and state.took_unopened and taken is not None and taken not in used:
             raise RuleViolation(
                 "discard_draw_not_used",
-                f"{state.taken.text}, taken from the discard pile, must be part of your opening",
+                f"{taken.text}, taken from the discard pile, must be part of your opening",
                 rules.cite("discard_draw"),
             )
     _check_rest(state, seat, rest, state.melds + melds)
@@ -659,6 +660,10 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
 # --- legal actions --------------------------------------------------------------------------------
 
 
+# Highest meld value a card of each rank can take (index 0: a joker may stand for an ace).
+_MAX_MELD_VALUE: Final = (11, 11, *range(2, 11), 10, 10, 10)
+
+
 def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None = None) -> list[LayMelds]:
     """A bounded set of opening meld groups from `hand`: greedy packings that reach the minimum.
 
@@ -672,45 +677,55 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
         return []
     valued = sorted(((meld_value(meld, rules), meld) for meld in candidates), key=lambda pair: -pair[0])
     minimum = rules.opening_min_points
-    # Cheap bound first: no packing of candidates beats their sum, nor covers more than their cards.
+    # Cheap bound first: a packing of disjoint candidates is worth at most the cards they cover
+    # (each copy once, at most 11 each) and uses at most those cards (a Kalooki needs all but one).
+    covered = {card for meld in candidates for card in meld.cards}
+    counts = Counter(hand)
+    bound = sum(_MAX_MELD_VALUE[card.rank] * counts[card] for card in covered)
     could_kalooki = (
-        rules.kalooki_exempt_from_opening and sum(len(m.cards) for m in candidates) >= len(hand) - 1
+        rules.kalooki_exempt_from_opening and sum(counts[card] for card in covered) >= len(hand) - 1
     )
-    if sum(value for value, _ in valued) < minimum and not could_kalooki:
+    if bound < minimum and not could_kalooki:
         return []
     found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
-    for start_index, (first_value, first) in enumerate(valued):
+    # Counts per card code; a candidate never holds the same code twice (find_melds: distinct
+    # suits in sets, distinct ranks in runs, at most one joker), so a check is one lookup per card.
+    held = [0] * len(CARD_BY_CODE)
+    for card in hand:
+        held[card.code] += 1
+    needs = [(value, meld, tuple(card.code for card in meld.cards)) for value, meld in valued]
+    for start_index, (first_value, first, first_codes) in enumerate(needs):
         if must_include is not None and must_include not in first.cards:
             continue
-        pool = list(hand)
-        for card in first.cards:
-            pool.remove(card)
+        pool = held.copy()
+        for code in first_codes:
+            pool[code] -= 1
+        left = len(hand) - len(first_codes)
         chosen = [first]
         total = first_value
         if not rules.opening_single_meld:
-            for value, meld in valued[:start_index] + valued[start_index + 1 :]:
-                if total >= minimum and len(pool) > 1:
+            for index, (value, meld, codes) in enumerate(needs):
+                if total >= minimum and left > 1:
                     break
-                try:
-                    rest = list(pool)
-                    for card in meld.cards:
-                        rest.remove(card)
-                except ValueError:
+                if index == start_index or not all(pool[code] for code in codes):
                     continue
-                pool = rest
+                for code in codes:
+                    pool[code] -= 1
+                left -= len(codes)
                 chosen.append(meld)
                 total += value
-        kalooki_turn = rules.kalooki_exempt_from_opening and len(pool) == 1
+        kalooki_turn = rules.kalooki_exempt_from_opening and left == 1
         if (first_value if rules.opening_single_meld else total) < minimum and not kalooki_turn:
             continue
         key = tuple(meld.cards for meld in chosen)
         if key in found:
             continue
-        rest_hand = tuple(pool)
-        try:
-            _check_rest(state, seat, rest_hand, state.melds + tuple(chosen))
-        except RuleViolation:
-            continue
+        if left <= 1:
+            rest = tuple(CARD_BY_CODE[code] for code, count in enumerate(pool) for _ in range(count))
+            try:
+                _check_rest(state, seat, rest, state.melds + tuple(chosen))
+            except RuleViolation:
+                continue
         found[key] = LayMelds(seat, key, tuple(meld.kind for meld in chosen))
     return list(found.values())
 
@@ -785,17 +800,17 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand
     rules = state.rules
     actions: list[LayOff] = []
     short = len(hand) <= 2  # only then can a layoff leave a hand that cannot finish the turn
+    owners = state.owners
+    others = rules.layoff_on_others
     for index, meld in enumerate(state.melds):
-        if not rules.layoff_on_others and state.owners[index] != seat:
+        if not others and owners[index] != seat:
             continue
-        for card, at in layoff_targets(meld, rules):
+        for card, at, result in meld_options(meld, rules).layoffs:
             if card not in in_hand:
                 continue
-            if short or meld.kind is MeldKind.SET:
+            if short:
                 try:
-                    result = lay_off(meld, (card,), rules, at)
-                    if short:
-                        _check_rest(state, seat, _without(hand, (card,)), _set_at(state.melds, index, result))
+                    _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, index, result))
                 except RuleViolation:
                     continue
             actions.append(LayOff(seat, index, (card,), at))
@@ -807,40 +822,23 @@ def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand: 
     rules = state.rules
     actions: list[Command] = []
     for index, meld in enumerate(state.melds):
-        if JOKER not in meld.cards:
-            continue
-        for cards in _swap_offers(meld, in_hand, rules):
-            base = SwapJoker(seat, index, cards)
-            uses: list[LayMelds | LayOff | None] = [] if rules.freed_joker_must_be_used else [None]
+        for cards in meld_options(meld, rules).swaps:
+            if not all(card in in_hand for card in cards):
+                continue
+            use: LayMelds | LayOff | None = None
             if rules.freed_joker_must_be_used:
-                try:
-                    swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
-                except RuleViolation:
+                swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
+                uses = _joker_uses(swapped, seat)
+                if not uses:
                     continue
-                uses.extend(_joker_uses(swapped, seat))
-            for use in uses[:1]:
-                action = SwapJoker(seat, index, cards, use) if use is not None else base
-                try:
-                    decide(state, action)
-                except RuleViolation:
-                    continue
-                actions.append(action)
+                use = uses[0]
+            action = SwapJoker(seat, index, cards, use)
+            try:
+                decide(state, action)
+            except RuleViolation:
+                continue
+            actions.append(action)
     return actions
-
-
-def _swap_offers(meld: Meld, in_hand: set[Card], rules: Rules) -> list[tuple[Card, ...]]:
-    offers: list[tuple[Card, ...]] = []
-    if meld.kind is MeldKind.RUN:
-        for i, card in enumerate(meld.cards):
-            if card is JOKER and meld.represented(i) in in_hand:
-                offers.append((meld.represented(i),))
-        return offers
-    missing = [card for card in in_hand if card.suit is not None and card.rank == meld.rank]
-    if rules.joker_swap.value == "represented":
-        offers.extend((card,) for card in missing)
-    elif rules.joker_swap.value == "kalooki" and len(meld.cards) == 3:
-        offers.extend((a, b) for i, a in enumerate(missing) for b in missing[i + 1 :] if a.suit is not b.suit)
-    return offers
 
 
 def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:

@@ -33,7 +33,6 @@ class End(Enum):
 
 
 # CARD_AT[suit index][position]: the natural card at a run position (14 is the ace again).
-_SUIT_INDEX: Final = {suit: i for i, suit in enumerate(SUITS)}
 CARD_AT: Final = tuple((JOKER, *(Card(rank, suit) for rank in range(1, 14)), Card(1, suit)) for suit in SUITS)
 
 
@@ -58,7 +57,7 @@ class Meld:
     def represented(self, index: int) -> Card:
         """The natural card a run joker at `index` stands for (rule: position fixed when laid)."""
         assert self.suit is not None
-        return CARD_AT[_SUIT_INDEX[self.suit]][self.rank + index]
+        return CARD_AT[SUITS.index(self.suit)][self.rank + index]
 
     def __str__(self) -> str:
         return " ".join(card.text for card in self.cards)
@@ -153,7 +152,7 @@ def _as_run(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld
     lows = (1 - first, 14 - first) if rank == 1 else (rank - first,)
     lowest = 1 if rules.ace_low_in_runs else 2
     assert suit is not None
-    line = CARD_AT[_SUIT_INDEX[suit]]
+    line = CARD_AT[SUITS.index(suit)]
     for low in lows:
         if low < lowest or low + size - 1 > 14:
             continue
@@ -214,7 +213,7 @@ def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | No
     for card in cards:
         if card.suit is not None and card.suit is not suit:
             raise _fail(rules, "layoff_does_not_fit", f"{card.text} is not of the run's suit", "layoff_run")
-    line = CARD_AT[_SUIT_INDEX[suit]]
+    line = CARD_AT[SUITS.index(suit)]
     lowest = 1 if rules.ace_low_in_runs else 2
     count = len(cards)
     low, high = meld.rank, meld.high
@@ -431,7 +430,7 @@ def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], .
         present = 0
         for card in meld.cards:
             if card.suit is not None:
-                present |= 1 << _SUIT_INDEX[card.suit]
+                present |= 1 << SUITS.index(card.suit)
         has_joker = JOKER in meld.cards
         distinct = rules.joker_set_distinct_suits if has_joker else rules.natural_set_distinct_suits
         targets: list[tuple[Card, End | None]] = [
@@ -442,7 +441,7 @@ def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], .
         targets.append((JOKER, None))
         return tuple(targets)
     assert meld.suit is not None
-    line = CARD_AT[_SUIT_INDEX[meld.suit]]
+    line = CARD_AT[SUITS.index(meld.suit)]
     if len(meld.cards) >= 13:
         return ()
     out: list[tuple[Card, End | None]] = []
@@ -453,3 +452,55 @@ def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], .
         out.append((line[meld.high + 1], End.HIGH))
         out.append((JOKER, End.HIGH))
     return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class MeldOptions:
+    """What a table meld accepts: single-card layoffs (card, end, resulting meld) and joker swaps."""
+
+    layoffs: tuple[tuple[Card, End | None, Meld], ...]
+    swaps: tuple[tuple[Card, ...], ...]
+
+
+_OPTIONS_MEMO: dict[int, tuple[Meld, Rules, MeldOptions]] = {}
+
+
+def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
+    """`MeldOptions` of a table meld, memoised by identity: table melds outlive many decisions.
+
+    The memo keeps the meld alive alongside its id, so an id can never be reused for another meld
+    while its entry exists.
+    """
+    entry = _OPTIONS_MEMO.get(id(meld))
+    if entry is not None and entry[0] is meld and entry[1] is rules:
+        return entry[2]
+    layoffs: list[tuple[Card, End | None, Meld]] = []
+    for card, at in layoff_targets(meld, rules):
+        try:
+            layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
+        except RuleViolation:
+            continue
+    options = MeldOptions(tuple(layoffs), _swap_needs(meld, rules))
+    if len(_OPTIONS_MEMO) > _MEMO_LIMIT:
+        _OPTIONS_MEMO.clear()
+    _OPTIONS_MEMO[id(meld)] = (meld, rules, options)
+    return options
+
+
+def _swap_needs(meld: Meld, rules: Rules) -> tuple[tuple[Card, ...], ...]:
+    """The natural cards that can take a joker out of `meld` (each tuple is one swap)."""
+    if JOKER not in meld.cards or rules.joker_swap is JokerSwap.NONE:
+        return ()
+    if meld.kind is MeldKind.RUN:
+        return tuple((meld.represented(i),) for i, card in enumerate(meld.cards) if card is JOKER)
+    if rules.joker_swap is JokerSwap.RUNS_ONLY:
+        return ()
+    present = {card.suit for card in meld.cards if card.suit is not None}
+    missing = [CARD_AT[i][meld.rank] for i, suit in enumerate(SUITS) if suit not in present]
+    if rules.joker_swap is JokerSwap.REPRESENTED:
+        if not rules.joker_set_distinct_suits:
+            return tuple((CARD_AT[i][meld.rank],) for i in range(4))
+        return tuple((card,) for card in missing)
+    if len(meld.cards) != 3:
+        return ()  # kalooki §3.8.4: closed sets
+    return tuple(combinations(missing, 2))
