@@ -1,0 +1,49 @@
+"""Options shared by the subcommands that reach the platform's stores: embedded files, or Kafka + Redis."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from rummy_engine import config as engine_config
+from rummy_engine.config import EngineConfig
+from rummy_store import EventLog
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.kafka_log import KafkaEventLog
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kafka", help="Kafka bootstrap host:port (default: the embedded store)")
+    parser.add_argument("--redis", help="Redis URL, needed with --kafka (e.g. redis://127.0.0.1:6379/0)")
+    parser.add_argument("--data-dir", help="directory of the embedded store (default .local/engine)")
+    parser.add_argument("--topic", help="the game events topic (default rummy.game.events.v1)")
+
+
+def config_from(args: argparse.Namespace) -> EngineConfig:
+    """The environment's configuration (ENGINE_*), overridden by command-line options."""
+    config = engine_config.load()
+    changes = {
+        name: value
+        for name, value in (
+            ("kafka", args.kafka),
+            ("redis", args.redis),
+            ("data_dir", args.data_dir),
+            ("topic", args.topic),
+        )
+        if value
+    }
+    config = replace(config, **changes)
+    if bool(config.kafka) != bool(config.redis):
+        raise SystemExit("meldstream: give both --kafka and --redis, or neither (the embedded store)")
+    return config
+
+
+def open_log_readonly(config: EngineConfig) -> EventLog:
+    """The event log for reading only (replay and verify never append)."""
+    if config.embedded:
+        path = Path(config.data_dir) / "events.sqlite"
+        if not path.exists():
+            raise SystemExit(f"meldstream: no embedded store at {path}; is --data-dir right?")
+        return EmbeddedEventLog(path, config.partitions)
+    return KafkaEventLog(config.kafka, config.topic, config.partitions)

@@ -1,0 +1,86 @@
+"""`meldstream replay GAME [--to SEQ]`: every step of a game as a table: hands, melds, discard pile.
+
+An operator's tool: it reads the event log directly (every hand is shown, game over or not).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rummy.game.v1 import events_pb2
+from rummy_engine.codec import event_from_pb
+from rummy_engine.projection import TABLE_PREFIX, Table, by_engine
+from rummy_rules.cards import format_cards
+from rummy_rules.events import Event
+from rummy_rules.game import evolve
+from rummy_rules.state import GameState
+
+from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("replay", help="print a game step by step (hands, melds, discard pile)")
+    parser.add_argument("game", help="the game id")
+    parser.add_argument("--to", type=int, metavar="SEQ", help="stop after this sequence number")
+    add_store_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def describe(event: Event) -> str:
+    fields = []
+    for name in type(event).__slots__:
+        if name in ("deck", "seed", "cards") and isinstance(getattr(event, name), tuple | bytes):
+            value = getattr(event, name)
+            fields.append(f"{name}=[{len(value)}]" if name != "cards" else f"cards={format_cards(value)}")
+            continue
+        value = getattr(event, name)
+        if hasattr(value, "cards"):
+            value = format_cards(value.cards)
+        elif isinstance(value, tuple) and value and hasattr(value[0], "cards"):
+            value = " | ".join(format_cards(meld.cards) for meld in value)
+        elif hasattr(value, "text"):
+            value = value.text
+        fields.append(f"{name}={value}")
+    return f"{type(event).__name__}({', '.join(fields)})"
+
+
+def table(state: GameState, players: tuple[str, ...]) -> list[str]:
+    width = max(len(p) for p in players) + 8
+    lines = []
+    for seat, hand in enumerate(state.hands):
+        mark = ">" if seat == state.turn else " "
+        label = f"{seat} {players[seat]}"
+        lines.append(f"  {mark} {label:<{width}} {len(hand):>2} | {format_cards(sorted(hand)) or '-'}")
+    for index, (meld, owner) in enumerate(zip(state.melds, state.owners, strict=True)):
+        lines.append(f"    meld {index:<2} (seat {owner}) {format_cards(meld.cards)}")
+    pile = format_cards(state.discard[-8:]) if state.discard else "-"
+    more = f"{len(state.discard) - 8} more under " if len(state.discard) > 8 else ""
+    lines.append(
+        f"    discard: {more}{pile} (top last)   stock: {len(state.stock)}   phase: {state.phase.value}"
+    )
+    lines.append(f"    totals: {list(state.totals)}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    log = open_log_readonly(config_from(args))
+    try:
+        state: GameState | None = None
+        players: tuple[str, ...] = ()
+        for record in log.read_stream(args.game):
+            if args.to is not None and record.seq > args.to:
+                break
+            event = event_from_pb(events_pb2.GameEvent.FromString(record.payload))
+            if record.command_id.startswith(TABLE_PREFIX):
+                players = Table.from_command_id(record.command_id).players
+            state = evolve(state, event)
+            who = " (played by the engine: the player was absent)" if by_engine(record.command_id) else ""
+            print(f"seq {record.seq}: {describe(event)}{who}")
+            print("\n".join(table(state, players)))
+        if state is None:
+            print(f"meldstream replay: no game {args.game!r} in this store")
+            return 1
+        return 0
+    finally:
+        log.close()
