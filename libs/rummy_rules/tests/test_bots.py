@@ -177,3 +177,10 @@ def test_greedy_swaps_for_a_joker_it_can_meld() -> None:
     command = greedy(SeatView(state, seat), actions, random.Random(0))
     assert isinstance(command, SwapJoker)
     assert command.cards == parse_cards("6H")
+
+
+def test_simulation_takes_variant_options() -> None:
+    result = simulate("kalooki", 2, seed(4), greedy, options={"ace_low_in_runs": False, "prize_pool": 1000})
+    assert result.finished
+    assert not result.final.rules.ace_low_in_runs
+    assert sum(result.final.payouts) == 1000
