@@ -8,10 +8,10 @@ BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra services/cli
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog bench-engine kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -56,14 +56,16 @@ lint: venv protos ## ruff, mypy (strict) and buf lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli
+	$(BIN)/mypy -p rummy_service -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
+	$(BIN)/mypy services/engine/tests
 	deploy/local/buf.sh lint
 
 fmt: venv ## format and autofix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: bench-rules bench-eventlog ## every benchmark
+bench: bench-rules bench-eventlog bench-engine ## every benchmark
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
 	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2
@@ -71,6 +73,9 @@ bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machi
 
 bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
 	$(BIN)/python -m rummy_store.bench
+
+bench-engine: setup ## engine action latency p50/p99 and actions/s, many concurrent games, beside a bare gRPC round trip
+	$(BIN)/python -m rummy_engine.bench $(BENCH_ARGS)
 
 kafka-up: ## start the local Kafka broker (loopback)
 	deploy/local/kafka.sh start
