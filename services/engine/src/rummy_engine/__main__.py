@@ -25,6 +25,7 @@ async def serve() -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python logs every connection at INFO
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve())
     sys.exit(0)
