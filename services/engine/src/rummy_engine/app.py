@@ -10,7 +10,6 @@ this module is handed checked requests.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
@@ -158,15 +157,16 @@ class GameApp:
         except RuleViolation as exc:  # unknown variant, table size or option: a malformed request
             raise InvalidArgument(exc.code, exc.message) from None
         existing = self._games.get(game_id)
-        if existing is None:
-            with contextlib.suppress(NotFound):
-                existing = await self.game(game_id)
         if existing is not None:
             return self._same_table(existing, table, first)
         state = self._projection.fold(None, table.command_id(), 1, first)
         try:
-            await self._append_events(game_id, table.command_id(), 0, [first])
+            # No read first: an append expecting seq 0 fails when the game exists (and, on Kafka,
+            # looking a game up means scanning its partition).
+            result = await self._append_events(game_id, table.command_id(), 0, [first])
         except ConcurrencyError:
+            return self._same_table(await self.game(game_id), table, first)
+        if result.duplicate:  # created before with this very table (the command id names it)
             return self._same_table(await self.game(game_id), table, first)
         live = self._games.setdefault(game_id, LiveGame(game_id, state, 1))
         self._schedule(live)
