@@ -300,3 +300,43 @@ def test_card_type_checked_before_use() -> None:
     assert refused(state, LayMelds(0, (("5H", "6H", "7H"),))) == "bad_card"  # type: ignore[arg-type]
     meld = Meld(MeldKind.RUN, parse_cards("5H 6H 7H"), 5, parse_card("5H").suit)
     assert make_meld(parse_cards("5H 6H 7H"), KALOOKI) == meld
+
+
+def test_malformed_command_fields_are_refused() -> None:
+    state = position(KALOOKI, "5H 6H 7H 8H 9C", opened=True, table=[("2C 3C 4C", 1)])
+    assert refused(state, LayOff(0, 0, parse_cards("JK"), "low")) == "bad_end"  # type: ignore[arg-type]
+    assert refused(state, LayOff(0, True, parse_cards("5C"))) == "no_such_meld"
+    assert refused(state, LayMelds(0, (parse_cards("5H 6H 7H"),), ("run",))) == "bad_meld_kind"  # type: ignore[arg-type]
+    assert refused(state, Discard(0, "9C")) == "bad_card"  # type: ignore[arg-type]
+
+
+def test_kalooki_discard_draw_must_be_used_in_opening_with_option() -> None:
+    rules = rules_for("kalooki", 2, discard_draw_before_opening="must_use_in_opening")  # D19 option
+    state = position(rules, "KH KS 5C 6C 7C 2D 9S", phase=Phase.DRAW, discard="KD")
+    assert TakeDiscard(0) in legal_actions(state, 0)
+    state, _ = apply(state, TakeDiscard(0))
+    assert refused(state, Discard(0, parse_card("9S"))) == "discard_draw_not_used"
+    code = refused(state, LayMelds(0, (parse_cards("5C 6C 7C"), parse_cards("KH KS JK"))))
+    assert code == "card_not_in_hand"
+    state, _ = apply(state, LayMelds(0, (parse_cards("KH KS KD"), parse_cards("5C 6C 7C"))))
+    apply(state, Discard(0, parse_card("9S")))
+    unusable = position(rules, "2H 5C 9S", phase=Phase.DRAW, discard="KD")
+    assert refused(unusable, TakeDiscard(0)) == "discard_draw_not_usable"
+
+
+def test_kalooki_elimination_match_drops_players_at_the_limit() -> None:
+    rules = rules_for("kalooki", 3, match_mode="elimination", elimination_limit=30)  # §5 match_mode
+    state = position(rules, "5H 6H 7H 8C", opened=True)
+    state = state._replace(hands=(state.hands[0], parse_cards("KS QS JS"), parse_cards("2S")))
+    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)))
+    state, events = apply(state, Discard(0, parse_card("8C")))
+    assert state.active == (True, False, True) and isinstance(events[-1], DealStarted)
+    assert state.dealer == 0 and len(state.hands[1]) == 0 and len(state.hands[2]) == 13
+    state = state._replace(hands=(parse_cards("AS"), (), parse_cards("9H")), turn=2)
+    state = state._replace(phase=Phase.PLAY, opened=(False, False, True), turn_start_opened=True)
+    state, events = apply(state, Discard(2, parse_card("9H")))
+    assert isinstance(events[-1], DealStarted)  # seat 0 has 11 < 30: still two players
+    state = state._replace(hands=(parse_cards("KS KD KH QC"), (), parse_cards("9D")), turn=2)
+    state = state._replace(phase=Phase.PLAY, opened=(False, False, True), turn_start_opened=True)
+    state, events = apply(state, Discard(2, parse_card("9D")))
+    assert events[-1] == GameEnded((2,), (51, 30, 2), (), SEED)

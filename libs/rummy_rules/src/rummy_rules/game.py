@@ -43,6 +43,7 @@ from rummy_rules.events import (
 from rummy_rules.melds import (
     End,
     Meld,
+    MeldKind,
     find_melds,
     lay_off,
     make_meld,
@@ -437,6 +438,10 @@ def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...
     melds = []
     for index, cards in enumerate(command.melds):
         kind = command.kinds[index] if index < len(command.kinds) else None
+        if kind is not None and not isinstance(kind, MeldKind):
+            raise RuleViolation(
+                "bad_meld_kind", f"a meld kind is 'set' or 'run', not {kind!r}", rules.cite("set")
+            )
         if not all(isinstance(card, Card) for card in cards):
             raise RuleViolation("bad_card", f"not a card in {cards!r}", rules.cite("hand"))
         melds.append(make_meld(cards, rules, kind))
@@ -496,6 +501,10 @@ def _lay_off(state: GameState, command: LayOff) -> list[Event]:
     if not rules.layoff_on_others and state.owners[command.meld] != seat:
         raise RuleViolation(
             "layoff_on_others_meld", "you may lay off only onto your own melds", rules.cite("owner")
+        )
+    if command.at is not None and not isinstance(command.at, End):
+        raise RuleViolation(
+            "bad_end", f"a run end is low or high, not {command.at!r}", rules.cite("layoff_run")
         )
     rest = _take(state, seat, command.cards)
     result = lay_off(meld, command.cards, rules, command.at)
@@ -766,7 +775,7 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
                 _check_rest(state, seat, _without(hand, meld.cards), (*state.melds, meld))
             except RuleViolation:
                 continue
-        actions.append(LayMelds(seat, (meld.cards,), (meld.kind,)))
+        actions.append(_lay_meld_action(seat, meld))
     in_hand = set(hand)
     actions.extend(_layoff_actions(state, seat, hand, in_hand))
     if rules.joker_swap is not rules.joker_swap.NONE:
@@ -777,6 +786,22 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
 _DRAW_CACHE: dict[int, tuple[Command, ...]] = {}
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
 _DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
+
+
+_LAY_MELD_MEMO: dict[tuple[int, int], tuple[Meld, LayMelds]] = {}
+
+
+def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
+    """The command laying one candidate meld; find_melds memoises melds, so these repeat."""
+    key = (seat, id(meld))
+    entry = _LAY_MELD_MEMO.get(key)
+    if entry is not None and entry[0] is meld:
+        return entry[1]
+    if len(_LAY_MELD_MEMO) > 100_000:
+        _LAY_MELD_MEMO.clear()
+    command = LayMelds(seat, (meld.cards,), (meld.kind,))
+    _LAY_MELD_MEMO[key] = (meld, command)
+    return command
 
 
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
