@@ -1,0 +1,1 @@
+"""meldstream scoring service: game events in; results, standings, leaderboards, ratings, payouts out."""

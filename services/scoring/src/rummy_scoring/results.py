@@ -1,0 +1,171 @@
+"""Scoring one game from its events: a pure fold, so a replay of the same events gives the same results.
+
+The engine's first command id of a game names its table (`table:{"players": [...], ...}`, see
+rummy_engine.projection.Table): that is where the player ids come from. Penalties arrive per deal in
+`DealEnded`; match winners and the Kalooki prize split are recomputed with the rules engine's own
+functions (`match_winners`, `prize_split`), so scoring and the engine cannot disagree on a rule.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Final
+
+from rummy.game.v1 import events_pb2 as ev
+from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_rules.scoring import match_winners, prize_split
+from rummy_rules.variants import MatchMode, rules_for
+
+TABLE_PREFIX: Final = "table:"
+HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
+RELEVANT: Final = frozenset({"game_started", "deal_started", "deal_ended", "game_ended"})
+
+
+class ScoringError(ValueError):
+    """An event stream scoring cannot read (e.g. a game whose first event is not GameStarted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameScore:
+    """What scoring keeps about one game between events (stored as JSON beside its tracking seq)."""
+
+    variant: str
+    players: tuple[str, ...]
+    options: dict[str, int | bool | str]
+    seq: int  # last game-event seq applied: the tracking record
+    dealer: int = 0
+    deals: int = 0
+    totals: tuple[int, ...] = ()
+    last_penalties: tuple[int, ...] = ()
+    closer: int | None = None
+    last_kalooki: bool = False
+    published: int = 0  # events this game has on the scoring topic
+    over: bool = False
+
+    def dumps(self) -> str:
+        return json.dumps(asdict(self))
+
+    @staticmethod
+    def loads(text: str | bytes) -> GameScore:
+        data: dict[str, Any] = json.loads(text)
+        for name in ("players", "totals", "last_penalties"):
+            data[name] = tuple(data[name])
+        return GameScore(**data)
+
+
+def option_value(value: ev.OptionValue) -> int | bool | str:
+    case = value.WhichOneof("value")
+    if case == "int_value":
+        return value.int_value
+    if case == "bool_value":
+        return value.bool_value
+    if case == "string_value":
+        return value.string_value
+    raise ScoringError("an option without a value")
+
+
+def table_players(command_id: str) -> tuple[str, ...]:
+    """Player ids in seat order from the engine's table command id."""
+    if not command_id.startswith(TABLE_PREFIX):
+        raise ScoringError(f"a game's first command id names its table, got {command_id[:40]!r}")
+    try:
+        players = json.loads(command_id[len(TABLE_PREFIX) :])["players"]
+    except (ValueError, KeyError, TypeError):
+        raise ScoringError(f"unreadable table command id {command_id[:40]!r}") from None
+    return tuple(str(player) for player in players)
+
+
+def start(seq: int, command_id: str, message: ev.GameStarted) -> GameScore:
+    players = table_players(command_id)
+    if len(players) != message.players:
+        raise ScoringError(f"{len(players)} player ids for {message.players} seats")
+    options = {name: option_value(value) for name, value in message.options.items()}
+    return GameScore(
+        message.variant, players, options, seq, dealer=message.dealer, totals=(0,) * len(players)
+    )
+
+
+def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
+    """Finishing positions (1 = best, ties share) for the rating update."""
+    better = sorted(set(totals), reverse=variant in HIGHER_IS_BETTER)
+    return [better.index(total) + 1 for total in totals]
+
+
+def step(
+    state: GameScore | None, seq: int, command_id: str, envelope: ev.GameEvent
+) -> tuple[GameScore, list[sc.ScoringEvent]]:
+    """Apply one game event; returns the new state and the scoring events it causes (maybe none)."""
+    case = envelope.WhichOneof("event")
+    if case == "game_started":
+        return start(seq, command_id, envelope.game_started), []
+    if state is None:
+        raise ScoringError(f"game {envelope.game_id}: {case} before game_started")
+    if case == "deal_started":
+        return replace(state, seq=seq, dealer=envelope.deal_started.dealer), []
+    if case == "deal_ended":
+        return _deal_ended(state, seq, envelope)
+    if case == "game_ended":
+        return _game_ended(state, seq, envelope)
+    return replace(state, seq=seq), []
+
+
+def _deal_ended(
+    state: GameScore, seq: int, envelope: ev.GameEvent
+) -> tuple[GameScore, list[sc.ScoringEvent]]:
+    ended = envelope.deal_ended
+    if not ended.HasField("winner"):  # a void deal scores nothing (kalooki/rummy40: same dealer again)
+        return replace(state, seq=seq), []
+    penalties = tuple(ended.penalties)
+    if len(penalties) != len(state.players):
+        raise ScoringError(f"game {envelope.game_id}: {len(penalties)} penalties for {len(state.players)}")
+    totals = tuple(t + p for t, p in zip(state.totals, penalties, strict=True))
+    deal = state.deals + 1
+    hand = sc.HandScored(
+        deal=deal,
+        variant=state.variant,
+        player_ids=state.players,
+        winner=ended.winner,
+        kalooki=ended.kalooki,
+        penalties=penalties,
+    )
+    new = replace(
+        state,
+        seq=seq,
+        deals=deal,
+        totals=totals,
+        last_penalties=penalties,
+        closer=ended.winner,
+        last_kalooki=ended.kalooki,
+    )
+    return new, [sc.ScoringEvent(game_id=envelope.game_id, hand_scored=hand)]
+
+
+def _game_ended(
+    state: GameScore, seq: int, envelope: ev.GameEvent
+) -> tuple[GameScore, list[sc.ScoringEvent]]:
+    ended = envelope.game_ended
+    rules = rules_for(state.variant, len(state.players), **state.options)
+    totals = tuple(ended.totals) if state.variant in HIGHER_IS_BETTER else state.totals
+    if rules.match_mode in (MatchMode.SINGLE_DEAL, MatchMode.ELIMINATION, MatchMode.TARGET_SCORE):
+        winners = list(ended.winners)  # the deal's winner (kalooki D16) / last survivor / first to target
+    else:
+        winners = match_winners(dict(enumerate(totals)))  # rummy40 §3.12 D14, contract §3.4
+    payouts: list[int] = []
+    if rules.prize_pool and rules.match_mode is MatchMode.SINGLE_DEAL and state.closer is not None:
+        losers = {seat: p for seat, p in enumerate(state.last_penalties) if seat != state.closer}
+        split = prize_split(rules.prize_pool, state.closer, losers, rules, state.last_kalooki)
+        payouts = [split[seat] for seat in range(len(state.players))]  # kalooki §3.13.2 D17
+    match = sc.MatchScored(
+        variant=state.variant,
+        player_ids=state.players,
+        totals=totals,
+        winners=[state.players[seat] for seat in winners],
+        payouts=payouts,
+        closer=state.players[state.closer] if state.closer is not None else "",
+        last_deal_penalties=state.last_penalties,
+        last_dealer=state.dealer,
+        deals=state.deals,
+    )
+    new = replace(state, seq=seq, totals=totals, over=True)
+    return new, [sc.ScoringEvent(game_id=envelope.game_id, match_scored=match)]
