@@ -275,13 +275,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     say("")
     say("Meld solver (exact least penalty; a fresh solver per figure, so its cache warm-up is counted)")
     rng = random.Random(seed)
-    for jokers in (0, 1, 2):
-        progress(f"solver: kalooki 13 cards, {jokers} jokers")
-        # Distinct hands, never cycled: the solver caches results per hand.
-        hands = kalooki_hands(jokers, int(budget * 30_000), rng)
-        mixed = peers.solve_all(MeldSolver(KALOOKI).penalty, hands, budget)
-        label = f"kalooki 13 cards, {jokers} joker(s)"
-        say(f"  {label:34} {fmt(rate(mixed.count, mixed.seconds)):>12} hands/s")
+    # Distinct hands, never cycled (the solver caches results per hand), taken in rounds too.
+    kalooki = [
+        (Hands(f"kalooki 13 cards, {jokers} joker(s)"), kalooki_hands(jokers, int(budget * 40_000), rng))
+        for jokers in (0, 1, 2)
+    ]
+    solvers = [MeldSolver(KALOOKI) for _ in kalooki]
+    for round_index in range(rounds):
+        progress(f"solver: kalooki 13 cards, round {round_index + 1} of {rounds}")
+        for (entry, pile), kalooki_solver in zip(kalooki, solvers, strict=True):
+            solve_round(entry, partial(peers.solve_all, kalooki_solver.penalty, pile[entry.count :], share))
+    for entry, _ in kalooki:
+        say(f"  {entry.label:34} {fmt(entry.per_second):>12} hands/s")
     # Gin hands have no jokers or repeats, so nothing is cached per hand: every solver cycles them.
     hands = gin_hands(GIN_HANDS, rng)
     gin = Hands("gin rummy deadwood, 10 cards")
