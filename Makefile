@@ -58,7 +58,7 @@ lint: venv protos ## ruff, mypy (strict) and buf lint
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli
 	$(BIN)/mypy -p rummy_service -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
-	$(BIN)/mypy services/engine/tests
+	$(BIN)/mypy services/engine/tests libs/rummy_service/tests
 	deploy/local/buf.sh lint
 
 fmt: venv ## format and autofix
