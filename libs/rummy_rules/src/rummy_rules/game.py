@@ -776,10 +776,7 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
             except RuleViolation:
                 continue
         actions.append(_lay_meld_action(seat, meld))
-    in_hand = set(hand)
-    actions.extend(_layoff_actions(state, seat, hand, in_hand))
-    if rules.joker_swap is not rules.joker_swap.NONE:
-        actions.extend(_swap_actions(state, seat, hand, in_hand))
+    actions.extend(_table_actions(state, seat, hand))
     return tuple(actions)
 
 
@@ -842,27 +839,46 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand
     return actions
 
 
-def _swap_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand: set[Card]) -> list[Command]:
-    """Joker swaps the hand can make; with a must-use rule, each carries one use of the joker."""
+def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+    """Layoffs (as `_layoff_actions`) and joker swaps, in one pass over the table melds."""
     rules = state.rules
+    in_hand = set(hand)
     actions: list[Command] = []
+    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
+    short = len(hand) <= 2
+    owners = state.owners
+    others = rules.layoff_on_others
     for index, meld in enumerate(state.melds):
-        for cards in meld_options(meld, rules).swaps:
-            if not all(card in in_hand for card in cards):
-                continue
-            use: LayMelds | LayOff | None = None
-            if rules.freed_joker_must_be_used:
-                swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
-                uses = _joker_uses(swapped, seat)
-                if not uses:
+        options = meld_options(meld, rules)
+        if others or owners[index] == seat:
+            for card, at, result in options.layoffs:
+                if card not in in_hand:
                     continue
-                use = uses[0]
-            action = SwapJoker(seat, index, cards, use)
-            try:
-                decide(state, action)
-            except RuleViolation:
+                if short:
+                    try:
+                        _check_rest(
+                            state, seat, _without_one(hand, card), _set_at(state.melds, index, result)
+                        )
+                    except RuleViolation:
+                        continue
+                actions.append(LayOff(seat, index, (card,), at))
+        for cards in options.swaps:
+            if all(card in in_hand for card in cards):
+                swaps.append((index, meld, cards))
+    for index, meld, cards in swaps:
+        use: LayMelds | LayOff | None = None
+        if rules.freed_joker_must_be_used:
+            swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
+            uses = _joker_uses(swapped, seat)
+            if not uses:
                 continue
-            actions.append(action)
+            use = uses[0]
+        action = SwapJoker(seat, index, cards, use)
+        try:
+            decide(state, action)  # swaps are rare; checking them whole keeps legal_actions exact
+        except RuleViolation:
+            continue
+        actions.append(action)
     return actions
 
 
