@@ -220,5 +220,10 @@ def test_bad_hands_are_rejected() -> None:
         MeldSolver(GIN).penalty(parse_cards("JK 2C 3C"))
     with pytest.raises(ValueError, match="copies"):
         MeldSolver(KALOOKI).penalty(parse_cards("2C 2C 2C 2C"))
+    for solver in (MeldSolver(GIN), MeldSolver(KALOOKI)):
+        with pytest.raises(TypeError, match="parse_cards"):
+            solver.penalty(["AS", "2S", "3S"])  # type: ignore[list-item]
+        with pytest.raises(TypeError, match="parse_cards"):
+            solver.solve([*parse_cards("AS 2S"), "3S"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="set sizes"):
         MeldParams("bad", KALOOKI.penalties, 25, set_min=5, set_max=4)

@@ -169,7 +169,10 @@ class MeldSolver:
         cards = hand if isinstance(hand, (list, tuple)) else tuple(hand)
         # Summing distinct powers of two never carries, so the bit count equals the card count
         # exactly when no card repeats; the sum then is the hand's bit mask (bit 0: jokers).
-        mask = sum(map(_BIT_OF.__getitem__, cards))
+        try:
+            mask = sum(map(_BIT_OF.__getitem__, cards))
+        except (KeyError, TypeError) as exc:
+            raise TypeError(f"a hand holds cards (parse_cards), got {cards!r}") from exc
         if mask & 1 == 0 and mask.bit_count() == len(cards):
             return self._fast_penalty(mask >> 1)
         keys, jokers, total, rank_naturals = self._encode(cards)
@@ -185,6 +188,8 @@ class MeldSolver:
     def solve(self, hand: Iterable[Card]) -> Partition:
         """A best partition of `hand` (one of them when several tie), with its melds spelled out."""
         cards = tuple(hand)
+        if not all(isinstance(card, Card) for card in cards):
+            raise TypeError(f"a hand holds cards (parse_cards), got {cards!r}")
         keys, jokers, total, rank_naturals = self._encode(cards)
         saved, set_choice, run_keys, run_jokers = self._search(keys, jokers, rank_naturals)
         melds: list[Meld] = []
