@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Local Apache Kafka (KRaft, one combined broker+controller on loopback) from its Maven Central jars.
-#   deploy/local/kafka.sh fetch    resolve the jars into $KAFKA_LIBS (skipped when present)
+#   deploy/local/kafka.sh fetch    resolve the jars into $MELDSTREAM_KAFKA_LIBS (skipped when present)
 #   deploy/local/kafka.sh start    format storage if new, start, wait until a metadata request answers
 #   deploy/local/kafka.sh stop     SIGTERM (controlled shutdown), wait, then SIGKILL
 #   deploy/local/kafka.sh status   exit 0 and print the address when it answers
 # Environment (defaults in brackets): MELDSTREAM_KAFKA_PORT [19092], MELDSTREAM_KAFKA_CONTROLLER_PORT [19093],
 # MELDSTREAM_KAFKA_STATE [.local/kafka] (config, data/, logs/, pid), MELDSTREAM_KAFKA_LIBS [.local/kafka/libs],
-# MELDSTREAM_KAFKA_HEAP [512m]. The test harness (rummy_infra) runs this with its own ports and state dir.
+# MELDSTREAM_KAFKA_HEAP [512m], MELDSTREAM_WATCH_PID (stop when that process is gone). The test harness
+# (rummy_infra) runs this with its own ports, state dir and pid.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,6 +31,15 @@ fetch() {
   mvn -B -q -f "$here/kafka/pom.xml" dependency:copy-dependencies \
     -DincludeScope=runtime -DoutputDirectory="$libs.tmp"
   rm -rf "$libs" && mv "$libs.tmp" "$libs"   # only a complete download counts as present
+}
+
+# When MELDSTREAM_WATCH_PID is set (the test harness sets its own pid), a detached watchdog stops the
+# server once that process is gone, so a killed test run leaves nothing running.
+watch() {
+  [[ -n ${MELDSTREAM_WATCH_PID:-} ]] || return 0
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+                  if kill -0 "$2" 2>/dev/null; then exec "$3" stop; fi' \
+    watchdog "$MELDSTREAM_WATCH_PID" "$1" "$2" </dev/null >/dev/null 2>&1 &
 }
 
 running() { [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
@@ -59,6 +69,7 @@ start() {
   MELDSTREAM_CHECKOUT=$root setsid java -Xms256m -Xmx"$heap" -cp "$libs/*" "${java_opts[@]}" kafka.Kafka "$state/server.properties" \
     >"$state/logs/server.out" 2>&1 </dev/null &
   echo $! >"$pidfile"
+  watch "$(cat "$pidfile")" "$here/kafka.sh"
   if ! probe 90; then
     tail -n 30 "$state/logs/server.out" >&2
     stop

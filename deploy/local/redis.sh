@@ -4,7 +4,8 @@
 #   deploy/local/redis.sh start     start and wait for PING
 #   deploy/local/redis.sh stop      SHUTDOWN NOSAVE, then SIGTERM/SIGKILL if it lingers
 #   deploy/local/redis.sh status    exit 0 when it answers PING
-# Environment: MELDSTREAM_REDIS_PORT [16379], MELDSTREAM_REDIS_STATE [.local/redis] (pid, log).
+# Environment: MELDSTREAM_REDIS_PORT [16379], MELDSTREAM_REDIS_STATE [.local/redis] (pid, log),
+# MELDSTREAM_WATCH_PID (stop when that process is gone).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,6 +28,15 @@ install() {
 
 ping() { [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]]; }
 
+# When MELDSTREAM_WATCH_PID is set (the test harness sets its own pid), a detached watchdog stops the
+# server once that process is gone, so a killed test run leaves nothing running.
+watch() {
+  [[ -n ${MELDSTREAM_WATCH_PID:-} ]] || return 0
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+                  if kill -0 "$2" 2>/dev/null; then exec "$3" stop; fi' \
+    watchdog "$MELDSTREAM_WATCH_PID" "$1" "$2" </dev/null >/dev/null 2>&1 &
+}
+
 running() { [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
 start() {
@@ -41,6 +51,7 @@ start() {
   MELDSTREAM_CHECKOUT=$root setsid redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --protected-mode yes \
     --dir "$state" --daemonize no --logfile "$state/redis.log" </dev/null >/dev/null 2>&1 &
   echo $! >"$pidfile"
+  watch "$(cat "$pidfile")" "$here/redis.sh"
   for _ in $(seq 100); do
     if ping; then
       echo "redis: answers on 127.0.0.1:$port"

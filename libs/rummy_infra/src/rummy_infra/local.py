@@ -37,7 +37,7 @@ def free_port() -> int:
 def _script(name: str, action: str, env: dict[str, str]) -> str:
     result = subprocess.run(
         [str(repo_root() / "deploy" / "local" / name), action],
-        env={**os.environ, **env},
+        env={**os.environ, **env, "MELDSTREAM_WATCH_PID": str(os.getpid())},
         capture_output=True,
         text=True,
         check=False,

@@ -63,7 +63,13 @@ class KafkaEventLog(EventLog):
         self._topic = topic
         self._fence = fence
         self.partitions = partitions
-        self._reader = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+        # Reads scan one partition at a time (catch-up, rebuilds): fetch more of it per round trip.
+        self._reader = KafkaConsumer(
+            bootstrap_servers=bootstrap,
+            enable_auto_commit=False,
+            group_id=None,
+            max_partition_fetch_bytes=8 * 1024 * 1024,
+        )
         actual = self._reader.partitions_for_topic(topic)
         if actual is None or len(actual) != partitions:
             self._reader.close()
@@ -201,8 +207,10 @@ class KafkaEventLog(EventLog):
         stalled_since = time.monotonic()
         while offset < end:
             with self._reader_lock:
-                self._reader.assign([tp])
-                self._reader.seek(tp, offset)
+                # Re-position only when another read moved the shared reader: a seek drops prefetched data.
+                if self._reader.assignment() != {tp} or self._reader.position(tp) != offset:
+                    self._reader.assign([tp])
+                    self._reader.seek(tp, offset)
                 batch = self._reader.poll(timeout_ms=1_000, max_records=2_000).get(tp, [])
             if not batch:  # the records below `end` exist; a fetch can still come back empty
                 if time.monotonic() - stalled_since > 30:
