@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rummy_rules.cards import CARD_BY_CODE, JOKER, STANDARD_PACK, SUITS, Card, parse_cards
-from rummy_rules.solver import CONTRACT, GIN, KALOOKI, RUMMY40, RUMMY500, Meld, MeldParams, MeldSolver
+from rummy_rules.solver import CONTRACT, GIN, KALOOKI, RUMMY40, RUMMY500, MeldParams, MeldSolver, SolvedMeld
 
 ACE_HIGH_ONLY = MeldParams("ace-high-only", KALOOKI.penalties, 25, ace_low=False)
 ALL_PARAMS = (KALOOKI, RUMMY40, RUMMY500, CONTRACT, GIN, ACE_HIGH_ONLY)
@@ -102,7 +102,7 @@ def check_partition(hand: Sequence[Card], params: MeldParams, solver: MeldSolver
     return partition.penalty
 
 
-def _check_represents(meld: Meld) -> None:
+def _check_represents(meld: SolvedMeld) -> None:
     for card, stands_for in zip(meld.cards, meld.represents, strict=True):
         assert card.is_joker or card is stands_for
         assert not stands_for.is_joker

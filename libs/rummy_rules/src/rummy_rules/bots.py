@@ -16,7 +16,7 @@ from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, SwapJoker, TakeDiscard
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, lay_off, layoff_targets
-from rummy_rules.solver import MeldParams, MeldSolver
+from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
 from rummy_rules.variants import GoingOut, Rules
 
@@ -80,11 +80,6 @@ def params_for(rules: Rules) -> MeldParams:
     )
 
 
-@cache
-def _solver(params: MeldParams) -> MeldSolver:
-    return MeldSolver(params)
-
-
 def _without(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
     rest = list(hand)
     for card in cards:
@@ -106,7 +101,7 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
     params = params_for(view.rules)
-    solver = _solver(params)
+    solver = solver_for(params)
     hand = view.hand
     now = solver.penalty(hand)
     take = next((action for action in actions if isinstance(action, TakeDiscard)), None)

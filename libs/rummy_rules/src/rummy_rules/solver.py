@@ -101,7 +101,7 @@ GIN: Final = MeldParams("gin", _pips(1), None, ace_high=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Meld:
+class SolvedMeld:
     """One meld of a partition: `cards` as held (jokers included), `represents` what each stands for.
 
     Runs are written low to high; a joker's entry in `represents` is the card it stands for
@@ -117,7 +117,7 @@ class Meld:
 class Partition:
     """A best partition: the melds, the cards left over, and their penalty."""
 
-    melds: tuple[Meld, ...]
+    melds: tuple[SolvedMeld, ...]
     deadwood: tuple[Card, ...]
     penalty: int
 
@@ -192,7 +192,7 @@ class MeldSolver:
             raise TypeError(f"a hand holds cards (parse_cards), got {cards!r}")
         keys, jokers, total, rank_naturals = self._encode(cards)
         saved, set_choice, run_keys, run_jokers = self._search(keys, jokers, rank_naturals)
-        melds: list[Meld] = []
+        melds: list[SolvedMeld] = []
         for rank, taken, set_jokers in set_choice:
             melds.extend(self._spell_sets(rank, taken, set_jokers))
         allocation = self._allocate_jokers(run_keys, run_jokers)
@@ -445,10 +445,10 @@ class MeldSolver:
 
     # ---- spelling out a partition -----------------------------------------------------------
 
-    def _spell_runs(self, suit_index: int, key: int, jokers: int) -> list[Meld]:
+    def _spell_runs(self, suit_index: int, key: int, jokers: int) -> list[SolvedMeld]:
         """Follow the memoised optimum for one suit and write its runs as melds."""
         suit = SUITS[suit_index]
-        melds: list[Meld] = []
+        melds: list[SolvedMeld] = []
         state = key << 4 | jokers
         while state >> 4:
             target = self._runs_memo[state]
@@ -464,11 +464,11 @@ class MeldSolver:
                 cards = tuple(
                     JOKER if position == 0 else represents[offset] for offset, position in enumerate(layout)
                 )
-                melds.append(Meld("run", cards, represents))
+                melds.append(SolvedMeld("run", cards, represents))
             state = next_state
         return melds
 
-    def _spell_sets(self, rank: int, taken: tuple[int, ...], jokers: int) -> list[Meld]:
+    def _spell_sets(self, rank: int, taken: tuple[int, ...], jokers: int) -> list[SolvedMeld]:
         """Deal the chosen naturals round-robin into the fewest valid sets, then add the jokers."""
         params = self.params
         naturals = sum(taken)
@@ -500,7 +500,7 @@ class MeldSolver:
             present = {card.suit for card in group}
             missing = [suit for suit in SUITS if suit not in present] or list(SUITS)
             stands_for = tuple(Card(rank, missing[i % len(missing)]) for i in range(fill))
-            melds.append(Meld("set", (*group, *(JOKER,) * fill), (*group, *stands_for)))
+            melds.append(SolvedMeld("set", (*group, *(JOKER,) * fill), (*group, *stands_for)))
         return melds
 
     # ---- the fast path: no jokers, no repeated card ---------------------------------------
@@ -593,27 +593,15 @@ def solver_for(params: MeldParams) -> MeldSolver:
     return solver
 
 
-def best_partition(hand: Iterable[Card], params: MeldParams) -> Partition:
-    """A partition of `hand` into melds that leaves the least penalty (see `MeldSolver.solve`)."""
-    return solver_for(params).solve(hand)
-
-
-def min_penalty(hand: Iterable[Card], params: MeldParams) -> int:
-    """The least penalty `hand` can be left with (see `MeldSolver.penalty`)."""
-    return solver_for(params).penalty(hand)
-
-
 __all__ = [
     "CONTRACT",
     "GIN",
     "KALOOKI",
     "RUMMY40",
     "RUMMY500",
-    "Meld",
     "MeldParams",
     "MeldSolver",
     "Partition",
-    "best_partition",
-    "min_penalty",
+    "SolvedMeld",
     "solver_for",
 ]
