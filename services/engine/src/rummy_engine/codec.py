@@ -327,6 +327,8 @@ def command_to_pb(command: commands.Command) -> gs.Action:
         return gs.Action(swap_joker=swap)
     if isinstance(command, commands.Discard):
         return gs.Action(discard=gs.Discard(card=card_to_pb(command.card)))
+    if not isinstance(command, commands.GoOut):
+        raise CodecError(f"the API has no action message for {type(command).__name__} yet")
     out = gs.GoOut(
         melds=_meld_cards_to_pb(command.melds, command.kinds),
         layoffs=[_lay_off_to_pb(layoff) for layoff in command.layoffs],

@@ -7,6 +7,7 @@ message can carry another seat's hidden cards.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -102,10 +103,12 @@ class GameServicer(gs_grpc.GameServiceServicer):
             principal = self._principal(context)
             live = await self._app.game(request.game_id)
             access.check_seat(live.state, principal, request.seat)
-            actions = legal_actions(live.state.game, request.seat)
-            return gs.ListLegalActionsResponse(
-                seq=live.seq, actions=[codec.command_to_pb(a) for a in actions]
-            )
+            response = gs.ListLegalActionsResponse(seq=live.seq)
+            for action in legal_actions(live.state.game, request.seat):
+                # A command the API cannot express yet (contract buys, issue 4) is left out, not guessed.
+                with contextlib.suppress(codec.CodecError):
+                    response.actions.append(codec.command_to_pb(action))
+            return response
         except ServiceError as exc:
             await abort(context, exc)
 
