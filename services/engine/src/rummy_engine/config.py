@@ -32,6 +32,7 @@ class EngineConfig:
     lease_ms: int = 10_000  # Kafka write lease; a restarted engine waits at most this long per game
     token_secret: str = DEV_SECRET
     workers: int = 32  # threads for blocking store calls
+    tables: str = ""  # create games from TableFormed: Kafka topic, or embedded sqlite file ("" = off)
 
     @property
     def embedded(self) -> bool:
@@ -56,6 +57,7 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
         lease_ms=env_int("ENGINE_LEASE_MS", d.lease_ms, env, minimum=1_000),
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
         workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),
+        tables=env_str("ENGINE_TABLES", d.tables, env),
     )
     if bool(config.kafka) != bool(config.redis):
         raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
@@ -12,6 +13,7 @@ from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
+from rummy_engine.tables import TableConsumer
 
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 
@@ -24,6 +26,7 @@ class RunningEngine:
     stores: Stores
     app: GameApp
     host: ServiceHost
+    tables: TableConsumer | None = None  # games from matchmaking's TableFormed (tables.py)
 
     @property
     def address(self) -> str:
@@ -32,6 +35,8 @@ class RunningEngine:
 
     async def stop(self) -> None:
         await self.host.stop()
+        if self.tables is not None:
+            await asyncio.to_thread(self.tables.stop)
         await self.app.close()
         self.stores.close()
 
@@ -45,4 +50,5 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         GameServicer(app, TokenIssuer(config.token_secret)), host.server
     )
     await host.start()
-    return RunningEngine(config, stores, app, host)
+    tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
+    return RunningEngine(config, stores, app, host, tables)

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import redis
 from rummy.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+from rummy_service.consumer import ConsumerLoop
 from rummy_service.server import ServiceHost
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.redis_fence import RedisWriterFence
 
 from rummy_scoring.config import ScoringConfig
-from rummy_scoring.consumer import ConsumerLoop
 from rummy_scoring.handlers import Handlers, Publisher
 from rummy_scoring.server import ScoringServicer
 from rummy_scoring.store import ScoreReader

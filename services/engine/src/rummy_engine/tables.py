@@ -1,0 +1,71 @@
+"""Creating games from matchmaking's `TableFormed` events (topic `rummy.matchmaking.events.v1`).
+
+The engines share one consumer group, so each TableFormed is handled by one engine; a redelivered one
+makes no second game because `GameApp.create` is idempotent for the same game id and table (its
+first append expects seq 0 and its command id names the table). A table the rules refuse (an unknown
+variant, a table size out of range) is logged and skipped: retrying cannot make it valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Final
+
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_service.consumer import ConsumerLoop
+from rummy_service.errors import AlreadyExists, InvalidArgument
+from rummy_store import EventLog, EventRecord
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.kafka_log import KafkaEventLog
+
+from rummy_engine import codec
+from rummy_engine.app import GameApp
+from rummy_engine.config import EngineConfig
+
+log = logging.getLogger("rummy_engine")
+GROUP: Final = "rummy-engine.tables"
+CREATE_TIMEOUT_S: Final = 60
+
+
+class TableConsumer:
+    """Feeds TableFormed records from a consumer thread to the app on its event loop."""
+
+    def __init__(
+        self, app: GameApp, tables: EventLog, loop: asyncio.AbstractEventLoop, group: str = GROUP
+    ) -> None:
+        self._app = app
+        self._loop = loop
+        self._tables = tables
+        self.created = 0
+        self._consumer = ConsumerLoop(tables, group, self.on_record)
+
+    @staticmethod
+    def open(app: GameApp, config: EngineConfig, loop: asyncio.AbstractEventLoop) -> TableConsumer:
+        """Follow `config.tables`: a Kafka topic, or (embedded) matchmaking's sqlite file."""
+        tables: EventLog = (
+            EmbeddedEventLog(config.tables, config.partitions)
+            if config.embedded
+            else KafkaEventLog(config.kafka, config.tables, config.partitions)
+        )
+        consumer = TableConsumer(app, tables, loop)
+        consumer._consumer.start()
+        return consumer
+
+    def stop(self) -> None:
+        self._consumer.stop()
+        self._tables.close()
+
+    def on_record(self, record: EventRecord) -> None:
+        if record.event_type != "table_formed":
+            return
+        table = mm.MatchmakingEvent.FromString(record.payload).table_formed
+        options = {name: codec.option_from_pb(value) for name, value in table.options.items()}
+        create = self._app.create(
+            table.game_id, table.variant, list(table.player_ids), options, table.turn_timeout_ms
+        )
+        try:
+            asyncio.run_coroutine_threadsafe(create, self._loop).result(CREATE_TIMEOUT_S)
+            self.created += 1
+        except (InvalidArgument, AlreadyExists) as exc:
+            log.error("TableFormed %s refused: %s", table.game_id, exc)

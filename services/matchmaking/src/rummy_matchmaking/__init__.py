@@ -1,0 +1,1 @@
+"""meldstream matchmaking service: tickets and tournaments in; TableFormed events out."""

@@ -1,0 +1,317 @@
+"""The matchmaking core: tickets, the pairing loop, TableFormed publishing, tournaments, ratings.
+
+All state lives on the event loop (the consumer thread hands records over with
+`call_soon_threadsafe`). Tickets and tournaments are kept in memory; ratings are rebuilt at start by
+reading scoring's topic from the beginning (scoring is the source of ratings, never the client).
+A table's game id is derived from its tickets, so a retried publish is the same TableFormed and the
+engine's idempotent create makes one game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rummy.game.v1 import events_pb2 as ev
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_rules.errors import RuleViolation
+from rummy_rules.variants import rules_for
+from rummy_service.auth import Principal, TokenIssuer
+from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from rummy_store import EventLog, EventRecord, NewEvent
+
+from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
+from rummy_matchmaking.tournaments import ROTATION, SERIES, Table, Tournament, TournamentError
+
+log = logging.getLogger("rummy_matchmaking")
+Option = int | bool | str
+
+
+@dataclass(slots=True)
+class TicketStatus:
+    ticket: Ticket
+    owner: str
+    state: int = mm.TICKET_STATE_QUEUED
+    game_id: str = ""
+    seats: dict[str, int] = field(default_factory=dict)
+    version: int = 0
+
+
+def _moved(status: TicketStatus, seen: int) -> bool:
+    return status.version != seen
+
+
+def option_pb(value: Option) -> ev.OptionValue:
+    if isinstance(value, bool):
+        return ev.OptionValue(bool_value=value)
+    if isinstance(value, int):
+        return ev.OptionValue(int_value=value)
+    return ev.OptionValue(string_value=value)
+
+
+def option_value(value: ev.OptionValue) -> Option:
+    case = value.WhichOneof("value")
+    if case is None:
+        raise InvalidArgument("bad_option", "an option needs a value")
+    result: Option = getattr(value, case)
+    return result
+
+
+def table_event(
+    game_id: str, variant: str, players: Sequence[str], options: Mapping[str, Option], **extra: object
+) -> mm.MatchmakingEvent:
+    table = mm.TableFormed(game_id=game_id, variant=variant, player_ids=players, **extra)  # type: ignore[arg-type]
+    for name, value in options.items():
+        table.options[name].CopyFrom(option_pb(value))
+    return mm.MatchmakingEvent(game_id=game_id, table_formed=table)
+
+
+class MatchmakingApp:
+    """Every public coroutine is called on the service's event loop with an authenticated caller."""
+
+    def __init__(
+        self,
+        tables_log: EventLog,
+        tokens: TokenIssuer,
+        pairing: Mapping[str, PairingRules] | None = None,
+        options: Mapping[str, Mapping[str, Option]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._log = tables_log
+        self._tokens = tokens
+        self._pairing = dict(pairing or {})
+        self._options = {variant: dict(o) for variant, o in (options or {}).items()}
+        self._clock = clock
+        self.tickets: dict[str, TicketStatus] = {}
+        self._queued: dict[str, str] = {}  # player -> their queued ticket: nobody waits (or sits) twice
+        self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
+        self.tournaments: dict[str, Tournament] = {}
+        self._changed = asyncio.Condition()
+        self.tables_formed = 0
+
+    # --- ratings and results (from scoring's topic) -------------------------------------------------
+
+    def rating(self, variant: str, player: str) -> tuple[int, float]:
+        return self.ratings.get((variant, player), (0, 0.0))
+
+    def on_scoring_record(self, record: EventRecord) -> None:
+        """Apply a scoring event (on the loop): a rating change, or a tournament game's result."""
+        event = sc.ScoringEvent.FromString(record.payload)
+        case = event.WhichOneof("event")
+        if case == "rating_changed":
+            change = event.rating_changed
+            key = (change.variant, change.player_id)
+            if change.games >= self.rating(*key)[0]:  # partitions interleave: the latest game wins
+                self.ratings[key] = (change.games, change.ordinal)
+        elif case == "match_scored":
+            for tournament in self.tournaments.values():
+                new = tournament.record(event.game_id, event.match_scored)
+                if new:
+                    asyncio.get_running_loop().create_task(self._publish_round(tournament, new))
+
+    # --- tickets -------------------------------------------------------------------------------------
+
+    async def enqueue(self, caller: Principal, request: mm.EnqueueRequest) -> TicketStatus:
+        players = (caller.subject, *request.party)
+        low = request.min_players
+        high = request.max_players or low
+        try:
+            rules_for(request.variant, max(low, 2))
+            rules_for(request.variant, max(high, 2))
+        except RuleViolation as exc:
+            raise InvalidArgument(exc.code, exc.message) from None
+        if low < 2 or high < low:
+            raise InvalidArgument("bad_table_size", "table size: 2 <= min_players <= max_players")
+        if len(set(players)) != len(players) or any(not p for p in players):
+            raise InvalidArgument("bad_party", "a party lists distinct players, the caller not included")
+        if len(players) > high:
+            raise InvalidArgument("party_too_big", f"a party of {len(players)} does not fit {high} seats")
+        busy = [p for p in players if p in self._queued]
+        if busy:
+            raise FailedPrecondition("already_queued", f"already in the queue: {', '.join(busy)}")
+        rating = sum(self.rating(request.variant, p)[1] for p in players) / len(players)
+        ticket = Ticket(
+            uuid.uuid4().hex,
+            request.variant,
+            players,
+            rating,
+            low,
+            high,
+            self._clock(),
+            request.private_code,
+        )
+        status = TicketStatus(ticket, caller.subject)
+        self.tickets[ticket.ticket_id] = status
+        for player in players:
+            self._queued[player] = ticket.ticket_id
+        return status
+
+    def _owned(self, caller: Principal, ticket_id: str) -> TicketStatus:
+        status = self.tickets.get(ticket_id)
+        if status is None:
+            raise NotFound("no_such_ticket", f"no ticket {ticket_id!r}")
+        if caller.subject not in status.ticket.players and not caller.is_operator:
+            raise PermissionDenied("not_your_ticket", "only the ticket's players may see or cancel it")
+        return status
+
+    async def cancel(self, caller: Principal, ticket_id: str) -> TicketStatus:
+        status = self._owned(caller, ticket_id)
+        if status.state == mm.TICKET_STATE_SEATED:
+            raise FailedPrecondition("already_seated", f"ticket {ticket_id} is seated in {status.game_id}")
+        if status.state == mm.TICKET_STATE_QUEUED:
+            status.state = mm.TICKET_STATE_CANCELLED
+            self._release(status)
+            await self._notify(status)
+        return status
+
+    def _release(self, status: TicketStatus) -> None:
+        for player in status.ticket.players:
+            if self._queued.get(player) == status.ticket.ticket_id:
+                del self._queued[player]
+
+    async def _notify(self, status: TicketStatus) -> None:
+        status.version += 1
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def watch(self, caller: Principal, ticket_id: str) -> AsyncIterator[TicketStatus]:
+        """The ticket now and after every change, until seated or cancelled."""
+        status = self._owned(caller, ticket_id)
+        seen = -1
+        while True:
+            if status.version != seen:
+                seen = status.version
+                yield status
+                if status.state != mm.TICKET_STATE_QUEUED:
+                    return
+            async with self._changed:
+                await self._changed.wait_for(functools.partial(_moved, status, seen))
+
+    def waited(self, status: TicketStatus) -> float:
+        return self._clock() - status.ticket.enqueued_at
+
+    def token(self, player: str) -> str:
+        return self._tokens.issue(player)
+
+    # --- pairing -------------------------------------------------------------------------------------
+
+    async def pair_once(self) -> int:
+        """Form every table the queue allows now and publish them; returns the tables formed."""
+        queued = [s.ticket for s in self.tickets.values() if s.state == mm.TICKET_STATE_QUEUED]
+        if not queued:
+            return 0
+        formed = form_tables(queued, self._clock(), self._pairing)
+        if not formed:
+            return 0
+        events = [(self._game_id(table), table) for table in formed]
+        await asyncio.to_thread(self._publish_all, [(g, self._table_event(g, t)) for g, t in events])
+        for game_id, table in events:
+            seat = 0
+            for ticket in table.tickets:
+                status = self.tickets[ticket.ticket_id]
+                status.state, status.game_id = mm.TICKET_STATE_SEATED, game_id
+                status.seats = {p: seat + i for i, p in enumerate(ticket.players)}
+                seat += len(ticket.players)
+                self._release(status)
+                status.version += 1
+        self.tables_formed += len(events)
+        async with self._changed:
+            self._changed.notify_all()
+        return len(events)
+
+    @staticmethod
+    def _game_id(table: FormedTable) -> str:
+        ids = ",".join(t.ticket_id for t in table.tickets)
+        return "mm-" + hashlib.sha256(ids.encode()).hexdigest()[:24]
+
+    def _table_event(self, game_id: str, table: FormedTable) -> mm.MatchmakingEvent:
+        variant = table.tickets[0].variant
+        return table_event(
+            game_id,
+            variant,
+            table.players,
+            self._options.get(variant, {}),
+            ticket_ids=[t.ticket_id for t in table.tickets],
+        )
+
+    def _publish_all(self, events: Sequence[tuple[str, mm.MatchmakingEvent]]) -> None:
+        for game_id, event in events:
+            # command id "table": a retried publish of the same game is a duplicate the log drops
+            self._log.append(game_id, "table", 0, [NewEvent("table_formed", event.SerializeToString())])
+
+    async def run_pairing(self, interval_s: float, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.pair_once()
+            except Exception:
+                log.exception("pairing failed; the tickets stay queued and are retried")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval_s)
+
+    # --- tournaments ---------------------------------------------------------------------------------
+
+    def create_tournament(self, request: mm.CreateTournamentRequest) -> Tournament:
+        if request.format not in (SERIES, ROTATION):
+            raise InvalidArgument("bad_format", "format is SERIES or ROTATION")
+        if request.rounds < 1:
+            raise InvalidArgument("bad_rounds", "a tournament has at least one round")
+        options = {name: option_value(value) for name, value in request.options.items()}
+        try:
+            rules_for(request.variant, max(request.table_size, 3), **options)
+        except RuleViolation as exc:
+            raise InvalidArgument(exc.code, exc.message) from None
+        tid = "tour-" + uuid.uuid4().hex[:12]
+        seed = request.seed or uuid.uuid4().bytes
+        tournament = Tournament(
+            tid, request.variant, request.format, request.rounds, request.table_size, options, seed
+        )
+        self.tournaments[tid] = tournament
+        return tournament
+
+    def tournament(self, tournament_id: str) -> Tournament:
+        tournament = self.tournaments.get(tournament_id)
+        if tournament is None:
+            raise NotFound("no_such_tournament", f"no tournament {tournament_id!r}")
+        return tournament
+
+    def register(self, caller: Principal, tournament_id: str) -> int:
+        try:
+            return self.tournament(tournament_id).register(caller.subject)
+        except TournamentError as exc:
+            raise FailedPrecondition(exc.code, exc.message) from None
+
+    async def start_tournament(self, tournament_id: str) -> list[Table]:
+        tournament = self.tournament(tournament_id)
+        try:
+            tables = tournament.start()
+        except TournamentError as exc:
+            raise FailedPrecondition(exc.code, exc.message) from None
+        await self._publish_round(tournament, tables)
+        return tables
+
+    async def _publish_round(self, tournament: Tournament, tables: Sequence[Table]) -> None:
+        events = [
+            (
+                t.game_id,
+                table_event(
+                    t.game_id,
+                    tournament.variant,
+                    t.players,
+                    tournament.options,
+                    tournament_id=tournament.tournament_id,
+                    tournament_round=t.round,
+                    table_number=t.number,
+                ),
+            )
+            for t in tables
+        ]
+        await asyncio.to_thread(self._publish_all, events)
+        self.tables_formed += len(events)

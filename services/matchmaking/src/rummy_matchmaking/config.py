@@ -1,0 +1,71 @@
+"""Matchmaking configuration: environment variables only, parsed once at start-up (STYLE.md 7.4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rummy_service.auth import DEV_SECRET
+from rummy_service.config import ConfigError, env_int, env_str
+
+from rummy_matchmaking.pairing import PairingRules
+
+MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
+SCORING_TOPIC = "rummy.scoring.events.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchmakingConfig:
+    """Where to listen and publish. Empty `kafka` selects the embedded log (a sqlite file in `data_dir`)."""
+
+    address: str = "127.0.0.1:50052"
+    kafka: str = ""
+    redis: str = ""
+    topic: str = MATCHMAKING_TOPIC
+    scoring_topic: str = SCORING_TOPIC
+    key_prefix: str = ""
+    partitions: int = 3
+    data_dir: str = ".local/matchmaking"
+    pairing_interval_ms: int = 100
+    pairing: dict[str, PairingRules] = field(default_factory=dict)
+    token_secret: str = DEV_SECRET
+
+    @property
+    def embedded(self) -> bool:
+        return not self.kafka
+
+
+def _pairing(raw: str) -> dict[str, PairingRules]:
+    """MATCHMAKING_PAIRING: JSON {variant: {base_window, widen_per_s, max_window, fill_after_s}}."""
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+        return {
+            variant: PairingRules(**{k: float(v) for k, v in rules.items()})
+            for variant, rules in data.items()
+        }
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"MATCHMAKING_PAIRING is not valid pairing JSON: {exc}") from None
+
+
+def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
+    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
+    d = MatchmakingConfig()
+    config = MatchmakingConfig(
+        address=env_str("MATCHMAKING_ADDRESS", d.address, env),
+        kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
+        redis=env_str("REDIS_URL", d.redis, env),
+        topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
+        scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
+        key_prefix=env_str("MATCHMAKING_KEY_PREFIX", d.key_prefix, env),
+        partitions=env_int("MATCHMAKING_PARTITIONS", d.partitions, env, minimum=1),
+        data_dir=env_str("MATCHMAKING_DATA_DIR", d.data_dir, env),
+        pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
+        pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
+        token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
+    )
+    if bool(config.kafka) != bool(config.redis):
+        raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")
+    return config

@@ -1,0 +1,151 @@
+"""The gRPC face of matchmaking: thin aio servicer that authenticates, translates and delegates."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import grpc
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_service.auth import AuthError, Principal, TokenIssuer, bearer
+from rummy_service.errors import PermissionDenied, ServiceError, Unauthenticated, abort
+
+from rummy_matchmaking.app import MatchmakingApp, TicketStatus
+from rummy_matchmaking.tournaments import Table, Tournament
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def tables_pb(tables: Sequence[Table]) -> list[mm.TournamentTable]:
+    return [
+        mm.TournamentTable(
+            round=t.round,
+            table_number=t.number,
+            game_id=t.game_id,
+            player_ids=t.players,
+            closer=t.result.closer if t.result is not None else "",
+            finished=t.result is not None,
+        )
+        for t in tables
+    ]
+
+
+def tournament_pb(t: Tournament) -> mm.GetTournamentResponse:
+    return mm.GetTournamentResponse(
+        tournament_id=t.tournament_id,
+        variant=t.variant,
+        format=t.format,  # type: ignore[arg-type]
+        player_ids=t.players,
+        tables=tables_pb(t.tables),
+        round=t.round,
+        finished=t.finished,
+        standings=[mm.TournamentStanding(player_id=p, points=points) for p, points in t.standings()],
+    )
+
+
+class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
+    def __init__(self, app: MatchmakingApp, tokens: TokenIssuer) -> None:
+        self._app = app
+        self._tokens = tokens
+
+    def _principal(self, context: Context) -> Principal:
+        try:
+            return self._tokens.verify(bearer(context.invocation_metadata()), time.time())
+        except AuthError as exc:
+            raise Unauthenticated("unauthenticated", str(exc)) from None
+
+    def _operator(self, context: Context) -> Principal:
+        principal = self._principal(context)
+        if not principal.is_operator:
+            raise PermissionDenied("operators_only", "only an operator may do this")
+        return principal
+
+    def _ticket_pb(self, status: TicketStatus, caller: Principal) -> mm.WatchTicketResponse:
+        seats = [
+            mm.Seat(
+                player_id=player,
+                seat=seat,
+                token=self._app.token(player) if player == caller.subject else "",
+            )
+            for player, seat in status.seats.items()
+        ]
+        return mm.WatchTicketResponse(
+            ticket_id=status.ticket.ticket_id,
+            state=status.state,  # type: ignore[arg-type]
+            game_id=status.game_id,
+            seats=seats,
+            waited_s=self._app.waited(status),
+        )
+
+    async def Enqueue(self, request: mm.EnqueueRequest, context: Context) -> mm.EnqueueResponse:
+        try:
+            status = await self._app.enqueue(self._principal(context), request)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
+
+    async def Cancel(self, request: mm.CancelRequest, context: Context) -> mm.CancelResponse:
+        try:
+            status = await self._app.cancel(self._principal(context), request.ticket_id)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return mm.CancelResponse(state=status.state)  # type: ignore[arg-type]
+
+    async def WatchTicket(
+        self, request: mm.WatchTicketRequest, context: Context
+    ) -> AsyncIterator[mm.WatchTicketResponse]:
+        try:
+            caller = self._principal(context)
+            async for status in self._app.watch(caller, request.ticket_id):
+                yield self._ticket_pb(status, caller)
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    async def GetRating(self, request: mm.GetRatingRequest, context: Context) -> mm.GetRatingResponse:
+        try:
+            self._principal(context)
+        except ServiceError as exc:
+            await abort(context, exc)
+        games, rating = self._app.rating(request.variant, request.player_id)
+        return mm.GetRatingResponse(rating=rating, games=games)
+
+    async def CreateTournament(
+        self, request: mm.CreateTournamentRequest, context: Context
+    ) -> mm.CreateTournamentResponse:
+        try:
+            self._operator(context)
+            tournament = self._app.create_tournament(request)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
+
+    async def RegisterForTournament(
+        self, request: mm.RegisterForTournamentRequest, context: Context
+    ) -> mm.RegisterForTournamentResponse:
+        try:
+            count = self._app.register(self._principal(context), request.tournament_id)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return mm.RegisterForTournamentResponse(registered=count)
+
+    async def StartTournament(
+        self, request: mm.StartTournamentRequest, context: Context
+    ) -> mm.StartTournamentResponse:
+        try:
+            self._operator(context)
+            tables = await self._app.start_tournament(request.tournament_id)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return mm.StartTournamentResponse(tables=tables_pb(tables))
+
+    async def GetTournament(
+        self, request: mm.GetTournamentRequest, context: Context
+    ) -> mm.GetTournamentResponse:
+        try:
+            self._principal(context)
+            tournament = self._app.tournament(request.tournament_id)
+        except ServiceError as exc:
+            await abort(context, exc)
+        return tournament_pb(tournament)

@@ -1,0 +1,99 @@
+"""Starting and stopping one matchmaking instance: its log, the ratings reader, pairing, gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
+from rummy_service.auth import TokenIssuer
+from rummy_service.consumer import ConsumerLoop
+from rummy_service.server import ServiceHost
+from rummy_store import EventLog, EventRecord
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.redis_fence import RedisWriterFence
+
+from rummy_matchmaking.app import MatchmakingApp
+from rummy_matchmaking.config import MatchmakingConfig
+from rummy_matchmaking.server import MatchmakingServicer
+
+SERVICE_NAME = matchmaking_pb2.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
+
+
+@dataclass(slots=True)
+class RunningMatchmaking:
+    config: MatchmakingConfig
+    app: MatchmakingApp
+    host: ServiceHost
+    logs: list[EventLog]
+    loops: list[ConsumerLoop] = field(default_factory=list)
+    pairing: asyncio.Task[None] | None = None
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    client: redis.Redis | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.address.rsplit(':', 1)[0]}:{self.host.port}"
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        if self.pairing is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.pairing
+        await self.host.stop()
+        for loop in self.loops:
+            await asyncio.to_thread(loop.stop)
+        for log in self.logs:
+            log.close()
+        if self.client is not None:
+            self.client.close()
+
+
+def open_log(config: MatchmakingConfig) -> tuple[EventLog, redis.Redis | None]:
+    if config.embedded:
+        data = Path(config.data_dir)
+        data.mkdir(parents=True, exist_ok=True)
+        return EmbeddedEventLog(data / "tables.sqlite", config.partitions), None
+    client = redis.Redis.from_url(config.redis)
+    fence = RedisWriterFence(client, f"{config.key_prefix}matchmaking:")
+    return KafkaEventLog(config.kafka, config.topic, config.partitions, fence), client
+
+
+async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
+    """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results."""
+    tables, client = open_log(config)
+    tokens = TokenIssuer(config.token_secret)
+    app = MatchmakingApp(tables, tokens, config.pairing)
+    loop = asyncio.get_running_loop()
+
+    async def ready() -> bool:
+        await asyncio.to_thread(tables.end_offset, 0)
+        return True
+
+    host = ServiceHost(config.address, [SERVICE_NAME], ready)
+    matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
+        MatchmakingServicer(app, tokens), host.server
+    )
+    running = RunningMatchmaking(config, app, host, [tables], client=client)
+    if not config.embedded:
+        scoring = KafkaEventLog(config.kafka, config.scoring_topic, config.partitions)
+        running.logs.append(scoring)
+
+        def hand_over(record: EventRecord) -> None:
+            loop.call_soon_threadsafe(app.on_scoring_record, record)
+
+        # A group of its own per process: every start reads the ratings from the beginning of the topic.
+        group = f"rummy-matchmaking.{uuid.uuid4().hex}"
+        running.loops.append(ConsumerLoop(scoring, group, hand_over))
+    for consumer in running.loops:
+        consumer.start()
+    await host.start()
+    running.pairing = asyncio.create_task(
+        app.run_pairing(config.pairing_interval_ms / 1000, running.stopping)
+    )
+    return running
