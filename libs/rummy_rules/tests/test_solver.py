@@ -11,8 +11,11 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rummy_rules.bots import params_for
 from rummy_rules.cards import CARD_BY_CODE, JOKER, STANDARD_PACK, SUITS, Card, parse_cards
+from rummy_rules.melds import MeldKind, make_meld
 from rummy_rules.solver import CONTRACT, GIN, KALOOKI, RUMMY40, RUMMY500, MeldParams, MeldSolver, SolvedMeld
+from rummy_rules.variants import rules_for
 
 ACE_HIGH_ONLY = MeldParams("ace-high-only", KALOOKI.penalties, 25, ace_low=False)
 ALL_PARAMS = (KALOOKI, RUMMY40, RUMMY500, CONTRACT, GIN, ACE_HIGH_ONLY)
@@ -106,7 +109,7 @@ def _check_represents(meld: SolvedMeld) -> None:
     for card, stands_for in zip(meld.cards, meld.represents, strict=True):
         assert card.is_joker or card is stands_for
         assert not stands_for.is_joker
-    if meld.kind == "run":
+    if meld.kind is MeldKind.RUN:
         ranks = [card.rank for card in meld.represents]
         positions = [14 if rank == 1 and index else rank for index, rank in enumerate(ranks)]
         assert positions == list(range(positions[0], positions[0] + len(positions)))
@@ -227,3 +230,21 @@ def test_bad_hands_are_rejected() -> None:
             solver.solve([*parse_cards("AS 2S"), "3S"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="set sizes"):
         MeldParams("bad", KALOOKI.penalties, 25, set_min=5, set_max=4)
+
+
+@pytest.mark.parametrize("variant", ["kalooki", "rummy40"])
+def test_solved_melds_are_accepted_by_the_engine(variant: str) -> None:
+    # The engine's meld validator (melds.make_meld) is written independently of the solver.
+    rules = rules_for(variant, 4)
+    solver = MeldSolver(params_for(rules))
+    rng = random.Random(21)
+    pool = list(STANDARD_PACK) * 2 + [JOKER] * rules.jokers
+    checked = 0
+    for _ in range(300):
+        for meld in solver.solve(rng.sample(pool, 13)).melds:
+            made = make_meld(meld.cards, rules, meld.kind)
+            assert made.kind is meld.kind
+            if made.kind is MeldKind.RUN:
+                assert tuple(made.represented(i) for i in range(len(made.cards))) == meld.represents
+            checked += 1
+    assert checked > 100

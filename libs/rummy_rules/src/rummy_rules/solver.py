@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, SUITS, Card
+from rummy_rules.melds import MeldKind
 
 _BITS: Final = 2  # copies per position fit in 2 bits: at most 3 packs (contract D1)
 _MAX_COPIES: Final = 3
@@ -108,7 +109,7 @@ class SolvedMeld:
     (for a set, a missing suit of the set's rank).
     """
 
-    kind: str  # "set" or "run"
+    kind: MeldKind
     cards: tuple[Card, ...]
     represents: tuple[Card, ...]
 
@@ -464,7 +465,7 @@ class MeldSolver:
                 cards = tuple(
                     JOKER if position == 0 else represents[offset] for offset, position in enumerate(layout)
                 )
-                melds.append(SolvedMeld("run", cards, represents))
+                melds.append(SolvedMeld(MeldKind.RUN, cards, represents))
             state = next_state
         return melds
 
@@ -500,7 +501,7 @@ class MeldSolver:
             present = {card.suit for card in group}
             missing = [suit for suit in SUITS if suit not in present] or list(SUITS)
             stands_for = tuple(Card(rank, missing[i % len(missing)]) for i in range(fill))
-            melds.append(SolvedMeld("set", (*group, *(JOKER,) * fill), (*group, *stands_for)))
+            melds.append(SolvedMeld(MeldKind.SET, (*group, *(JOKER,) * fill), (*group, *stands_for)))
         return melds
 
     # ---- the fast path: no jokers, no repeated card ---------------------------------------
