@@ -26,7 +26,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
-from rummy_engine.audit import leaks, states_by_seq
+from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_seq
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_infra.local import free_port
 from rummy_rules.variants import PLAYABLE_VARIANTS
@@ -165,6 +165,7 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
             assert sorted(by_seq) == list(range(1, last + 1)) and last > killed_at + 5
             for bot in bots:
                 # Every acknowledged action is in the log where it was acknowledged.
+                assert bot.stats.acknowledged
                 for command_id, first, last_seq in bot.stats.acknowledged:
                     assert all(by_seq[seq] == command_id for seq in range(first, last_seq + 1))
                 # The stream resumed across the restart: every seq once, in order, to the end.
@@ -174,6 +175,8 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
                 assert list(bot.final.winners) == list(final.winners)
             for seat, bot in enumerate(bots):
                 assert not leaks(bot.stats.messages, seat, truth)
+                assert not leaks(answer_updates(bot.stats.answers), seat, truth)
+                assert not action_leaks(bot.stats.listings, seat, truth)
             assert watched[game_id] and not leaks(watched[game_id], None, truth)
             # Replaying the log reproduces the final state: from event 1, and from the snapshot + tail.
             scratch = CatchUpReader[EngineState | None](log, projection).load(game_id)

@@ -15,7 +15,7 @@ from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
-from rummy_engine.audit import leaks, states_by_seq
+from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
 from rummy_rules.variants import PLAYABLE_VARIANTS
@@ -138,6 +138,8 @@ def test_bots_play_a_game_without_leaks_then_replay_and_verify(tmp_path: Path, v
         final = truth[max(truth)]
         for seat, bot in enumerate(bots):
             assert bot.stats.messages and not leaks(bot.stats.messages, seat, truth)
+            assert bot.stats.answers and not leaks(answer_updates(bot.stats.answers), seat, truth)
+            assert bot.stats.listings and not action_leaks(bot.stats.listings, seat, truth)
         assert watched and not leaks(watched, None, truth)
         assert list(finals[0].totals) == list(final.totals) and list(finals[0].winners) == list(final.winners)
         # Replay at any seq: after the end the players and operators see every hand.

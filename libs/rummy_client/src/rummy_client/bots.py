@@ -26,6 +26,8 @@ class BotStats:
     updates: int = 0
     messages: list[gs.GameUpdate] = field(default_factory=list)
     acknowledged: list[tuple[str, int, int]] = field(default_factory=list)  # command id, first, last seq
+    answers: list[gs.SubmitActionResponse] = field(default_factory=list)  # kept with keep=True
+    listings: list[gs.ListLegalActionsResponse] = field(default_factory=list)  # kept with keep=True
 
 
 class BotPlayer:
@@ -65,16 +67,22 @@ class BotPlayer:
 
     async def _act(self, view: gs.PlayerView) -> None:
         listed = await self._client.legal_actions(self._game_id, self._seat)
+        if self._keep:
+            self.stats.listings.append(listed)
         if listed.seq != view.seq or not listed.actions:
             return  # the game moved on (e.g. the turn timer played); the stream will tell
         actions = list(listed.actions)
         options = [convert.command(self._seat, action) for action in actions]
         chosen = self._bot(SeatView(convert.position(view), self._seat), options, self._rng)
+        command_id = uuid.uuid4().hex
         try:
-            await self._client.submit(
-                self._game_id, self._seat, actions[options.index(chosen)], uuid.uuid4().hex
+            answer = await self._client.submit(
+                self._game_id, self._seat, actions[options.index(chosen)], command_id
             )
             self.stats.actions += 1
+            self.stats.acknowledged.append((command_id, answer.first_seq, answer.last_seq))
+            if self._keep:
+                self.stats.answers.append(answer)
         except RpcFailure as failure:
             if failure.code not in ("not_your_turn", "already_drawn", "must_draw_first"):
                 raise

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
+from google.protobuf.message import Message
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState, Phase
@@ -41,3 +43,41 @@ def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, G
         if view.seed and state.phase is not Phase.GAME_OVER:
             problems.append(f"seq {update.seq}: the seed was shown before the end")
     return problems
+
+
+def action_leaks(
+    listings: Iterable[gs.ListLegalActionsResponse], seat: int, truth: dict[int, GameState]
+) -> list[str]:
+    """Legal-action lists may only name cards of the seat's own hand or of the table (a freed joker)."""
+    problems = []
+    for listing in listings:
+        state = truth[listing.seq]
+        allowed = Counter(state.hands[seat]) + Counter(card for meld in state.melds for card in meld.cards)
+        for action in listing.actions:
+            named = Counter(codec.cards_from_pb(_cards_in(action)))
+            if named - allowed:
+                problems.append(f"seq {listing.seq}: an action names cards outside seat {seat}'s hand")
+    return problems
+
+
+def _cards_in(action: gs.Action) -> list[Any]:
+    found: list[Any] = []
+
+    def walk(message: Message) -> None:
+        for descriptor, value in message.ListFields():
+            if (
+                descriptor.message_type is not None
+                and descriptor.message_type.full_name == "rummy.game.v1.Card"
+            ):
+                found.extend(value if descriptor.is_repeated else [value])
+            elif descriptor.message_type is not None:
+                for item in value if descriptor.is_repeated else [value]:
+                    walk(item)
+
+    walk(action)
+    return found
+
+
+def answer_updates(answers: Iterable[gs.SubmitActionResponse]) -> list[gs.GameUpdate]:
+    """SubmitAction answers as updates, so `leaks` can check the views they carry."""
+    return [gs.GameUpdate(seq=answer.view.seq, event_type="answer", view=answer.view) for answer in answers]
