@@ -76,10 +76,12 @@ class KafkaEventLog(EventLog):
             raise ValueError(f"topic {topic} has partitions {actual}, expected {partitions}")
         self._reader_lock = threading.Lock()
         self._producer: KafkaProducer | None = None
+        self._delivery_s = 0.0
         if fence is not None:
             # acks=all + idempotence: no loss, no broker-side duplicates on retry. The delivery timeout is
             # kept well under the lease so a produce cannot land after the lease has passed on.
             delivery_ms = max(1_000, fence.lease_ms // 3)
+            self._delivery_s = delivery_ms / 1000
             self._producer = KafkaProducer(
                 bootstrap_servers=bootstrap,
                 acks="all",
@@ -98,44 +100,49 @@ class KafkaEventLog(EventLog):
         self, game_id: str, command_id: str, expected_seq: int, events: Sequence[NewEvent]
     ) -> AppendResult:
         validate_append(game_id, command_id, expected_seq, events)
-        if self._fence is None or self._producer is None:
+        fence, producer = self._fence, self._producer
+        if fence is None or producer is None:
             raise NotWriterError("this KafkaEventLog has no writer fence: it is read-only")
         with self._game_locks[game_id]:
             # A held lease is renewed by the reserve itself; only a missing or lapsed one costs an acquire.
             cached = self._tokens.get(game_id)
-            token = cached if cached is not None else self._lease(self._fence, game_id)
-            reservation = self._fence.reserve(game_id, token, expected_seq, len(events), command_id)
+            token = cached if cached is not None else self._lease(fence, game_id)
+            reservation = fence.reserve(game_id, token, expected_seq, len(events), command_id)
             if reservation.outcome == "fenced" and cached is not None:
                 self._tokens.pop(game_id, None)
-                token = self._lease(self._fence, game_id)
-                reservation = self._fence.reserve(game_id, token, expected_seq, len(events), command_id)
+                token = self._lease(fence, game_id)
+                reservation = fence.reserve(game_id, token, expected_seq, len(events), command_id)
             if reservation.outcome == "fenced":
                 self._tokens.pop(game_id, None)
                 raise NotWriterError(f"game {game_id}: lease lost to another writer")
-            if reservation.outcome == "duplicate" and reservation.command is not None:
+            if reservation.command is not None:  # the command id is already in the log
                 cmd = reservation.command
                 return AppendResult(game_id, cmd.first_seq, cmd.last_seq, cmd.positions, duplicate=True)
             if reservation.outcome == "stale":
                 raise ConcurrencyError(game_id, expected_seq, reservation.head)
             try:
-                positions = self._produce(game_id, command_id, expected_seq, events)
+                positions = self._produce(producer, game_id, command_id, expected_seq, events)
             except Exception as exc:
                 # The head is reserved but the log may hold none, some or all of these events: drop the
                 # lease so the next append (here or elsewhere) rescans the log, which is the truth.
-                self._fence.release(game_id, token)
+                fence.release(game_id, token)
                 self._tokens.pop(game_id, None)
                 raise StoreError(f"game {game_id}: produce failed, the log decides what was written") from exc
             record = CommandRecord(expected_seq + 1, expected_seq + len(events), positions)
-            self._fence.confirm(game_id, command_id, record)
+            fence.confirm(game_id, command_id, record)
             return AppendResult(game_id, record.first_seq, record.last_seq, positions)
 
     def _produce(
-        self, game_id: str, command_id: str, expected_seq: int, events: Sequence[NewEvent]
+        self,
+        producer: KafkaProducer,
+        game_id: str,
+        command_id: str,
+        expected_seq: int,
+        events: Sequence[NewEvent],
     ) -> tuple[LogPosition, ...]:
-        assert self._producer is not None
         partition = self.partition_for(game_id)
         futures = [
-            self._producer.send(
+            producer.send(
                 self._topic,
                 key=game_id.encode(),
                 value=event.payload,
@@ -149,7 +156,10 @@ class KafkaEventLog(EventLog):
             )
             for i, event in enumerate(events)
         ]
-        return tuple(LogPosition(m.partition, m.offset) for m in (f.get(timeout=30) for f in futures))
+        # Wait past the delivery timeout: when this returns or raises, the producer has settled every record,
+        # so releasing the lease on failure cannot let a late record land after another writer's.
+        settled = (f.get(timeout=self._delivery_s + 5) for f in futures)
+        return tuple(LogPosition(m.partition, m.offset) for m in settled)
 
     def _lease(self, fence: RedisWriterFence, game_id: str) -> int:
         """Hold the game's lease; a new holder first brings the head and command ids up to the log."""

@@ -97,6 +97,7 @@ class RedisWriterFence:
     """Per-game write leases and sequence reservations in Redis (keys ``{prefix}game:{id}:...``).
 
     One key space (prefix) belongs to one topic: two topics sharing a prefix would share game heads.
+    One fence belongs to one writer: its ``owner`` id is what the lease is held by.
     """
 
     def __init__(self, client: redis.Redis, prefix: str = "", lease_ms: int = 30_000) -> None:
