@@ -47,6 +47,7 @@ def test_missing_peers_are_reported_and_skipped(
     captured = capsys.readouterr()
     assert captured.out.count("not measured") == 5
     assert "ours / peer" not in captured.out
+    assert "not judged: no peer figures" in captured.out
     assert "requirements/bench.txt" in captured.err
 
 

@@ -321,6 +321,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  {entry.label:34} {fmt(entry.per_second):>12} hands/s   ours / peer {versus}"
             f"   same deadwood on {same:,} of {common:,} hands"
         )
+    say("")
+    say("Targets (issue 2)")
+    judged = False
+    spiel_games = theirs[0][0] if theirs and theirs[0][0].missing is None else None
+    if spiel_games is not None and spiel_games.decisions_per_second:
+        times = min(tally.decisions_per_second for tally, _, _ in ours) / spiel_games.decisions_per_second
+        verdict = "met" if times >= 1 else "not met"
+        say(f"  decisions/s at least OpenSpiel gin_rummy's: slowest table at {times:.2f}x -> {verdict}")
+        judged = True
+    rlcard_hands = next((entry for entry in entries if entry.label.startswith("RLCard")), None)
+    if rlcard_hands is not None and rlcard_hands.missing is None and rlcard_hands.per_second:
+        times = gin.per_second / rlcard_hands.per_second
+        verdict = "met" if times >= 3 else ("ahead, short of 3x" if times > 1 else "not met")
+        say(f"  gin solver ahead of RLCard's meld utilities, aiming at 3x: {times:.2f}x -> {verdict}")
+        judged = True
+    if not judged:
+        say("  not judged: no peer figures")
     print("\n".join(out))
     return 0
 
