@@ -345,7 +345,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
         return
     card = rest[0]
     if rules.going_out is GoingOut.MELD_ALL:
-        own = [m for i, m in enumerate(melds) if rules.layoff_on_others or _owner(state, i, melds) == seat]
+        own = [m for i, m in enumerate(melds) if rules.layoff_on_others or _owner(state, i) == seat]
         if not _fits_somewhere(card, own, rules):
             raise RuleViolation(
                 "last_card_unplayable",
@@ -360,7 +360,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
         )
 
 
-def _owner(state: GameState, index: int, melds: Sequence[Meld]) -> int:
+def _owner(state: GameState, index: int) -> int:
     # Melds laid in the pending action come after the table's and belong to the mover.
     return state.owners[index] if index < len(state.owners) else state.turn
 
