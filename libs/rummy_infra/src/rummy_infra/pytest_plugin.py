@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack
 
 import pytest
 
@@ -36,46 +35,39 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(f"{server.kind}: {server.address} from {server.origin}")
 
 
-def _require_integration_marker(request: pytest.FixtureRequest) -> None:
-    # `-m "not integration"` must mean "no servers"; an unmarked test asking for one is a mistake.
-    if request.node.get_closest_marker("integration") is None:
-        pytest.fail(f"{request.node.nodeid} uses a real server but is not marked @pytest.mark.integration")
+@pytest.fixture(scope="session")
+def _kafka_server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    with provide_kafka() as server:
+        request.config.stash[_USED].append(server)
+        yield server
 
 
 @pytest.fixture(scope="session")
-def _servers(request: pytest.FixtureRequest) -> Iterator[ExitStack]:
-    with ExitStack() as stack:
-        yield stack
+def _redis_server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    with provide_redis() as server:
+        request.config.stash[_USED].append(server)
+        yield server
 
 
-def _provide(request: pytest.FixtureRequest, stack: ExitStack, which: str) -> Server:
-    server = stack.enter_context(provide_kafka() if which == "kafka" else provide_redis())
-    request.config.stash[_USED].append(server)
+def _server(request: pytest.FixtureRequest, fixture: str) -> Server:
+    # `-m "not integration"` must mean "no servers"; an unmarked test asking for one is a mistake, caught
+    # before anything is started.
+    if request.node.get_closest_marker("integration") is None:
+        pytest.fail(f"{request.node.nodeid} uses a real server but is not marked @pytest.mark.integration")
+    server: Server = request.getfixturevalue(fixture)
     return server
 
 
-@pytest.fixture(scope="session")
-def _kafka_server(request: pytest.FixtureRequest, _servers: ExitStack) -> Server:
-    return _provide(request, _servers, "kafka")
-
-
-@pytest.fixture(scope="session")
-def _redis_server(request: pytest.FixtureRequest, _servers: ExitStack) -> Server:
-    return _provide(request, _servers, "redis")
-
-
 @pytest.fixture
-def kafka_bootstrap(request: pytest.FixtureRequest, _kafka_server: Server) -> str:
+def kafka_bootstrap(request: pytest.FixtureRequest) -> str:
     """Bootstrap address ("host:port") of the session's Kafka broker."""
-    _require_integration_marker(request)
-    return _kafka_server.address
+    return _server(request, "_kafka_server").address
 
 
 @pytest.fixture
-def redis_url(request: pytest.FixtureRequest, _redis_server: Server) -> str:
+def redis_url(request: pytest.FixtureRequest) -> str:
     """URL of the session's Redis server."""
-    _require_integration_marker(request)
-    return _redis_server.address
+    return _server(request, "_redis_server").address
 
 
 @pytest.fixture

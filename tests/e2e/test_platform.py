@@ -1,0 +1,380 @@
+"""End to end: matchmaking, engine and scoring on real Kafka and Redis, from queue to leaderboard.
+
+Twelve players queue for kalooki (tables of 3-4, a prize pool per table); tables form; bots play every
+game through the engine over gRPC; scoring publishes hand and match results, payouts and rating
+changes. The twelve queue again: matchmaking pairs them on the ratings scoring published. A contract
+tournament of 8 rotates its tables round by round. Finally scoring restarts under a new consumer group,
+replays the game topic from the beginning, and no result, rating or published event changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from typing import Any
+
+import grpc
+import pytest
+import redis
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
+from rummy_client import GameClient
+from rummy_client.bots import BotPlayer
+from rummy_client.client import RpcFailure
+from rummy_engine.config import EngineConfig
+from rummy_engine.engine import RunningEngine, start_engine
+from rummy_matchmaking.config import MatchmakingConfig
+from rummy_matchmaking.pairing import PairingRules
+from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
+from rummy_rules.scoring import prize_split
+from rummy_rules.variants import rules_for
+from rummy_scoring.config import ScoringConfig
+from rummy_scoring.service import RunningScoring, start_scoring
+from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
+from rummy_store import NewEvent
+from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.redis_fence import RedisWriterFence
+
+TOKENS = TokenIssuer(DEV_SECRET)
+PLAYERS = [f"p{i:02d}" for i in range(12)]
+POOL = 1_000
+WINDOW = PairingRules(base_window=0.5, widen_per_s=1.0, max_window=50.0, fill_after_s=1.0)
+
+
+@dataclasses.dataclass
+class Platform:
+    engine: RunningEngine
+    matchmaking: RunningMatchmaking
+    scoring: RunningScoring
+    scoring_config: ScoringConfig
+    topics: dict[str, str]
+
+
+def _metadata(player: str, role: str = "player") -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {TOKENS.issue(player, role)}"),)
+
+
+async def _until(check: Any, timeout_s: float, what: str) -> Any:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        result = await check()
+        if result:
+            return result
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.2)
+
+
+async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
+    topics = {
+        "games": f"{prefix}.rummy.game.events.v1",
+        "tables": f"{prefix}.rummy.matchmaking.events.v1",
+        "scores": f"{prefix}.rummy.scoring.events.v1",
+    }
+    engine = await start_engine(
+        EngineConfig(
+            address="127.0.0.1:0",
+            kafka=kafka,
+            redis=redis_url,
+            topic=topics["games"],
+            key_prefix=f"{prefix}:",
+            turn_timeout_ms=0,
+            tables=topics["tables"],
+        )
+    )
+    scoring_config = ScoringConfig(
+        address="127.0.0.1:0",
+        kafka=kafka,
+        redis=redis_url,
+        game_topic=topics["games"],
+        matchmaking_topic=topics["tables"],
+        topic=topics["scores"],
+        key_prefix=f"{prefix}:",
+        group=f"{prefix}.scoring",
+    )
+    scoring = await start_scoring(scoring_config)
+    matchmaking = await start_matchmaking(
+        MatchmakingConfig(
+            address="127.0.0.1:0",
+            kafka=kafka,
+            redis=redis_url,
+            topic=topics["tables"],
+            scoring_topic=topics["scores"],
+            key_prefix=f"{prefix}:",
+            pairing_interval_ms=50,
+            pairing={"kalooki": WINDOW},
+            options={"kalooki": {"prize_pool": POOL}},
+        )
+    )
+    return Platform(engine, matchmaking, scoring, scoring_config, topics)
+
+
+async def _seated(stub: Any, player: str, ticket_id: str) -> mm.WatchTicketResponse:
+    last = None
+    async for reply in stub.WatchTicket(
+        mm.WatchTicketRequest(ticket_id=ticket_id), metadata=_metadata(player)
+    ):
+        last = reply
+    assert last is not None and last.state == mm.TICKET_STATE_SEATED
+    seated: mm.WatchTicketResponse = last
+    return seated
+
+
+async def _play(engine_address: str, player: str, seated: mm.WatchTicketResponse) -> None:
+    seat = next(s for s in seated.seats if s.player_id == player)
+    async with GameClient(engine_address, seat.token, retry_for_s=60) as client:
+
+        async def exists() -> bool:  # the engine creates the game from TableFormed, asynchronously
+            try:
+                await client.view(seated.game_id, seat.seat)
+            except RpcFailure as failure:
+                if failure.status != grpc.StatusCode.NOT_FOUND:
+                    raise
+                return False
+            return True
+
+        await _until(exists, 60, f"game {seated.game_id}")
+        await BotPlayer(client, seated.game_id, seat.seat, "greedy").play()
+
+
+async def _queue_round(
+    platform: Platform, mm_stub: Any, order: list[str]
+) -> tuple[dict[str, mm.EnqueueResponse], dict[str, mm.WatchTicketResponse]]:
+    """Everyone in `order` queues (tables of 3-4); returns their tickets and seats once all are seated."""
+    tickets = {}
+    for player in order:
+        request = mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=4)
+        tickets[player] = await mm_stub.Enqueue(request, metadata=_metadata(player))
+    seated_list = await asyncio.gather(*(_seated(mm_stub, p, tickets[p].ticket_id) for p in order))
+    seated = dict(zip(order, seated_list, strict=True))
+    await asyncio.wait_for(
+        asyncio.gather(*(_play(platform.engine.address, p, seated[p]) for p in order)), 600
+    )
+    return tickets, seated
+
+
+async def _match(sc_stub: Any, game_id: str) -> sc.MatchScored:
+    async def scored() -> sc.MatchScored | None:
+        try:
+            reply = await sc_stub.GetMatchResult(sc.GetMatchResultRequest(game_id=game_id))
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+            return None
+        return reply.match if reply.HasField("match") else None
+
+    result: sc.MatchScored = await _until(scored, 60, f"the result of {game_id}")
+    return result
+
+
+def _redis_dump(client: redis.Redis, prefix: str) -> dict[bytes, Any]:
+    dump: dict[bytes, Any] = {}
+    for key in client.scan_iter(f"{prefix}:scoring:*"):
+        kind = client.type(key)
+        if kind == b"string":
+            dump[key] = client.get(key)
+        elif kind == b"list":
+            dump[key] = client.lrange(key, 0, -1)
+        elif kind == b"hash":
+            dump[key] = client.hgetall(key)
+        elif kind == b"zset":
+            dump[key] = client.zrange(key, 0, -1, withscores=True)
+        elif kind == b"set":
+            dump[key] = client.smembers(key)
+    return dump
+
+
+async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
+    platform = await _platform(kafka, redis_url, prefix)
+    channels = [
+        grpc.aio.insecure_channel(platform.matchmaking.address),
+        grpc.aio.insecure_channel(platform.scoring.address),
+    ]
+    mm_stub: Any = mm_grpc.MatchmakingServiceStub(channels[0])
+    sc_stub: Any = sc_grpc.ScoringServiceStub(channels[1])
+    client = redis.Redis.from_url(redis_url)
+    try:
+        # --- round 1: everyone new (rating 0); tables form first come, first served ----------------------
+        tickets1, seated1 = await _queue_round(platform, mm_stub, PLAYERS)
+        games1 = sorted({s.game_id for s in seated1.values()})
+        assert all(t.rating == 0 for t in tickets1.values())
+        seats1 = sorted((s.game_id, s.seats[0].seat) for s in seated1.values())
+        assert len(set(seats1)) == 12 and len(games1) == 3  # FIFO, everyone at 0: three full tables of 4
+        matches1 = {g: await _match(sc_stub, g) for g in games1}
+        for game_id, match in matches1.items():
+            # Kalooki D17: the pool is split by the rules engine's formula, to the unit.
+            hands = (await sc_stub.GetMatchResult(sc.GetMatchResultRequest(game_id=game_id))).hands
+            last = hands[-1]
+            rules = rules_for("kalooki", len(match.player_ids), prize_pool=POOL)
+            losers = {s: p for s, p in enumerate(last.penalties) if s != last.winner}
+            split = prize_split(POOL, last.winner, losers, rules, last.kalooki)
+            assert list(match.payouts) == [split[s] for s in range(len(match.player_ids))]
+            assert sum(match.payouts) == POOL and match.winners == [match.player_ids[last.winner]]
+        winners1 = {w for m in matches1.values() for w in m.winners}
+        board = await sc_stub.GetLeaderboard(sc.GetLeaderboardRequest(variant="kalooki", period="all"))
+        assert {e.player_id for e in board.entries} == winners1 and all(e.wins == 1 for e in board.entries)
+        payouts = await sc_stub.GetPayouts(sc.GetPayoutsRequest(player_id=next(iter(winners1))))
+        assert payouts.total > 0
+
+        # --- ratings reach matchmaking through scoring's events ----------------------------------------
+        ratings: dict[str, float] = {}
+        for player in PLAYERS:
+            history = await sc_stub.GetRatingHistory(
+                sc.GetRatingHistoryRequest(player_id=player, variant="kalooki")
+            )
+            assert len(history.changes) == 1
+            ratings[player] = history.ordinal
+
+        async def matchmaking_knows() -> bool:
+            return all(platform.matchmaking.app.rating("kalooki", p)[0] == 1 for p in PLAYERS)
+
+        await _until(matchmaking_knows, 60, "matchmaking to read the new ratings")
+        assert all(ratings[w] > ratings[p] for w in winners1 for p in PLAYERS if p not in winners1)
+
+        # --- round 2: queued in reverse order; tables form by the new ratings --------------------------
+        tickets2, seated2 = await _queue_round(platform, mm_stub, PLAYERS[::-1])
+        for player, ticket in tickets2.items():
+            assert ticket.rating == pytest.approx(ratings[player])
+        by_game: dict[str, list[str]] = {}
+        for player, seat in seated2.items():
+            by_game.setdefault(seat.game_id, []).append(player)
+        for players in by_game.values():
+            spread = max(ratings[p] for p in players) - min(ratings[p] for p in players)
+            waited = max(seated2[p].waited_s for p in players)
+            assert spread <= WINDOW.base_window + WINDOW.widen_per_s * waited + 1e-9
+        # The round-1 winners rate alike and above everyone: FIFO alone (reverse order) would mix them.
+        winner_tables = {seated2[w].game_id for w in winners1}
+        assert len(winner_tables) < len(winners1) or len(winners1) == 1
+        for game_id in by_game:
+            await _match(sc_stub, game_id)
+
+        async def rated_twice() -> bool:
+            for player in PLAYERS:
+                history = await sc_stub.GetRatingHistory(
+                    sc.GetRatingHistoryRequest(player_id=player, variant="kalooki")
+                )
+                if len(history.changes) != 2:
+                    return False
+            return True
+
+        await _until(rated_twice, 60, "the second rating changes")
+
+        # --- a contract tournament of 8 rotates its tables ----------------------------------------------
+        await _contract_tournament(platform, mm_stub, kafka, redis_url, prefix)
+
+        # --- restart scoring and replay the game topic from the beginning: nothing changes ------------
+        before = _redis_dump(client, prefix)
+        scores = KafkaEventLog(kafka, platform.topics["scores"], 3)
+        games = KafkaEventLog(kafka, platform.topics["games"], 3)
+        ends = [scores.end_offset(p) for p in range(3)]
+        await platform.scoring.stop()
+        replay_config = dataclasses.replace(platform.scoring_config, group=f"{prefix}.scoring-replay")
+        platform.scoring = await start_scoring(replay_config)
+        total = sum(games.end_offset(p) for p in range(3))
+
+        async def replayed() -> bool:
+            return platform.scoring.loops[0].records >= total
+
+        await _until(replayed, 120, "the replay of the game topic")
+        await asyncio.sleep(1.0)  # the tables consumer replays too
+        assert [scores.end_offset(p) for p in range(3)] == ends
+        assert _redis_dump(client, prefix) == before
+        scores.close()
+        games.close()
+    finally:
+        for channel in channels:
+            await channel.close()
+        client.close()
+        await platform.matchmaking.stop()
+        await platform.scoring.stop()
+        await platform.engine.stop()
+
+
+async def _contract_tournament(
+    platform: Platform, mm_stub: Any, kafka: str, redis_url: str, prefix: str
+) -> None:
+    """Eight players, three rounds. The engine cannot play contract rummy yet (PLAYABLE_VARIANTS), so each
+    table's result is published on scoring's topic in scoring's own format, as scoring would."""
+    operator = _metadata("ops", OPERATOR)
+    players = [f"c{i}" for i in range(8)]
+    created = await mm_stub.CreateTournament(
+        mm.CreateTournamentRequest(
+            variant="contract", format=mm.TOURNAMENT_FORMAT_ROTATION, rounds=3, seed=b"e2e"
+        ),
+        metadata=operator,
+    )
+    tid = created.tournament_id
+    for player in players:
+        await mm_stub.RegisterForTournament(
+            mm.RegisterForTournamentRequest(tournament_id=tid), metadata=_metadata(player)
+        )
+    started = await mm_stub.StartTournament(mm.StartTournamentRequest(tournament_id=tid), metadata=operator)
+    assert [len(t.player_ids) for t in started.tables] == [4, 4]  # contract §3.14.1: ceil(8/4) tables
+    client = redis.Redis.from_url(redis_url)
+    scores = KafkaEventLog(kafka, platform.topics["scores"], 3, RedisWriterFence(client, f"{prefix}:test:"))
+    try:
+        for round_number in (1, 2, 3):
+            state = await mm_stub.GetTournament(mm.GetTournamentRequest(tournament_id=tid), metadata=operator)
+            tables = [t for t in state.tables if t.round == round_number]
+            closers = []
+            for index, table in enumerate(tables):
+                closer = table.player_ids[(round_number + index) % len(table.player_ids)]
+                closers.append(closer)
+                match = sc.MatchScored(
+                    variant="contract",
+                    player_ids=table.player_ids,
+                    totals=[0 if p == closer else 50 for p in table.player_ids],
+                    winners=[closer],
+                    closer=closer,
+                    last_deal_penalties=[0 if p == closer else 50 for p in table.player_ids],
+                    deals=8,
+                )
+                event = sc.ScoringEvent(game_id=table.game_id, match_scored=match)
+                await asyncio.to_thread(
+                    scores.append,
+                    table.game_id,
+                    uuid.uuid4().hex,
+                    0,
+                    [NewEvent("match_scored", event.SerializeToString())],
+                )
+            if round_number == 3:
+                break
+
+            async def next_round(expected: int = round_number + 1) -> Any:
+                reply = await mm_stub.GetTournament(
+                    mm.GetTournamentRequest(tournament_id=tid), metadata=operator
+                )
+                return reply if reply.round == expected else None
+
+            after = await _until(next_round, 60, f"round {round_number + 1}")
+            new = [t for t in after.tables if t.round == round_number + 1]
+            # contract §3.14.3 D19: each closer moves to the next table (the last to the first) and sits in
+            # the seat that table's own closer left; everyone else keeps their seat.
+            for index, table in enumerate(tables):
+                arriving = closers[index - 1]
+                seat = list(table.player_ids).index(closers[index])
+                expected_seats = list(table.player_ids)
+                expected_seats[seat] = arriving
+                assert list(new[index].player_ids) == expected_seats
+
+        async def finished() -> Any:
+            reply = await mm_stub.GetTournament(mm.GetTournamentRequest(tournament_id=tid), metadata=operator)
+            return reply if reply.finished else None
+
+        final = await _until(finished, 60, "the tournament's end")
+        assert final.round == 3 and sorted(s.player_id for s in final.standings) == sorted(players)
+    finally:
+        scores.close()
+        client.close()
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_queue_to_leaderboard_on_kafka_and_redis(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+) -> None:
+    asyncio.run(_scenario(kafka_bootstrap, redis_url, unique_prefix))
