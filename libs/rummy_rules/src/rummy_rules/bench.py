@@ -58,6 +58,7 @@ class Games:
     label: str
     games: int = 0
     decisions: int = 0
+    finished_decisions: int = 0  # decisions in finished games, for decisions per game
     seconds: float = 0.0
     deals: int = 0
     unfinished: int = 0
@@ -94,6 +95,7 @@ def play_ours(tally: Games, variant: str, players: int, budget: float, seed: int
         tally.decisions += result.decisions
         if result.finished:
             tally.games += 1
+            tally.finished_decisions += result.decisions
             tally.deals += sum(1 for event in result.events if isinstance(event, DealEnded))
             if len(tally.histories) < KEPT_HISTORIES:
                 tally.histories.append(result.events)
@@ -115,6 +117,7 @@ def play_peer(tally: Games, measure: Callable[[], Any]) -> None:
     played, histories = measured if isinstance(measured, tuple) else (measured, [])
     tally.games += played.games
     tally.decisions += played.decisions
+    tally.finished_decisions += played.decisions
     tally.deals += played.games
     tally.seconds += played.seconds
     tally.histories.extend(histories[: KEPT_HISTORIES - len(tally.histories)])
@@ -343,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _game_columns(tally: Games) -> str:
-    per_game = tally.decisions / tally.games if tally.games else 0.0
+    per_game = tally.finished_decisions / tally.games if tally.games else 0.0
     per_deal = tally.deals / tally.games if tally.games else 0.0
     games, decisions = rate(tally.games, tally.seconds), rate(tally.decisions, tally.seconds)
     return f"{fmt(games):>9} {fmt(decisions):>12} {fmt(per_game):>15} {per_deal:>11.1f}"
