@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from rummy_store.errors import StoreError
 from rummy_store.event_log import EventLog
 from rummy_store.records import EventRecord
 from rummy_store.snapshots import Snapshot, SnapshotStore
@@ -70,7 +71,7 @@ class CatchUpReader(Generic[S]):
         last: EventRecord | None = None
         for record in tail:
             if record.seq != seq + 1:  # the log is gap-free; anything else is corruption, not a state
-                raise RuntimeError(f"game {game_id}: expected seq {seq + 1}, log has {record.seq}")
+                raise StoreError(f"game {game_id}: expected seq {seq + 1}, log has {record.seq}")
             state = p.apply(state, record)
             seq, last, replayed = record.seq, record, replayed + 1
         if last is not None:
@@ -84,11 +85,14 @@ class CatchUpReader(Generic[S]):
             p = self._projection
             self._snapshots.save(Snapshot(game_id, last.seq, last.position, p.version, p.dumps(state)))
 
-    def rebuild_partition(self, partition: int, from_offset: int = 0) -> Iterator[tuple[str, S, int]]:
-        """Fold every game of a partition from ``from_offset``: yields (game id, state, last seq) per game."""
+    def rebuild_partition(self, partition: int) -> Iterator[tuple[str, S, int]]:
+        """Fold every game of a partition from its first record: yields (game id, state, last seq) per game.
+
+        Snapshots are neither read nor written: this is the path that must work when Redis is lost.
+        """
         p = self._projection
         states: dict[str, tuple[S, int]] = {}
-        for record in self._log.read_partition(partition, from_offset):
+        for record in self._log.read_partition(partition):
             state, seq = states.get(record.game_id, (p.initial(record.game_id), 0))
             states[record.game_id] = (p.apply(state, record), record.seq)
         for game_id, (state, seq) in states.items():
