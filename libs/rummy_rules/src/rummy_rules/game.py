@@ -673,6 +673,9 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
 _MAX_MELD_VALUE: Final = (11, 11, *range(2, 11), 10, 10, 10)
 
 
+_OPENING_STARTS: Final = 6  # packings tried from the best candidates: bounded, and enough to open
+
+
 def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None = None) -> list[LayMelds]:
     """A bounded set of opening meld groups from `hand`: greedy packings that reach the minimum.
 
@@ -703,9 +706,9 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
     for card in hand:
         held[card.code] += 1
     needs = [(value, meld, tuple(card.code for card in meld.cards)) for value, meld in valued]
-    for start_index, (first_value, first, first_codes) in enumerate(needs):
-        if must_include is not None and must_include not in first.cards:
-            continue
+    starts = [i for i, (_, meld, _) in enumerate(needs) if must_include is None or must_include in meld.cards]
+    for start_index in starts[:_OPENING_STARTS]:
+        first_value, first, first_codes = needs[start_index]
         pool = held.copy()
         for code in first_codes:
             pool[code] -= 1
