@@ -336,9 +336,9 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
         if not code:
             jokers = True
             continue
-        suit_index, rank = divmod(code - 1, 13)
-        suit_masks[suit_index] |= 2 << rank
-        rank_suits[rank + 1] |= 1 << suit_index
+        suit_index, position_bit, rank, suit_bit = _BITS[code]
+        suit_masks[suit_index] |= position_bit
+        rank_suits[rank] |= suit_bit
     shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
     found: list[Meld] = []
     for rank in range(1, 14):
@@ -362,6 +362,8 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
     return found
 
 
+# Per card code: suit index, its bit in the suit's position mask, rank, its bit in the rank's suit mask.
+_BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) for i in range(52)))
 _Shape = tuple[int, int, int, bool, bool]
 _SET_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
 _RUN_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
