@@ -10,6 +10,7 @@ Malformed client input raises `CodecError`; nothing is decided from it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import types
 import typing
@@ -133,10 +134,11 @@ def option_from_pb(message: ev.OptionValue) -> events.OptionValue:
     return value
 
 
-def rules_options(rules: Rules) -> list[tuple[str, events.OptionValue]]:
+@functools.lru_cache(maxsize=256)  # every view carries them; `asdict` is slow and rules are immutable
+def rules_options(rules: Rules) -> tuple[tuple[str, events.OptionValue], ...]:
     """Every option value of a game's rules (defaults included), so a client can rebuild its rules."""
     values = dataclasses.asdict(rules.options)
-    return [(name, value) for name, value in sorted(values.items()) if value is not None]
+    return tuple((name, value) for name, value in sorted(values.items()) if value is not None)
 
 
 def options_to_pb(target: Any, options: Iterable[tuple[str, events.OptionValue]]) -> None:
