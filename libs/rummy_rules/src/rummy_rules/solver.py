@@ -29,7 +29,7 @@ _BITS: Final = 2  # copies per position fit in 2 bits: at most 3 packs (contract
 _MAX_COPIES: Final = 3
 _HIGH_ACE: Final = 14
 _LONGEST_RUN: Final = 13  # kalooki D5, rummy40 D5, contract D3: ace at one end only, no wrap
-_CACHE_LIMIT: Final = 1 << 20
+_CACHE_LIMIT: Final = 1 << 18  # entries per memo before it starts afresh: bounded memory in services
 
 
 _BIT_OF: Final = {card: 1 << card.code for card in CARD_BY_CODE}
