@@ -115,7 +115,9 @@ async def _bare(address: str, calls: int, concurrency: int) -> tuple[list[float]
         return latencies, time.perf_counter() - began
 
 
-async def _games(address: str, tables: int, seconds: float, variant: str) -> tuple[list[float], float, int]:
+async def _games(
+    address: str, tables: int, seconds: float, variant: str, bot: str = "greedy"
+) -> tuple[list[float], float, int]:
     tokens = TokenIssuer(os.environ.get("MELDSTREAM_TOKEN_SECRET", DEV_SECRET))
     latencies: list[float] = []
     finished = 0
@@ -127,7 +129,7 @@ async def _games(address: str, tables: int, seconds: float, variant: str) -> tup
         try:
             while time.perf_counter() < stop_at:
                 created = await clients[0].create_game(variant, PLAYERS)
-                bots = [BotPlayer(c, created.game_id, seat) for seat, c in enumerate(clients)]
+                bots = [BotPlayer(c, created.game_id, seat, bot) for seat, c in enumerate(clients)]
                 tasks = [asyncio.create_task(bot.play()) for bot in bots]
                 done, _ = await asyncio.wait(tasks, timeout=max(0.0, stop_at - time.perf_counter()))
                 for task in tasks:
@@ -149,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=24, help="tables playing at once")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--variant", default="kalooki")
+    parser.add_argument(
+        "--bot",
+        choices=("greedy", "random"),
+        default="greedy",
+        help="random: cheap bots, more load on the engine",
+    )
     args = parser.parse_args(argv)
     with _engine(args.store) as (address, where):
         print(
@@ -157,19 +165,22 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(_bare(address, 200, 1))  # warm up
         seq_lat, _ = asyncio.run(_bare(address, 2000, 1))
         par_lat, par_wall = asyncio.run(_bare(address, 3 * args.games * 100, 3 * args.games))
-        one_lat, one_wall, _ = asyncio.run(_games(address, 1, min(args.seconds, 8.0), args.variant))
-        act_lat, act_wall, finished = asyncio.run(_games(address, args.games, args.seconds, args.variant))
+        one_lat, one_wall, _ = asyncio.run(_games(address, 1, min(args.seconds, 8.0), args.variant, args.bot))
+        act_lat, act_wall, finished = asyncio.run(
+            _games(address, args.games, args.seconds, args.variant, args.bot)
+        )
     print(f"bare gRPC round trip (Health/Check), sequential:     {_percentiles(seq_lat)}")
     print(
         f"bare gRPC round trip, {3 * args.games} concurrent callers:     {_percentiles(par_lat)}  "
         f"{len(par_lat) / par_wall:,.0f} calls/s"
     )
     print(
-        f"SubmitAction, 1 {args.variant} game alone (3 bots):            {_percentiles(one_lat)}  "
+        f"SubmitAction, 1 {args.variant} game alone (3 {args.bot} bots):            {_percentiles(one_lat)}  "
         f"{len(one_lat) / one_wall:,.0f} actions/s"
     )
     print(
-        f"SubmitAction, {args.games} concurrent {args.variant} games (3 bots each): {_percentiles(act_lat)}  "
+        f"SubmitAction, {args.games} concurrent {args.variant} games (3 {args.bot} bots each): "
+        f"{_percentiles(act_lat)}  "
         f"{len(act_lat) / act_wall:,.0f} actions/s  ({finished} games finished in {act_wall:.0f} s)"
     )
     return 0
