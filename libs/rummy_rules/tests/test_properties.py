@@ -85,6 +85,10 @@ def play(variant: str, players: int, seed: bytes, thorough: bool, **options: int
         action = choose(actions, rng)
         produced = decide(state, action)
         if thorough:
+            if decisions % 10 == 0:
+                assert from_dict(json.loads(json.dumps(to_dict(action)))) == action
+                view = observe(state, seat)
+                assert from_dict(json.loads(json.dumps(to_dict(view)))) == view
             for probe in rng.sample(actions, min(3, len(actions))):
                 decide(state, probe)  # every legal action is accepted
             for command in illegal_commands(state, rng):
