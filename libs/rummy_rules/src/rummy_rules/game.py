@@ -9,7 +9,6 @@ comes from a seed as data (`GameStarted.deck`), so replay needs no randomness.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import reduce
 from typing import Any, Final
@@ -691,20 +690,19 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
     minimum = rules.opening_min_points
     # Cheap bound first: a packing of disjoint candidates is worth at most the cards they cover
     # (each copy once, at most 11 each) and uses at most those cards (a Kalooki needs all but one).
-    covered = {card for meld in candidates for card in meld.cards}
-    counts = Counter(hand)
-    bound = sum(_MAX_MELD_VALUE[card.rank] * counts[card] for card in covered)
-    could_kalooki = (
-        rules.kalooki_exempt_from_opening and sum(counts[card] for card in covered) >= len(hand) - 1
-    )
-    if bound < minimum and not could_kalooki:
-        return []
-    found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
     # Counts per card code; a candidate never holds the same code twice (find_melds: distinct
     # suits in sets, distinct ranks in runs, at most one joker), so a check is one lookup per card.
     held = [0] * len(CARD_BY_CODE)
     for card in hand:
         held[card.code] += 1
+    covered = {card for meld in candidates for card in meld.cards}
+    bound = sum(_MAX_MELD_VALUE[card.rank] * held[card.code] for card in covered)
+    could_kalooki = (
+        rules.kalooki_exempt_from_opening and sum(held[card.code] for card in covered) >= len(hand) - 1
+    )
+    if bound < minimum and not could_kalooki:
+        return []
+    found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
     needs = [(value, meld, tuple(card.code for card in meld.cards)) for value, meld in valued]
     starts = [i for i, (_, meld, _) in enumerate(needs) if must_include is None or must_include in meld.cards]
     for start_index in starts[:_OPENING_STARTS]:
