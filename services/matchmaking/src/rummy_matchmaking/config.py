@@ -29,6 +29,7 @@ class MatchmakingConfig:
     data_dir: str = ".local/matchmaking"
     pairing_interval_ms: int = 100
     pairing: dict[str, PairingRules] = field(default_factory=dict)
+    options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
     token_secret: str = DEV_SECRET
 
     @property
@@ -50,6 +51,17 @@ def _pairing(raw: str) -> dict[str, PairingRules]:
         raise ConfigError(f"MATCHMAKING_PAIRING is not valid pairing JSON: {exc}") from None
 
 
+def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
+    """MATCHMAKING_OPTIONS: JSON {variant: {option: value}} for queue tables (e.g. a kalooki prize_pool)."""
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+        return {str(variant): {str(k): v for k, v in options.items()} for variant, options in data.items()}
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"MATCHMAKING_OPTIONS is not valid JSON of options per variant: {exc}") from None
+
+
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
     """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
     d = MatchmakingConfig()
@@ -64,6 +76,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         data_dir=env_str("MATCHMAKING_DATA_DIR", d.data_dir, env),
         pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
+        options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
     )
     if bool(config.kafka) != bool(config.redis):

@@ -68,7 +68,7 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results."""
     tables, client = open_log(config)
     tokens = TokenIssuer(config.token_secret)
-    app = MatchmakingApp(tables, tokens, config.pairing)
+    app = MatchmakingApp(tables, tokens, config.pairing, config.options)
     loop = asyncio.get_running_loop()
 
     async def ready() -> bool:
