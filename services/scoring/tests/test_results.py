@@ -1,0 +1,93 @@
+"""Scoring one game from its events: hands, match winners per variant, the Kalooki prize split (D17)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rummy.game.v1 import events_pb2 as ev
+from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_rules.scoring import prize_split
+from rummy_rules.variants import rules_for
+from rummy_scoring.results import GameScore, ScoringError, ranks, step
+
+PLAYERS = ("ann", "bob", "cy")
+TABLE = "table:" + json.dumps({"players": list(PLAYERS), "turn_ms": 0})
+
+
+def started(variant: str, **options: int) -> ev.GameEvent:
+    message = ev.GameEvent(game_id="g", seq=1, game_started=ev.GameStarted(variant=variant, players=3))
+    for name, value in options.items():
+        message.game_started.options[name].int_value = value
+    return message
+
+
+def deal_ended(seq: int, winner: int | None, penalties: list[int], kalooki: bool = False) -> ev.GameEvent:
+    ended = ev.DealEnded(kalooki=kalooki, penalties=penalties)
+    if winner is not None:
+        ended.winner = winner
+    return ev.GameEvent(game_id="g", seq=seq, deal_ended=ended)
+
+
+def game_ended(seq: int, winners: list[int], totals: list[int]) -> ev.GameEvent:
+    return ev.GameEvent(game_id="g", seq=seq, game_ended=ev.GameEnded(winners=winners, totals=totals))
+
+
+def run(events: list[ev.GameEvent]) -> tuple[GameScore, list[sc.ScoringEvent]]:
+    state: GameScore | None = None
+    out = []
+    for event in events:
+        state, produced = step(state, event.seq, TABLE if event.seq == 1 else "c", event)
+        out.extend(produced)
+    assert state is not None
+    return state, out
+
+
+def test_kalooki_deal_and_prize_pool_split_by_d17() -> None:
+    state, out = run(
+        [
+            started("kalooki", prize_pool=1000),
+            deal_ended(9, 1, [60, 0, 130], True),
+            game_ended(10, [1], [60, 0, 130]),
+        ]
+    )
+    hand, match = out[0].hand_scored, out[1].match_scored
+    assert (hand.deal, hand.winner, list(hand.penalties), hand.kalooki) == (1, 1, [60, 0, 130], True)
+    rules = rules_for("kalooki", 3, prize_pool=1000)
+    split = prize_split(1000, 1, {0: 60, 2: 130}, rules, True)
+    assert list(match.payouts) == [split[0], split[1], split[2]] and sum(match.payouts) == 1000
+    assert split[2] == 0 and split[0] > 0  # 130 is past the 100-point cut-off (kalooki §3.13.2)
+    assert list(match.winners) == ["bob"] and match.closer == "bob" and state.over
+
+
+def test_rummy40_match_winners_are_the_lowest_totals_and_void_deals_score_nothing() -> None:
+    state, out = run(
+        [
+            started("rummy40", deals_per_match=2),
+            deal_ended(5, 0, [0, 20, 35]),
+            deal_ended(8, None, [0, 0, 0]),  # void: same dealer deals again
+            deal_ended(12, 2, [15, 0, 0]),
+            game_ended(13, [0, 2], [15, 20, 35]),
+        ]
+    )
+    assert [e.WhichOneof("event") for e in out] == ["hand_scored", "hand_scored", "match_scored"]
+    match = out[-1].match_scored
+    assert list(match.totals) == [15, 20, 35] and list(match.winners) == ["ann"]
+    assert state.deals == 2 and not match.payouts
+
+
+def test_events_before_the_start_or_an_unreadable_table_are_refused() -> None:
+    with pytest.raises(ScoringError, match="before game_started"):
+        step(None, 3, "c", deal_ended(3, 0, [0, 1, 2]))
+    with pytest.raises(ScoringError, match="names its table"):
+        step(None, 1, "not-a-table", started("kalooki"))
+
+
+def test_ranks_share_ties_and_follow_the_variant_direction() -> None:
+    assert ranks("kalooki", (10, 0, 10)) == [2, 1, 2]
+    assert ranks("rummy500", (10, 0, 10)) == [1, 2, 1]
+
+
+def test_state_round_trips_through_json() -> None:
+    state, _ = run([started("kalooki"), deal_ended(4, 0, [0, 5, 7])])
+    assert GameScore.loads(state.dumps()) == state
