@@ -1,0 +1,108 @@
+"""Scoring handlers on a real Redis: effects and tracking together, so a replay changes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from google.protobuf.timestamp_pb2 import Timestamp
+from rummy.game.v1 import events_pb2 as ev
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_scoring.handlers import Handlers, Publisher
+from rummy_scoring.store import ScoreReader
+from rummy_store import EventRecord, LogPosition
+from rummy_store.embedded_log import EmbeddedEventLog
+
+ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
+
+
+def _record(game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c") -> EventRecord:
+    message.game_id, message.seq = game_id, seq
+    message.occurred_at.CopyFrom(ENDED_AT)
+    case = message.WhichOneof("event") or ""
+    return EventRecord(game_id, seq, command_id, case, 1, message.SerializeToString(), LogPosition(0, seq))
+
+
+def _game(game_id: str, players: list[str], penalties: list[int], winner: int) -> list[EventRecord]:
+    table = "table:" + json.dumps({"players": players, "turn_ms": 0})
+    started = ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=len(players)))
+    drawn = ev.GameEvent(card_drawn=ev.CardDrawn(seat=0))
+    deal = ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties))
+    over = ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties))
+    return [
+        _record(game_id, 1, started, table),
+        _record(game_id, 2, drawn),
+        _record(game_id, 3, deal),
+        _record(game_id, 4, over),
+    ]
+
+
+def _dump(client: Any, prefix: str) -> dict[bytes, Any]:
+    out: dict[bytes, Any] = {}
+    for key in client.scan_iter(f"{prefix}*"):
+        kind = client.type(key)
+        reader = {
+            b"string": client.get,
+            b"list": lambda k: client.lrange(k, 0, -1),
+            b"hash": client.hgetall,
+            b"zset": lambda k: client.zrange(k, 0, -1, withscores=True),
+            b"set": client.smembers,
+        }[kind]
+        out[key] = reader(key)
+    return out
+
+
+@pytest.fixture
+def setup(
+    redis_url: str, unique_prefix: str
+) -> Iterator[tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis]]:
+    client = redis.Redis.from_url(redis_url)
+    published = EmbeddedEventLog(":memory:")
+    prefix = f"{unique_prefix}:"
+    yield Handlers(client, prefix, Publisher(published)), ScoreReader(client, prefix), published, client
+    published.close()
+    client.close()
+
+
+@pytest.mark.integration
+def test_a_game_is_scored_once_however_often_it_is_delivered(
+    setup: tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis], unique_prefix: str
+) -> None:
+    handlers, reader, published, client = setup
+    records = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
+    assert [handlers.on_game_record(r) for r in records] == [0, 0, 1, 4]  # hand; match + 3 ratings
+    before = _dump(client, unique_prefix)
+    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 0]  # redelivered: tracked
+    assert _dump(client, unique_prefix) == before
+    assert published.last_seq("g1") == 5
+    match = reader.match("g1")
+    assert match is not None and list(match.winners) == ["ann"]
+    assert reader.leaderboard("kalooki", "all", 0, 10) == ([("ann", 1.0)], 1)
+    assert reader.leaderboard("kalooki", "week:2026-W39", 0, 10)[1] == 1
+    assert reader.rating("kalooki", "ann").ordinal > reader.rating("kalooki", "cy").ordinal
+    assert reader.rating("kalooki", "cy").ordinal > reader.rating("kalooki", "bob").ordinal
+    assert [c.games for c in reader.rating_history("kalooki", "bob")] == [1]
+
+
+@pytest.mark.integration
+def test_tournament_standings_count_a_game_once_whichever_topic_arrives_first(
+    setup: tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis],
+) -> None:
+    handlers, reader, _, _ = setup
+
+    def formed(game_id: str) -> EventRecord:
+        table = mm.TableFormed(game_id=game_id, variant="kalooki", tournament_id="T")
+        payload = mm.MatchmakingEvent(game_id=game_id, table_formed=table).SerializeToString()
+        return EventRecord(game_id, 1, "table", "table_formed", 1, payload, LogPosition(0, 0))
+
+    handlers.on_matchmaking_record(formed("a"))  # the table first, then the game
+    for record in _game("a", ["ann", "bob", "cy"], [0, 40, 12], 0):
+        handlers.on_game_record(record)
+    for record in _game("b", ["ann", "bob", "cy"], [5, 0, 7], 1):  # the game first, then the table
+        handlers.on_game_record(record)
+    handlers.on_matchmaking_record(formed("b"))
+    handlers.on_matchmaking_record(formed("b"))  # redelivered
+    assert reader.standings("T") == [("ann", 5, 2), ("cy", 19, 2), ("bob", 40, 2)]
