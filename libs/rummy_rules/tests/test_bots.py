@@ -30,7 +30,8 @@ def test_params_follow_the_variant_rules() -> None:
 
 
 @pytest.mark.parametrize(
-    ("variant", "players"), [("kalooki", 2), ("kalooki", 3), ("kalooki", 5), ("rummy40", 4)]
+    ("variant", "players"),
+    [("kalooki", 2), ("kalooki", 3), ("kalooki", 5), ("rummy40", 4), ("rummy500", 3), ("contract", 4)],
 )
 def test_greedy_games_complete_and_replay(variant: str, players: int) -> None:
     for index in range(2):
@@ -42,7 +43,9 @@ def test_greedy_games_complete_and_replay(variant: str, players: int) -> None:
         _check_cards_kept(result.final)
 
 
-@pytest.mark.parametrize("variant", PLAYABLE_VARIANTS)
+# Random discards practically never assemble a contract (random 14-card hands make round 7's three
+# runs or round 8's whole hand almost never), so contract matches are left to the greedy bot.
+@pytest.mark.parametrize("variant", [variant for variant in PLAYABLE_VARIANTS if variant != "contract"])
 def test_random_legal_games_complete(variant: str) -> None:
     # Random play can reach a deal nobody can ever go out of (e.g. one card each and only closed
     # sets on the table; the specs have no rule for it), so nearly all games must finish, not all.

@@ -36,8 +36,8 @@ def test_public_vector(case: dict[str, object]) -> None:
             assert _same(case[field], got.get(field)), (field, case[field], got.get(field))
 
 
-def test_other_variants_answer_an_error_not_a_guess() -> None:
-    got = answer({"id": "x", "variant": "rummy500", "kind": "meld", "cards": ["7H", "7S", "7D"]})
+def test_kinds_a_variant_does_not_have_answer_an_error_not_a_guess() -> None:
+    got = answer({"id": "x", "variant": "rummy500", "kind": "initial_meld", "melds": [["7H", "7S", "7D"]]})
     assert set(got) == {"id", "error"}
 
 

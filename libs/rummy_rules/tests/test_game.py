@@ -59,6 +59,11 @@ def position(
         turn_start_opened=opened,
         extended=False,
         took_unopened=False,
+        credits=tuple((owner,) * len(meld.cards) for meld, (_, owner) in zip(melds, table, strict=True)),
+        buys=(0,) * players,
+        offer=None,
+        offer_from=None,
+        buy_request=None,
         active=(True,) * players,
         totals=(0,) * players,
         penalties=(0,) * players,
@@ -103,7 +108,7 @@ def test_start_rejected_when_variant_or_table_size_unknown() -> None:
         with pytest.raises(RuleViolation):
             start(args[0], args[1], SEED)
     with pytest.raises(RuleViolation):
-        start("rummy500", 3, SEED)  # part 2
+        start("rummy500", 7, SEED)  # rummy500 D1: 2-6 with one pack
 
 
 def test_turn_order_and_phase_are_enforced() -> None:

@@ -14,6 +14,7 @@ from functools import cache
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, SwapJoker, TakeDiscard
+from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
@@ -48,6 +49,21 @@ class SeatView:
     def discard_top(self) -> Card | None:
         discard = self._state.discard
         return discard[-1] if discard else None
+
+    @property
+    def deal(self) -> int:
+        """The deal number (the round, in contract rummy)."""
+        return self._state.deal
+
+    @property
+    def opened(self) -> bool:
+        """Whether this seat has opened (laid down, in contract rummy) this deal."""
+        return self._state.opened[self.seat]
+
+    @property
+    def buys(self) -> int:
+        """This seat's buys this round (contract rummy)."""
+        return self._state.buys[self.seat]
 
 
 Bot = Callable[[SeatView, Sequence[Command], random.Random], Command]
@@ -100,6 +116,8 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     """
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
+    if view.rules.variant == "contract":
+        return contract_greedy(view, actions, rng)  # the solver is too slow for 19-card hands
     params = params_for(view.rules)
     solver = solver_for(params)
     hand = view.hand

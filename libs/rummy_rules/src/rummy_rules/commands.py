@@ -83,4 +83,43 @@ class GoOut:
     discard: Card | None = None
 
 
-Command = DrawFromStock | TakeDiscard | LayMelds | LayOff | SwapJoker | Discard | GoOut
+@dataclass(frozen=True, slots=True)
+class PickFromPile:
+    """Rummy 500: take discard-pile card `index` (0 = bottom) and every card above it.
+
+    The selected card must be used at once (src ¶17, D7, D21): `then` is the meld or layoff that
+    uses it, checked together with the draw. Only with option `top_discard_free` may the top
+    card alone be taken with `then` None.
+    """
+
+    seat: int
+    index: int
+    then: LayMelds | LayOff | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BuyDiscard:
+    """Contract: ask to buy the card on offer ("kaupi!"), out of turn (§3.7)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassBuy:
+    """Contract: decline the card on offer. Changes nothing; it lets a client (or a bot) say so."""
+
+    seat: int
+
+
+Command = (
+    DrawFromStock
+    | TakeDiscard
+    | LayMelds
+    | LayOff
+    | SwapJoker
+    | Discard
+    | GoOut
+    | PickFromPile
+    | BuyDiscard
+    | PassBuy
+)

@@ -10,12 +10,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from itertools import product
+from itertools import combinations, product
 from typing import Final, TypeVar
 
-from rummy_rules.cards import Card
+from rummy_rules.cards import JOKER, Card
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import Meld, MeldKind, make_meld
+from rummy_rules.melds import End, Meld, MeldKind, find_melds, lay_off, make_meld
 from rummy_rules.variants import ContractOptions, Rules
 
 K = TypeVar("K")
@@ -161,6 +161,14 @@ class BuyRole(Enum):
     DISCARDER = "discarder"
 
 
+def buy_limit(rules: Rules) -> int:
+    """How many buys a player may make in one round (D13: four, the fourth penalised)."""
+    options = _options(rules)
+    if options.fourth_buy == "penalty":
+        return options.max_buys_per_round
+    return min(options.max_buys_per_round, FREE_BUYS)
+
+
 def buy_penalty(round_number: int, buys_before: int, role: BuyRole, rules: Rules) -> int:
     """The penalty a buy costs (0 or `buy_penalty_points`), or RuleViolation if it is not allowed.
 
@@ -184,11 +192,7 @@ def buy_penalty(round_number: int, buys_before: int, role: BuyRole, rules: Rules
         raise RuleViolation(
             "no_buying_in_round_8", "there is no buying in round 8", "contract §3.7.5 src ¶30"
         )
-    allowed = (
-        options.max_buys_per_round
-        if options.fourth_buy == "penalty"
-        else min(options.max_buys_per_round, FREE_BUYS)
-    )
+    allowed = buy_limit(rules)
     if buys_before >= allowed:
         raise RuleViolation(
             "too_many_buys",
@@ -247,3 +251,131 @@ def settle_dispute(
 def round_penalty(hand_points: int, buys: int, rules: Rules) -> int:
     """A player's points for a round: cards left in hand plus 200 after a fourth buy (§3.13, D17)."""
     return hand_points + (_options(rules).buy_penalty_points if buys > FREE_BUYS else 0)
+
+
+def _threes(hand: Sequence[Card], rules: Rules) -> list[Meld]:
+    """Candidate threes: every natural card of a rank, each choice of three, a pair with a joker (D4)."""
+    by_rank: dict[int, list[Card]] = {}
+    jokers = 0
+    for card in hand:
+        if card.suit is None:
+            jokers += 1
+        else:
+            by_rank.setdefault(card.rank, []).append(card)
+    found: list[Meld] = []
+    for rank, cards in by_rank.items():
+        cards.sort()
+        if len(cards) > 3:
+            found.append(Meld(MeldKind.SET, tuple(cards), rank))
+        if len(cards) >= 3:
+            # Which copies go into the three matters when a run needs one of them.
+            for combo in dict.fromkeys(combinations(cards, 3)):
+                found.append(Meld(MeldKind.SET, combo, rank))
+        elif len(cards) == 2 and jokers:
+            found.append(Meld(MeldKind.SET, (*cards, JOKER), rank))
+    return found
+
+
+def _runs(hand: Sequence[Card], rules: Rules) -> list[Meld]:
+    """Candidate runs: every run `find_melds` offers, and its joker runs shortened at either end.
+
+    A shorter run leaves its end cards free for a three.
+    """
+    found: dict[tuple[Card, ...], Meld] = {}
+    for meld in find_melds(hand, rules):
+        if meld.kind is not MeldKind.RUN:
+            continue
+        found[meld.cards] = meld
+        if JOKER in meld.cards:
+            size = len(meld.cards)
+            for low in range(size - rules.run_min + 1):
+                for high in range(low + rules.run_min, size + 1):
+                    cards = meld.cards[low:high]
+                    if cards not in found and any(card.suit is not None for card in cards):
+                        found[cards] = Meld(MeldKind.RUN, cards, meld.rank + low, meld.suit)
+    return list(found.values())
+
+
+def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:
+    """Lay the `left` cards off onto `melds` one by one, in place; True if all of them went."""
+    progress = True
+    while +left and progress:
+        progress = False
+        for card in list((+left).elements()):
+            placed = False
+            for index, meld in enumerate(melds):
+                for at in (End.HIGH, End.LOW) if card.suit is None and meld.kind is MeldKind.RUN else (None,):
+                    try:
+                        melds[index] = lay_off(meld, (card,), rules, at)
+                    except RuleViolation:
+                        continue
+                    placed = True
+                    break
+                if placed:
+                    break
+            if placed:
+                left[card] -= 1
+                progress = True
+    return not +left
+
+
+def laydowns(
+    hand: Sequence[Card], round_number: int, rules: Rules, limit: int = 12
+) -> list[tuple[Meld, ...]]:
+    """A bounded set of laydowns of round `round_number`'s contract that `hand` can make.
+
+    Disjoint choices of candidate runs (different suits) and threes (different ranks); in round 8
+    only those that, with the leftover cards laid onto them, use the whole hand (D11). For legal
+    actions and bots; `check_contract` is the rule.
+    """
+    contract = contract_for(round_number)
+    options = _options(rules)
+    if len(hand) < contract.min_cards:
+        return []
+    runs = _runs(hand, rules) if contract.runs else []
+    threes = _threes(hand, rules) if contract.threes else []
+    found: list[tuple[Meld, ...]] = []
+    seen: set[tuple[tuple[Card, ...], ...]] = set()
+    whole = round_number == ROUNDS
+
+    def extend(chosen: list[Meld], pool: Counter[Card], run_from: int, three_from: int) -> None:
+        if len(found) >= limit:
+            return
+        run_count = sum(1 for meld in chosen if meld.kind is MeldKind.RUN)
+        if run_count < contract.runs:
+            candidates, start, kind = runs, run_from, MeldKind.RUN
+        elif len(chosen) - run_count < contract.threes:
+            candidates, start, kind = threes, three_from, MeldKind.SET
+        else:
+            melds = list(chosen)
+            if whole and not _absorb(melds, Counter(pool), rules):
+                return
+            key = tuple(sorted(meld.cards for meld in melds))
+            if key not in seen:
+                seen.add(key)
+                found.append(tuple(melds))
+            return
+        for index in range(start, len(candidates)):
+            meld = candidates[index]
+            if kind is MeldKind.RUN and any(
+                other.suit is meld.suit for other in chosen if other.kind is kind
+            ):
+                continue
+            if (
+                kind is MeldKind.SET
+                and not options.threes_same_rank_allowed
+                and any(other.rank == meld.rank for other in chosen if other.kind is kind)
+            ):
+                continue
+            need = Counter(meld.cards)
+            if any(pool[card] < count for card, count in need.items()):
+                continue
+            chosen.append(meld)
+            next_runs, next_threes = (
+                (index + 1, three_from) if kind is MeldKind.RUN else (run_from, index + 1)
+            )
+            extend(chosen, pool - need, next_runs, next_threes)
+            chosen.pop()
+
+    extend([], Counter(hand), 0, 0)
+    return found

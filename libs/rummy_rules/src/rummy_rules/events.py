@@ -85,7 +85,12 @@ class CardDiscarded:
 
 @dataclass(frozen=True, slots=True)
 class DealEnded:
-    """A deal ended: `winner` None means a void deal (no penalties, same dealer deals again)."""
+    """A deal ended.
+
+    `winner` None: in kalooki a void deal (no penalties, same dealer deals again); in rummy500 and
+    contract a deal nobody went out of, scored as usual. `penalties` are the points each seat adds
+    to its total; in rummy500 that is the deal score (melded minus hand, may be negative).
+    """
 
     winner: int | None
     kalooki: bool
@@ -94,12 +99,55 @@ class DealEnded:
 
 @dataclass(frozen=True, slots=True)
 class GameEnded:
-    """The game is over; the seed is revealed so anyone can verify every deal."""
+    """The game is over; the seed is revealed so anyone can verify every deal.
+
+    `payouts`: kalooki prize-pool shares; rummy500 settlement (each loser pays the score
+    difference, the winner receives the sum, src ¶11 D14); empty otherwise.
+    """
 
     winners: tuple[int, ...]
     totals: tuple[int, ...]
     payouts: tuple[int, ...]
     seed: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BuyOffered:
+    """Contract: a discard is exposed; the forehand has first right to it, others may buy (§3.7.1).
+
+    The upcard's offer opens with its deal (`GameStarted`/`DealStarted`, src ¶25), not with this event.
+    """
+
+    card: Card
+    forehand: int
+    discarder: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BuyRequested:
+    """Contract: `seat` called "kaupi!" first; granted if the forehand draws from the stock (D12)."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class BuyGranted:
+    """Contract: `seat` takes the bought discard and the top stock card, out of turn (src ¶22, D24)."""
+
+    seat: int
+    card: Card
+    stock_card: Card
+    buys_this_round: int
+    penalty: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuyPassed:
+    """Contract: the offer closed without a buy, the forehand having taken the card or not."""
+
+    card: Card
+    taken_by_forehand: bool
 
 
 Event = (
@@ -113,4 +161,8 @@ Event = (
     | CardDiscarded
     | DealEnded
     | GameEnded
+    | BuyOffered
+    | BuyRequested
+    | BuyGranted
+    | BuyPassed
 )

@@ -15,17 +15,33 @@ from typing import Any, Final
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card, make_deck, seed_commitment, shuffle
 from rummy_rules.commands import (
+    BuyDiscard,
     Command,
     Discard,
     DrawFromStock,
     GoOut,
     LayMelds,
     LayOff,
+    PassBuy,
+    PickFromPile,
     SwapJoker,
     TakeDiscard,
 )
+from rummy_rules.contract_rules import (
+    ROUNDS,
+    BuyRole,
+    buy_limit,
+    buy_penalty,
+    check_contract,
+    laydowns,
+    round_penalty,
+)
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import (
+    BuyGranted,
+    BuyOffered,
+    BuyPassed,
+    BuyRequested,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
@@ -44,12 +60,14 @@ from rummy_rules.melds import (
     Meld,
     MeldKind,
     find_melds,
+    hand_penalty,
     lay_off,
     make_meld,
     meld_options,
     meld_value,
     swap_joker,
 )
+from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
 from rummy_rules.scoring import loser_penalty, match_winners, prize_split
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS, GoingOut, MatchMode, Reshuffle, Rules, rules_for
@@ -58,6 +76,7 @@ __all__ = [
     "GameState",
     "Phase",
     "apply",
+    "buyers",
     "deal_seed",
     "decide",
     "evolve",
@@ -131,6 +150,8 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
     rest = deck[dealt:]
     upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
     stock = tuple(reversed(rest[len(upcard) :]))
+    # contract src ¶25, D15: the turned upcard may be bought, except in round 8.
+    offer = upcard[0] if upcard and _buying(rules, deal) else None
     return state._replace(
         deal=deal,
         dealer=dealer,
@@ -146,8 +167,18 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
         turn_start_opened=False,
         extended=False,
         took_unopened=False,
+        credits=(),
+        buys=tuple(0 for _ in state.active),
+        offer=offer,
+        offer_from=None,
+        buy_request=None,
         penalties=tuple(0 for _ in state.active),
     )
+
+
+def _buying(rules: Rules, deal: int) -> bool:
+    """Whether cards can be bought in this deal: contract rounds 1-7 (src ¶21, ¶30)."""
+    return rules.variant == "contract" and deal < ROUNDS
 
 
 # --- evolve ---------------------------------------------------------------------------------------
@@ -192,6 +223,11 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             turn_start_opened=False,
             extended=False,
             took_unopened=False,
+            credits=(),
+            buys=(),
+            offer=None,
+            offer_from=None,
+            buy_request=None,
             active=tuple(True for _ in players),
             totals=tuple(0 for _ in players),
             penalties=tuple(0 for _ in players),
@@ -244,21 +280,30 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             hands=_set_at(state.hands, seat, _without(state.hands[seat], used)),
             melds=state.melds + event.melds,
             owners=state.owners + (seat,) * len(event.melds),
+            credits=state.credits + tuple((seat,) * len(meld.cards) for meld in event.melds),
             opened=_set_at(state.opened, seat, True),
         )
     if isinstance(event, CardsLaidOff):
         seat = event.seat
+        before = state.melds[event.meld]
+        # rummy500 D12: each card laid off is credited to the seat that laid it, at its place.
+        below = before.rank - event.result.rank if before.kind is MeldKind.RUN else 0
+        above = len(event.result.cards) - len(before.cards) - below
+        credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
         return state._replace(
             hands=_set_at(state.hands, seat, _without(state.hands[seat], event.cards)),
             melds=_set_at(state.melds, event.meld, event.result),
+            credits=_set_at(state.credits, event.meld, credit),
             extended=True,
         )
     if isinstance(event, JokerSwapped):
         seat = event.seat
         hand = (*_without(state.hands[seat], event.cards), JOKER)
+        grown = len(event.result.cards) - len(state.melds[event.meld].cards)  # kalooki D11 adds a card
         return state._replace(
             hands=_set_at(state.hands, seat, hand),
             melds=_set_at(state.melds, event.meld, event.result),
+            credits=_set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown),
             extended=True,
         )
     if isinstance(event, StockReshuffled):
@@ -268,6 +313,23 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             discard=state.discard[len(state.discard) - keep :] if keep else (),
             reshuffles=state.reshuffles + 1,
         )
+    if isinstance(event, BuyOffered):
+        return state._replace(offer=event.card, offer_from=event.discarder, buy_request=None)
+    if isinstance(event, BuyRequested):
+        return state._replace(buy_request=event.seat)
+    if isinstance(event, BuyGranted):
+        seat = event.seat
+        return state._replace(
+            hands=_set_at(state.hands, seat, (*state.hands[seat], event.card, event.stock_card)),
+            discard=state.discard[:-1],
+            stock=state.stock[:-1],
+            buys=_set_at(state.buys, seat, event.buys_this_round),
+            offer=None,
+            offer_from=None,
+            buy_request=None,
+        )
+    if isinstance(event, BuyPassed):
+        return state._replace(offer=None, offer_from=None, buy_request=None)
     if isinstance(event, DealEnded):
         totals = tuple(total + penalty for total, penalty in zip(state.totals, event.penalties, strict=True))
         active = state.active
@@ -279,12 +341,17 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             totals=totals,
             penalties=event.penalties,
             active=active,
-            deals_done=state.deals_done + (event.winner is not None),
+            # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
+            deals_done=state.deals_done + (event.winner is not None or not _voids(state.rules)),
         )
     if isinstance(event, DealStarted):
         return _dealt(state, event.deal, event.dealer, event.deck)
     # GameEnded
     return state._replace(phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts)
+
+
+def _voids(rules: Rules) -> bool:
+    return rules.match_mode is MatchMode.SINGLE_DEAL or rules.match_mode is MatchMode.ELIMINATION
 
 
 def replay(events: Iterable[Event]) -> GameState:
@@ -375,7 +442,7 @@ def decide(state: GameState, command: Command) -> list[Event]:
         raise RuleViolation("game_over", "the game is over; nobody may act", rules.cite("over"))
     if type(seat) is not int or not 0 <= seat < rules.players:
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
-    if seat != state.turn:
+    if seat != state.turn and type(command) not in _OUT_OF_TURN:
         raise RuleViolation("not_your_turn", f"it is seat {state.turn}'s turn", rules.cite("turn"))
     events: list[Event] = handler(state, command)
     return events
@@ -399,13 +466,120 @@ def _need_phase(state: GameState, phase: Phase) -> None:
 
 def _draw_stock(state: GameState, command: DrawFromStock) -> list[Event]:
     _need_phase(state, Phase.DRAW)
+    events: list[Event] = []
+    if state.offer is not None:
+        # contract D12: the forehand draws from the stock, so the first buy request is granted now,
+        # before the forehand's card (or the offer lapses).
+        events = _close_offer(state, taken_by_forehand=False)
+        state = _evolved(state, events)
+        if state.phase is not Phase.DRAW:
+            return events
     if not state.stock:
-        raise RuleViolation("stock_empty", "the stock is empty", state.rules.cite("reshuffle"))
-    events: list[Event] = [CardDrawn(command.seat, state.stock[-1], False)]
+        more = _refill(state)
+        events.extend(more)
+        state = _evolved(state, more)
+        if state.phase is not Phase.DRAW:
+            return events
+    events.append(CardDrawn(command.seat, state.stock[-1], False))
     if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
         # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
         events.append(_reshuffled(state, state.discard))
     return events
+
+
+def _evolved(state: GameState, events: Iterable[Event]) -> GameState:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def _refill(state: GameState) -> list[Event]:
+    """What happens when a card must come from the empty stock: a reshuffle, or the deal ends.
+
+    contract D16: all discards but the top one become the stock; with none, the round ends without
+    a closer. rummy500 D10: whoever must draw from the empty stock and does not take from the pile
+    ends the deal (option exhausted_stock: reshuffle_discards as contract, end_immediately alike).
+    """
+    rules = state.rules
+    if rules.reshuffle is Reshuffle.ALL_BUT_TOP and len(state.discard) > 1:
+        return [_reshuffled(state, state.discard[:-1])]
+    if rules.reshuffle in _ENDS_ON_EMPTY_STOCK:
+        return _deal_over(state, None, kalooki=False)
+    raise RuleViolation("stock_empty", "the stock is empty", rules.cite("reshuffle"))
+
+
+_ENDS_ON_EMPTY_STOCK: Final = (Reshuffle.ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, Reshuffle.END_IMMEDIATELY)
+
+
+def _close_offer(state: GameState, taken_by_forehand: bool) -> list[Event]:
+    """Close the contract buy window: the first request is granted unless the forehand takes the card."""
+    card = state.offer
+    assert card is not None
+    buyer = state.buy_request
+    if taken_by_forehand or buyer is None:
+        return [BuyPassed(card, taken_by_forehand)]
+    events: list[Event] = []
+    if not state.stock:
+        # D16: the buyer's stock card comes from a reshuffle of every discard under the bought one.
+        more = _refill(state)
+        events.extend(more)
+        state = _evolved(state, more)
+        if state.phase is not Phase.DRAW:
+            return events
+    buys = state.buys[buyer] + 1
+    penalty = buy_penalty(state.deal, buys - 1, BuyRole.OTHER, state.rules)
+    events.append(BuyGranted(buyer, card, state.stock[-1], buys, penalty))
+    return events
+
+
+def _buy_role(state: GameState, seat: int) -> BuyRole:
+    if seat == state.turn:
+        return BuyRole.FOREHAND
+    return BuyRole.DISCARDER if seat == state.offer_from else BuyRole.OTHER
+
+
+def _check_buyer(state: GameState, seat: int) -> Card:
+    """The card `seat` may buy now, or RuleViolation (contract §3.7, §3.15)."""
+    rules = state.rules
+    if rules.variant != "contract":
+        raise RuleViolation("no_buying", f"there is no buying in {rules.variant}", rules.cite("draw"))
+    if state.offer is None and state.deal != ROUNDS:
+        raise RuleViolation(
+            "nothing_to_buy",
+            "no card is on offer: only the top discard, before the forehand draws, can be bought",
+            "contract §3.7.3 D23",
+        )
+    buy_penalty(state.deal, state.buys[seat], _buy_role(state, seat), rules)
+    card = state.offer
+    assert card is not None
+    if state.buy_request is not None:
+        raise RuleViolation(
+            "buy_already_requested",
+            f"seat {state.buy_request} asked to buy {card.text} first",
+            "contract §3.7.2 src ¶26 D12",
+        )
+    return card
+
+
+def _buy(state: GameState, command: BuyDiscard) -> list[Event]:
+    return [BuyRequested(command.seat, _check_buyer(state, command.seat))]
+
+
+def _pass_buy(state: GameState, command: PassBuy) -> list[Event]:
+    _check_buyer(state, command.seat)
+    return []
+
+
+def buyers(state: GameState) -> tuple[int, ...]:
+    """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3)."""
+    if state.offer is None or state.buy_request is not None or state.phase is not Phase.DRAW:
+        return ()
+    limit = buy_limit(state.rules)
+    players = len(state.hands)
+    order = ((state.turn + step) % players for step in range(1, players))
+    return tuple(
+        seat for seat in order if seat != state.offer_from and state.active[seat] and state.buys[seat] < limit
+    )
 
 
 def _reshuffled(state: GameState, cards: tuple[Card, ...]) -> StockReshuffled:
@@ -419,6 +593,14 @@ def _take_discard(state: GameState, command: TakeDiscard) -> list[Event]:
         raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
     card = state.discard[-1]
     seat = command.seat
+    if rules.variant == "rummy500" and not _top_free(rules):
+        raise RuleViolation(
+            "pick_must_be_used",
+            "a discard-pile card must be used at once: send the pick with the meld or layoff that uses it",
+            rules.cite("pick"),
+        )
+    if state.offer is not None:
+        return [BuyPassed(card, True), CardDrawn(seat, card, True)]  # contract §3.7.1: first right
     if rules.discard_draw_must_open and not state.opened[seat]:
         hand = (*state.hands[seat], card)
         if not _openings(state, hand, card):
@@ -428,6 +610,47 @@ def _take_discard(state: GameState, command: TakeDiscard) -> list[Event]:
                 rules.cite("discard_draw"),
             )
     return [CardDrawn(seat, card, True)]
+
+
+def _top_free(rules: Rules) -> bool:
+    return bool(getattr(rules.options, "top_discard_free", False))
+
+
+def _pick(state: GameState, command: PickFromPile) -> list[Event]:
+    """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
+    _need_phase(state, Phase.DRAW)
+    rules = state.rules
+    seat = command.seat
+    if rules.variant != "rummy500":
+        raise RuleViolation(
+            "no_deep_pick", f"in {rules.variant} only the top discard can be taken", rules.cite("draw")
+        )
+    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+        raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
+    taken = pile_pick(state.discard, command.index)
+    selected = taken[0]
+    then = command.then
+    events: list[Event] = [CardDrawn(seat, card, True) for card in reversed(taken)]  # selected last
+    if then is None:
+        if _top_free(rules) and len(taken) == 1:
+            return events  # option top_discard_free (D7)
+        raise RuleViolation(
+            "pick_must_be_used",
+            f"{selected.text} must be melded or laid off at once: send that meld or layoff with the pick",
+            rules.cite("pick"),
+        )
+    if not isinstance(then, LayMelds | LayOff) or then.seat != seat:
+        raise RuleViolation(
+            "bad_follow_up", "the card's use must be your own meld or layoff", rules.cite("pick")
+        )
+    used = then.cards if isinstance(then, LayOff) else tuple(card for cards in then.melds for card in cards)
+    if selected not in used:
+        raise RuleViolation(
+            "pick_must_be_used",
+            f"the meld or layoff sent with the pick must use {selected.text}",
+            rules.cite("pick"),
+        )
+    return [*events, *decide(_evolved(state, events), then)]
 
 
 def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]:
@@ -457,10 +680,11 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     rules = state.rules
     seat = command.seat
-    melds = _parse_melds(state, command)
+    contract = rules.variant == "contract"
+    melds = _contract_melds(state, command) if contract else _parse_melds(state, command)
     used = [card for meld in melds for card in meld.cards]
     rest = _take(state, seat, used)
-    if not state.opened[seat]:
+    if not state.opened[seat] and not contract:
         value = _opening_value(melds, rules)
         kalooki_turn = rules.kalooki_exempt_from_opening and len(rest) == 1  # kalooki D14
         if value < rules.opening_min_points and not kalooki_turn:
@@ -483,9 +707,25 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
     return events
 
 
+def _contract_melds(state: GameState, command: LayMelds) -> tuple[Meld, ...]:
+    """A contract laydown: exactly the round's contract, once per round (contract §3.8, D7, D11)."""
+    rules = state.rules
+    seat = command.seat
+    if state.opened[seat]:
+        raise RuleViolation(
+            "already_laid_down",
+            "you have laid down this round; now you can only lay off and take jokers",
+            rules.cite("contract"),
+        )
+    if not command.melds or not all(isinstance(card, Card) for cards in command.melds for card in cards):
+        raise RuleViolation("bad_card", "name the melds of the contract as cards", rules.cite("contract"))
+    hand = state.hands[seat] if state.deal == ROUNDS else None
+    return check_contract(command.melds, state.deal, rules, command.kinds, hand)
+
+
 def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
     rules = state.rules
-    if not state.opened[seat]:
+    if rules.open_before_layoff and not state.opened[seat]:
         raise RuleViolation("not_opened", f"you must open before you {action}", rules.cite("open_first"))
     if type(index) is not int or not 0 <= index < len(state.melds):
         raise RuleViolation("no_such_meld", f"there is no table meld {index!r}", rules.cite("layoff"))
@@ -575,6 +815,11 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
         kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
         events.extend(_deal_over(state, seat, kalooki=kalooki))
         return events
+    if _buying(rules, state.deal):
+        # contract §3.7.1: the discard is offered; the next player has first right to it.
+        after = evolve(state, events[0])
+        if buyers(after._replace(offer=card, offer_from=seat)):
+            events.append(BuyOffered(card, after.turn, seat))
     if not state.stock:
         if rules.reshuffle is Reshuffle.KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
@@ -616,27 +861,59 @@ def _go_out(state: GameState, command: GoOut) -> list[Event]:
     return events
 
 
-def _deal_over(state: GameState, winner: int, kalooki: bool) -> list[Event]:
-    """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed)."""
+def _deal_points(state: GameState, winner: int | None, kalooki: bool) -> tuple[int, ...]:
+    """What each seat adds to its total for the deal that just ended."""
     rules = state.rules
-    penalties = tuple(
+    if rules.variant == "rummy500":
+        # rummy500 §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
+        return tuple(
+            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
+            for seat, hand in enumerate(state.hands)
+        )
+    if rules.variant == "contract":
+        # contract §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
+        return tuple(
+            round_penalty(hand_penalty(hand, rules), buys, rules)
+            for hand, buys in zip(state.hands, state.buys, strict=True)
+        )
+    return tuple(
         0 if seat == winner or not alive else loser_penalty(hand, rules, kalooki)
         for seat, (hand, alive) in enumerate(zip(state.hands, state.active, strict=True))
     )
-    ended = DealEnded(winner, kalooki, penalties)
+
+
+def _deal_over(state: GameState, winner: int | None, kalooki: bool) -> list[Event]:
+    """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed)."""
+    rules = state.rules
+    ended = DealEnded(winner, kalooki, _deal_points(state, winner, kalooki))
+    penalties = ended.penalties
     after = evolve(state, ended)
-    if rules.match_mode is MatchMode.SINGLE_DEAL:
+    mode = rules.match_mode
+    if mode is MatchMode.TARGET_SCORE:
+        scores = dict(enumerate(after.totals))
+        top = game_winner(scores, rules.deals)  # rummy500 §3.10, D13: highest at or above the target
+        if top is not None:
+            owed = settlement(scores, top)  # D14
+            settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
+            return [ended, GameEnded((top,), after.totals, settled, state.seed)]
+    elif mode is MatchMode.CONTRACT_ROUNDS:
+        if after.deals_done >= rules.deals:
+            # contract §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
+            totals = dict(enumerate(after.totals))
+            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
+    elif mode is MatchMode.SINGLE_DEAL:
+        assert winner is not None
         payouts: tuple[int, ...] = ()
         if rules.prize_pool:
             losers = {seat: penalty for seat, penalty in enumerate(penalties) if seat != winner}
             split = prize_split(rules.prize_pool, winner, losers, rules, kalooki)
             payouts = tuple(split[seat] for seat in range(rules.players))
         return [ended, GameEnded((winner,), after.totals, payouts, state.seed)]
-    if rules.match_mode is MatchMode.ELIMINATION:
+    elif mode is MatchMode.ELIMINATION:
         alive = [seat for seat, is_alive in enumerate(after.active) if is_alive]
         if len(alive) <= 1:
             return [ended, GameEnded(tuple(alive), after.totals, (), state.seed)]
-    elif after.deals_done >= rules.deals:
+    elif mode is MatchMode.FIXED_DEALS and after.deals_done >= rules.deals:
         totals = dict(enumerate(after.totals))
         return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
     dealer = _next_seat(after.active, state.dealer)  # kalooki D2, rummy40 src S1: the deal rotates
@@ -662,7 +939,11 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
     SwapJoker: _swap,
     Discard: _discard,
     GoOut: _go_out,
+    PickFromPile: _pick,
+    BuyDiscard: _buy,
+    PassBuy: _pass_buy,
 }
+_OUT_OF_TURN: Final = (BuyDiscard, PassBuy)  # contract §3.7.2: buying is out of turn
 
 
 # --- legal actions --------------------------------------------------------------------------------
@@ -748,9 +1029,13 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     Every action returned is accepted by `decide`.
     """
     if seat != state.turn:
+        if state.offer is not None and seat in buyers(state):
+            return _BUY_ACTIONS[seat]
         return ()
     phase = state.phase
     if phase is Phase.DRAW:
+        if state.rules.variant == "rummy500":
+            return _rummy500_draws(state, seat)
         return _draw_actions(state, seat)
     if phase is not Phase.PLAY:
         return ()
@@ -766,11 +1051,15 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
                 if card is taken and hand.count(card) == 1:
                     continue  # kalooki / rummy40 D8
                 actions.append(discards[card])
-    if not state.opened[seat]:
+    if rules.variant == "contract":
+        if not state.opened[seat]:
+            actions.extend(_laydown_actions(state, seat, hand))
+            return tuple(actions)
+    elif rules.open_before_layoff and not state.opened[seat]:
         must = state.taken if rules.discard_draw_must_open and state.took_unopened else None
         actions.extend(_openings(state, hand, must))
         return tuple(actions)
-    for meld in find_melds(hand, rules):
+    for meld in find_melds(hand, rules) if rules.variant != "contract" else ():
         if len(hand) - len(meld.cards) <= 1:  # only then may the rest be unfinishable
             try:
                 _check_rest(state, seat, _without(hand, meld.cards), (*state.melds, meld))
@@ -782,6 +1071,71 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
 
 
 _DRAW_CACHE: dict[int, tuple[Command, ...]] = {}
+_BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in range(8))
+
+
+def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+    """Contract laydowns the hand can make now (a bounded set, contract §3.8)."""
+    rules = state.rules
+    found: list[Command] = []
+    for melds in laydowns(hand, state.deal, rules):
+        used = [card for meld in melds for card in meld.cards]
+        rest = _without(hand, used)
+        if len(rest) == 1 and rest[0] is state.taken:
+            continue  # §3.6.3: the card taken from the pile could not be discarded
+        found.append(LayMelds(seat, tuple(meld.cards for meld in melds), tuple(meld.kind for meld in melds)))
+    return found
+
+
+def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
+    """Stock draw (with an empty stock: ending the deal, D10) and every usable pile pick (§3.6)."""
+    rules = state.rules
+    actions: list[Command] = [DrawFromStock(seat)]
+    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+        return tuple(actions)
+    pile = state.discard
+    hand = state.hands[seat]
+    if pile and _top_free(rules):
+        actions.append(TakeDiscard(seat))
+    targets: dict[Card, list[LayOff]] = {}
+    for meld_index, meld in enumerate(state.melds):
+        for card, at, _ in meld_options(meld, rules).layoffs:
+            targets.setdefault(card, []).append(LayOff(seat, meld_index, (card,), at))
+    everything = (*hand, *pile)
+    for index in range(len(pile)):
+        selected = pile[index]
+        uses: list[LayMelds | LayOff] = list(targets.get(selected, ()))
+        pool = (*hand, *pile[index:])
+        if _may_meld(selected, everything) and _may_meld(selected, pool):
+            uses.extend(
+                LayMelds(seat, (meld.cards,), (meld.kind,))
+                for meld in find_melds(pool, rules)
+                if selected in meld.cards
+            )
+        for use in uses:
+            command = PickFromPile(seat, index, use)
+            used = len(use.cards) if isinstance(use, LayOff) else len(use.melds[0])
+            if len(pool) - used <= 1:  # only then may the rest be unfinishable
+                try:
+                    decide(state, command)
+                except RuleViolation:
+                    continue
+            actions.append(command)
+    return tuple(actions)
+
+
+def _may_meld(card: Card, pool: Sequence[Card]) -> bool:
+    """A cheap necessary condition for a new meld with `card`: two partners of its rank or run."""
+    partners = 0
+    rank, suit = card.rank, card.suit
+    for other in pool:
+        if other.rank == rank:
+            partners += other is not card
+        elif other.suit is suit and (abs(other.rank - rank) <= 2 or abs(other.rank - rank) >= 11):
+            partners += 1
+    return partners >= 2
+
+
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
 _DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
 
@@ -803,6 +1157,9 @@ def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
 
 
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
+    if state.rules.reshuffle is Reshuffle.ALL_BUT_TOP and not state.stock:
+        # contract D16: drawing from the empty stock reshuffles (or ends the round).
+        return (DrawFromStock(seat), TakeDiscard(seat)) if state.discard else (DrawFromStock(seat),)
     can_take = bool(state.discard)
     if can_take and state.rules.discard_draw_must_open and not state.opened[seat]:
         can_take = bool(_openings(state, (*state.hands[seat], state.discard[-1]), state.discard[-1]))

@@ -77,6 +77,8 @@ def make_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None = None)
     naturals = [card for card in cards if card.suit is not None]
     if not naturals:
         raise _fail(rules, "meld_without_natural", "a meld needs at least one natural card", "joker")
+    if not rules.jokers and len(naturals) < len(cards):
+        raise _fail(rules, "no_jokers", "this game is played without jokers", "joker")  # rummy500 D2
     if kind is MeldKind.SET:
         return _as_set(cards, naturals, rules)
     if kind is MeldKind.RUN:
@@ -195,6 +197,8 @@ def lay_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None = No
     cards = tuple(cards)
     if not cards:
         raise _fail(rules, "nothing_to_lay_off", "name at least one card to lay off", "layoff")
+    if not rules.jokers and JOKER in cards:
+        raise _fail(rules, "no_jokers", "this game is played without jokers", "joker")
     if meld.kind is MeldKind.SET:
         for card in cards:
             if card.suit is not None and card.rank != meld.rank:

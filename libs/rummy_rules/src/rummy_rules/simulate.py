@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rummy_rules.bots import Bot, SeatView
 from rummy_rules.events import Event, OptionValue
-from rummy_rules.game import decide, evolve, legal_actions, start
+from rummy_rules.game import buyers, decide, evolve, legal_actions, start
 from rummy_rules.state import GameState, Phase
 
 
@@ -55,6 +55,8 @@ def simulate(
     """Play one game to its end (or `max_decisions`); one bot for all seats or one per seat.
 
     A decision is one `legal_actions` query plus one applied command (`decide` and `evolve`).
+    Contract buying is out of turn: while a card is on offer, each seat that may buy is asked once
+    (buy or pass), in order from the forehand's left, before the forehand moves.
     """
     seat_bots = [bots] * players if callable(bots) else list(bots)
     if len(seat_bots) != players:
@@ -64,8 +66,16 @@ def simulate(
     state = evolve(None, first)
     rngs = [bot_rng(seed, seat) for seat in range(players)]
     decisions = 0
+    asked: set[int] = set()
     while state.phase is not Phase.GAME_OVER and decisions < max_decisions:
         seat = state.turn
+        if state.offer is not None:
+            waiting = [buyer for buyer in buyers(state) if buyer not in asked]
+            if waiting:
+                seat = waiting[0]
+                asked.add(seat)
+        if seat == state.turn:
+            asked.clear()
         actions = legal_actions(state, seat)
         command = seat_bots[seat](SeatView(state, seat), actions, rngs[seat])
         produced = decide(state, command)

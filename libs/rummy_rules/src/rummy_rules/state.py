@@ -27,6 +27,11 @@ class GameState(NamedTuple):
     `extended` record whether the mover had melds before the turn and has laid off or swapped in
     it (what a Kalooki is, kalooki D14); `took_unopened` whether the discard was taken before
     opening (kalooki option discard_draw_before_opening).
+
+    `credits[i][j]` is the seat credited with card j of table meld i (rummy500 D12). Contract
+    buying: `buys` per seat this round; `offer` is the exposed card that may be bought until the
+    forehand (`turn`) draws, `offer_from` its discarder (None for the upcard), `buy_request` the
+    first seat that asked for it (D12).
     """
 
     rules: Rules
@@ -46,6 +51,11 @@ class GameState(NamedTuple):
     turn_start_opened: bool
     extended: bool
     took_unopened: bool
+    credits: tuple[tuple[int, ...], ...]
+    buys: tuple[int, ...]
+    offer: Card | None
+    offer_from: int | None
+    buy_request: int | None
     active: tuple[bool, ...]
     totals: tuple[int, ...]
     penalties: tuple[int, ...]

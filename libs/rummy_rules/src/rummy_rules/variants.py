@@ -15,7 +15,7 @@ from typing import Any, Final
 from rummy_rules.errors import RuleViolation
 
 VARIANTS: Final = ("kalooki", "rummy40", "rummy500", "contract")
-PLAYABLE_VARIANTS: Final = ("kalooki", "rummy40")
+PLAYABLE_VARIANTS: Final = VARIANTS
 
 
 class JokerSwap(Enum):
@@ -40,8 +40,9 @@ class Reshuffle(Enum):
 
     KEEP_LAST_DISCARD = "keep_last_discard"  # kalooki D18: at the end of the turn, last discard stays
     ALL_AT_ONCE = "all_at_once"  # rummy40 D12: every face-up card, as soon as the stock is empty
-    ALL_BUT_TOP = "all_but_top"  # contract D16
-    NONE_END_DEAL = "none_end_deal"  # rummy500 D10 default
+    ALL_BUT_TOP = "all_but_top"  # contract D16, rummy500 option exhausted_stock=reshuffle_discards
+    NONE_END_DEAL = "none_end_deal"  # rummy500 D10 default: discard-pile draws only, then the deal ends
+    END_IMMEDIATELY = "end_immediately"  # rummy500 option: the deal ends at the first draw from no stock
 
 
 class MatchMode(Enum):
@@ -91,7 +92,7 @@ class Rummy40Options:
 
 @dataclass(frozen=True, slots=True)
 class Rummy500Options:
-    """Rummy 500 house rules, spec §5 defaults (game play arrives with part 2)."""
+    """Rummy 500 house rules, spec §5 defaults."""
 
     packs: int = 1
     jokers: int = 0
@@ -104,7 +105,11 @@ class Rummy500Options:
 
 @dataclass(frozen=True, slots=True)
 class ContractOptions:
-    """Contract rummy house rules, spec §5 defaults (game play arrives with part 2)."""
+    """Contract rummy house rules, spec §5 defaults.
+
+    `split_from_players` is read by `tables.table_sizes` (one game is one table); the buy timing
+    options are the service's: the engine sees requests in event order (D12).
+    """
 
     packs_for_5_players: int = 3
     split_from_players: int = 8
@@ -161,6 +166,7 @@ class Rules:
     penalty: tuple[int, ...]
     opening_min_points: int
     opening_single_meld: bool
+    open_before_layoff: bool
     layoff_on_others: bool
     joker_swap: JokerSwap
     freed_joker_must_be_used: bool
@@ -241,16 +247,55 @@ _CITATIONS: Final[dict[str, dict[str, str]]] = {
     "rummy500": {
         "set": "§3.4.1 D4",
         "run": "§3.4.2 src ¶18",
-        "joker": "§3.4",
+        "joker": "§3.4 D2",
+        "ambiguous": "§3.4 vectors/FORMAT.md",
         "players": "§3.1 D1",
         "penalty": "§3.2 D3",
+        "layoff": "§3.7 src ¶18 D20",
+        "layoff_set": "§3.7.1",
+        "layoff_run": "§3.7.1 src ¶18",
+        "owner": "§3.5.2 D20",
+        "swap": "§3.4 D2",
+        "keep_card": "§3.5.3 D6",
+        "taken": "§3.5.3 src ¶17",
+        "pick": "§3.6 src ¶17 D7 D21",
+        "turn": "§3.5",
+        "draw": "§3.5.1 src ¶16",
+        "discard": "§3.5.3 D6",
+        "hand": "§3.5",
+        "reshuffle": "§3.8.2 D10",
+        "over": "§3.8.1 src ¶9",
+        "go_out": "§3.8.1 D9",
+        "match": "§3.10 src ¶11 D13",
     },
     "contract": {
         "set": "§3.5.2 D4",
         "run": "§3.5.1 src ¶15-¶16",
         "joker": "§3.5.3 D5",
+        "ambiguous": "§3.5.3 vectors/FORMAT.md",
         "players": "§3.1 D1",
         "penalty": "§3.2 src ¶45-¶49",
+        "contract": "§3.8 D7",
+        "open_first": "§3.9.1 src ¶20",
+        "layoff": "§3.9.2 src ¶20",
+        "layoff_set": "§3.9.2 D4",
+        "layoff_run": "§3.9.2 src ¶16",
+        "owner": "§3.9.2 D8",
+        "swap": "§3.9.3 src ¶20",
+        "swap_use": "§3.9.3 D9",
+        "closed": "§3.9.3 src ¶20",
+        "keep_card": "§3.6.3 D10",
+        "go_out": "§3.10 D10",
+        "taken": "§3.6.3",
+        "turn": "§3.6 §3.15",
+        "draw": "§3.6.1 D23",
+        "discard": "§3.6.3",
+        "hand": "§3.15",
+        "buy": "§3.7 src ¶21-¶26 D12",
+        "round8": "§3.11 src ¶30-¶32 D11",
+        "reshuffle": "§3.12 D16",
+        "over": "§3.10.1",
+        "match": "§3.13.3 src ¶44 D18",
     },
 }
 
@@ -346,6 +391,7 @@ def _kalooki(players: int, o: KalookiOptions) -> Rules:
         penalty=_pip_penalties(11, o.joker_penalty),  # src ¶20, D15
         opening_min_points=o.opening_min_points,  # D7
         opening_single_meld=False,
+        open_before_layoff=True,  # §3.7
         layoff_on_others=True,  # src ¶11
         joker_swap=JokerSwap.KALOOKI,
         freed_joker_must_be_used=o.freed_joker_must_be_used_same_turn,  # D10
@@ -396,6 +442,7 @@ def _rummy40(players: int, o: Rummy40Options) -> Rules:
         penalty=_pip_penalties(11, o.joker_penalty),  # src S20, D13
         opening_min_points=o.opening_min_points,
         opening_single_meld=o.opening_single_meld,  # D7
+        open_before_layoff=True,  # src S15
         layoff_on_others=o.layoff_on_others,  # D9
         joker_swap=JokerSwap.REPRESENTED,
         freed_joker_must_be_used=o.exchanged_joker_must_be_used_same_turn,  # D10
@@ -412,9 +459,24 @@ def _rummy40(players: int, o: Rummy40Options) -> Rules:
     )
 
 
+_RUMMY500_STOCK: Final = {
+    "continue_with_discards_then_end": Reshuffle.NONE_END_DEAL,
+    "end_immediately": Reshuffle.END_IMMEDIATELY,
+    "reshuffle_discards": Reshuffle.ALL_BUT_TOP,
+}
+
+
 def _rummy500(players: int, o: Rummy500Options) -> Rules:
-    _player_range("rummy500", 2, 8 if o.packs == 2 else 6, players)
-    dealt = o.cards_dealt if o.cards_dealt is not None else (13 if players == 2 else 7)
+    _player_range("rummy500", 2, 8 if o.packs == 2 else 6, players)  # D1
+    if o.packs not in (1, 2):
+        raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
+    if o.target_score < 1:
+        raise RuleViolation("bad_option_value", "target_score must be positive", "rummy500 §5")
+    dealt = o.cards_dealt if o.cards_dealt is not None else (13 if players == 2 else 7)  # src ¶13
+    if dealt < 1 or dealt * players > 52 * o.packs + o.jokers - 2:
+        raise RuleViolation(
+            "bad_option_value", f"cannot deal {dealt!r} cards to {players} players", "rummy500 §5"
+        )
     return Rules(
         variant="rummy500",
         players=players,
@@ -431,19 +493,20 @@ def _rummy500(players: int, o: Rummy500Options) -> Rules:
         ace_low_value=1,  # §3.2 D3
         ace_high_value=15,
         ace_set_value=15,
-        penalty=_pip_penalties(15, 15),
+        penalty=_pip_penalties(15, 15),  # D3; option jokers: 15 each
         opening_min_points=0,  # D19
         opening_single_meld=False,
-        layoff_on_others=True,
+        open_before_layoff=False,  # D19: no precondition for melding or laying off
+        layoff_on_others=True,  # D20
         joker_swap=JokerSwap.NONE,
         freed_joker_must_be_used=False,
         going_out=GoingOut.DISCARD_REQUIRED if o.going_out_requires_discard else GoingOut.EITHER,
-        reshuffle=Reshuffle.NONE_END_DEAL,
+        reshuffle=_RUMMY500_STOCK[o.exhausted_stock],  # D10
         kalooki_surcharge=0,
         kalooki_exempt_from_opening=False,
         discard_draw_must_open=False,
         match_mode=MatchMode.TARGET_SCORE,
-        deals=0,
+        deals=o.target_score,  # the score that ends the game (§3.10)
         elimination_limit=0,
         prize_pool=0,
         options=o,
@@ -451,8 +514,16 @@ def _rummy500(players: int, o: Rummy500Options) -> Rules:
 
 
 def _contract(players: int, o: ContractOptions) -> Rules:
-    _player_range("contract", 2, 7, players)
-    packs = 2 if players <= 4 else o.packs_for_5_players
+    _player_range("contract", 2, 7, players)  # one table: 2-7 (§3.1)
+    packs = 2 if players <= 4 else (o.packs_for_5_players if players == 5 else 3)  # D1
+    if packs not in (2, 3):
+        raise RuleViolation("bad_option_value", "packs_for_5_players must be 2 or 3", "contract D1")
+    if o.max_buys_per_round > 4 or o.min_natural_cards_per_meld < 1:
+        raise RuleViolation(
+            "bad_option_value",
+            "max_buys_per_round is at most 4; melds need a natural card",
+            "contract §5 D5 D13",
+        )
     return Rules(
         variant="contract",
         players=players,
@@ -472,7 +543,8 @@ def _contract(players: int, o: ContractOptions) -> Rules:
         penalty=(20, 15, 5, 5, 5, 5, 5, 5, 5, 10, 10, 10, 10, 10),  # src ¶45-¶49
         opening_min_points=0,
         opening_single_meld=False,
-        layoff_on_others=True,
+        open_before_layoff=True,  # src ¶20: lay down the contract first
+        layoff_on_others=True,  # D8
         joker_swap=JokerSwap.RUNS_ONLY,
         freed_joker_must_be_used=False,
         going_out=GoingOut.EITHER if o.closing_by_discard else GoingOut.MELD_ALL,
@@ -481,7 +553,7 @@ def _contract(players: int, o: ContractOptions) -> Rules:
         kalooki_exempt_from_opening=False,
         discard_draw_must_open=False,
         match_mode=MatchMode.CONTRACT_ROUNDS,
-        deals=8,
+        deals=8,  # src ¶1
         elimination_limit=0,
         prize_pool=0,
         options=o,

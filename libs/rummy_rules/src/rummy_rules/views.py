@@ -20,8 +20,11 @@ class TableMeld:
 class PlayerView:
     """One seat's view; `seat` None is a spectator, who sees no hand at all.
 
-    Kalooki and rummy40 keep a squared discard pile, so only its top card and size are shown. The
-    seed stays hidden until the game is over (only its commitment is public before).
+    Kalooki, rummy40 and contract keep a squared discard pile, so only its top card and size are
+    shown; rummy500 spreads it (src ¶14), so `discard_pile` shows it all, bottom to top. `credits`
+    says who is credited with each table card (rummy500 D12). Contract buying is public: `buys`
+    per seat, the card on `offer`, its discarder and the seat that asked first. The seed stays
+    hidden until the game is over (only its commitment is public before).
     """
 
     variant: str
@@ -32,12 +35,18 @@ class PlayerView:
     melds: tuple[TableMeld, ...]
     discard_top: Card | None
     discard_size: int
+    discard_pile: tuple[Card, ...]
     stock_size: int
     turn: int
     phase: Phase
     dealer: int
     deal: int
     taken: Card | None
+    credits: tuple[tuple[int, ...], ...]
+    buys: tuple[int, ...]
+    offer: Card | None
+    offer_from: int | None
+    buy_request: int | None
     active: tuple[bool, ...]
     totals: tuple[int, ...]
     last_penalties: tuple[int, ...]
@@ -63,6 +72,7 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
         ),
         discard_top=state.discard[-1] if state.discard else None,
         discard_size=len(state.discard),
+        discard_pile=state.discard if state.rules.variant == "rummy500" else (),  # rummy500 src ¶14
         stock_size=len(state.stock),
         turn=state.turn,
         phase=state.phase,
@@ -70,6 +80,11 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
         deal=state.deal,
         # The card taken from the discard pile was face up, so everyone saw it go.
         taken=state.taken,
+        credits=state.credits,
+        buys=state.buys,
+        offer=state.offer,
+        offer_from=state.offer_from,
+        buy_request=state.buy_request,
         active=state.active,
         totals=state.totals,
         last_penalties=state.penalties,
