@@ -703,7 +703,7 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
     _check_rest(state, seat, rest, state.melds + melds)
     events: list[Event] = [MeldsLaid(seat, melds)]
     if not rest:
-        events.extend(_deal_over(state, seat, kalooki=False))
+        events.extend(_deal_over(_evolved(state, events), seat, kalooki=False))
     return events
 
 
@@ -750,7 +750,7 @@ def _lay_off(state: GameState, command: LayOff) -> list[Event]:
     _check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
     events: list[Event] = [CardsLaidOff(seat, command.meld, tuple(command.cards), result)]
     if not rest:
-        events.extend(_deal_over(state, seat, kalooki=False))
+        events.extend(_deal_over(_evolved(state, events), seat, kalooki=False))
     return events
 
 
@@ -813,7 +813,7 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
                 rules.cite("go_out"),
             )
         kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
-        events.extend(_deal_over(state, seat, kalooki=kalooki))
+        events.extend(_deal_over(_evolved(state, events), seat, kalooki=kalooki))
         return events
     if _buying(rules, state.deal):
         # contract §3.7.1: the discard is offered; the next player has first right to it.
@@ -883,7 +883,10 @@ def _deal_points(state: GameState, winner: int | None, kalooki: bool) -> tuple[i
 
 
 def _deal_over(state: GameState, winner: int | None, kalooki: bool) -> list[Event]:
-    """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed)."""
+    """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed).
+
+    `state` is the position after the closing move, so hands and table are final.
+    """
     rules = state.rules
     ended = DealEnded(winner, kalooki, _deal_points(state, winner, kalooki))
     penalties = ended.penalties
@@ -897,7 +900,7 @@ def _deal_over(state: GameState, winner: int | None, kalooki: bool) -> list[Even
             settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
             return [ended, GameEnded((top,), after.totals, settled, state.seed)]
     elif mode is MatchMode.CONTRACT_ROUNDS:
-        if after.deals_done >= rules.deals:
+        if after.deal >= rules.deals:  # the deal number is the round: contract has no void deals
             # contract §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
             totals = dict(enumerate(after.totals))
             return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
