@@ -1104,15 +1104,23 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     for meld_index, meld in enumerate(state.melds):
         for card, at, _ in meld_options(meld, rules).layoffs:
             targets.setdefault(card, []).append(LayOff(seat, meld_index, (card,), at))
-    everything = (*hand, *pile)
+    ranks = [0] * 14
+    codes = [0] * 53
+    for card in (*hand, *pile):
+        ranks[card.rank] += 1
+        codes[card.code] += 1
     for index in range(len(pile)):
         selected = pile[index]
         uses: list[LayMelds | LayOff] = list(targets.get(selected, ()))
-        pool = (*hand, *pile[index:])
-        if _may_meld(selected, everything) and _may_meld(selected, pool):
+        # Partners in the hand and the whole pile bound those in the cards this pick would hold.
+        near = ranks[selected.rank] - 1 + sum(codes[code] for code in _NEAR_CODES[selected.code])
+        pool = (*hand, *pile[index:]) if near >= 2 else ()
+        if pool and _may_meld(selected, pool):
+            # Only cards of the selected card's rank or suit can share a meld with it.
+            near = [card for card in pool if card.rank == selected.rank or card.suit is selected.suit]
             uses.extend(
                 LayMelds(seat, (meld.cards,), (meld.kind,))
-                for meld in find_melds(pool, rules)
+                for meld in find_melds(near, rules)
                 if selected in meld.cards
             )
         for use in uses:
@@ -1125,6 +1133,21 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
                     continue
             actions.append(command)
     return tuple(actions)
+
+
+# Card codes of the same suit within two ranks of each card, the ace touching the king.
+_NEAR_CODES: Final = (
+    (),
+    *(
+        tuple(
+            base + other - 1
+            for other in range(1, 14)
+            if 0 < min(abs(other - rank), 13 - abs(other - rank)) <= 2
+        )
+        for base in (1, 14, 27, 40)
+        for rank in range(1, 14)
+    ),
+)
 
 
 def _may_meld(card: Card, pool: Sequence[Card]) -> bool:
