@@ -1113,8 +1113,8 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
         selected = pile[index]
         uses: list[LayMelds | LayOff] = list(targets.get(selected, ()))
         # Partners in the hand and the whole pile bound those in the cards this pick would hold.
-        near = ranks[selected.rank] - 1 + sum(codes[code] for code in _NEAR_CODES[selected.code])
-        pool = (*hand, *pile[index:]) if near >= 2 else ()
+        partners = ranks[selected.rank] - 1 + sum(codes[code] for code in _NEAR_CODES[selected.code])
+        pool = (*hand, *pile[index:]) if partners >= 2 else ()
         if pool and _may_meld(selected, pool):
             # Only cards of the selected card's rank or suit can share a meld with it.
             near = [card for card in pool if card.rank == selected.rank or card.suit is selected.suit]
