@@ -219,7 +219,7 @@ def test_random_contract_matches_with_house_rules(seed: bytes, options: dict[str
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=seeds, players=st.integers(2, 7))
 def test_many_contract_matches_finish_with_cards_conserved(seed: bytes, players: int) -> None:
     play("contract", players, seed, thorough=False)
