@@ -19,6 +19,7 @@ from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_se
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
 from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_store.embedded_log import EmbeddedEventLog
 
 from .conftest import operator_token, token
 
@@ -216,3 +217,29 @@ def test_health_serves_and_reflection_lists_the_service(tmp_path: Path) -> None:
                 break
 
     run(tmp_path, scenario)
+
+
+def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), turn_timeout_ms=NO_TIMER)
+        engine = await start_engine(config)
+        client = GameClient(engine.address, token("ann"), retry_for_s=0)
+        await client.create_game("kalooki", PLAYERS, "left", turn_timeout_ms=50)
+        await client.create_game("kalooki", PLAYERS, "kept", turn_timeout_ms=NO_TIMER)
+        await client.close()
+        await engine.stop()
+        log = EmbeddedEventLog(tmp_path / "events.sqlite")
+        before = log.last_seq("left")
+        engine = await start_engine(config)  # nobody calls it: the timer must still run
+        try:
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if log.last_seq("left") > before + 2:
+                    break
+            assert log.last_seq("left") > before + 2
+            assert log.last_seq("kept") == 1
+        finally:
+            await engine.stop()
+            log.close()
+
+    asyncio.run(scenario())

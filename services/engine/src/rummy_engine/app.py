@@ -10,6 +10,7 @@ this module is handed checked requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -91,6 +92,7 @@ class GameApp:
         self._loading: dict[str, asyncio.Lock] = {}
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
         self._closed = False
+        self._resuming: asyncio.Task[None] | None = None
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -98,8 +100,37 @@ class GameApp:
     async def ready(self) -> bool:
         return await self._io(self._stores.probe)
 
+    def resume_open_games(self) -> None:
+        """Load, in the background, every game the log holds that has not ended, restarting its timer.
+
+        After a restart, a game whose players never come back must still be played by the turn timer.
+        This reads the whole log once (on Kafka, every partition); one engine instance is assumed.
+        """
+        self._resuming = asyncio.get_running_loop().create_task(self._resume())
+
+    async def _resume(self) -> None:
+        def open_games() -> list[str]:
+            last: dict[str, str] = {}
+            for partition in range(self._stores.log.partitions):
+                for record in self._stores.log.read_partition(partition):
+                    last[record.game_id] = record.event_type
+            return [game_id for game_id, kind in last.items() if kind != "game_ended"]
+
+        try:
+            games = await self._io(open_games)
+            for game_id in games:
+                await self.game(game_id)
+        except Exception as exc:  # best effort: a game is also loaded when a client touches it
+            log.warning("resuming open games failed: %s", exc)
+            return
+        log.info("resumed %d open games", len(games))
+
     async def close(self) -> None:
         self._closed = True
+        if self._resuming is not None:
+            self._resuming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._resuming
         for live in self._games.values():
             if live.timer is not None:
                 live.timer.cancel()

@@ -50,5 +50,6 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         GameServicer(app, TokenIssuer(config.token_secret)), host.server
     )
     await host.start()
+    app.resume_open_games()
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
     return RunningEngine(config, stores, app, host, tables)
