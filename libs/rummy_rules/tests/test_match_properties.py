@@ -221,12 +221,12 @@ def test_random_contract_matches_with_house_rules(seed: bytes, options: dict[str
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=seeds, players=st.integers(2, 7))
-def test_many_contract_matches_finish_with_cards_conserved(seed: bytes, players: int) -> None:
-    play("contract", players, seed, thorough=False)
+def test_many_contract_matches_conserve_cards_and_replay(seed: bytes, players: int) -> None:
+    play("contract", players, seed, thorough=False)  # a stalled round is allowed (see above)
 
 
 @pytest.mark.slow
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=seeds, players=st.integers(2, 6))
 def test_thousand_rummy500_matches_finish_with_cards_conserved(seed: bytes, players: int) -> None:
-    play("rummy500", players, seed, thorough=False)
+    assert play("rummy500", players, seed, thorough=False).phase is Phase.GAME_OVER

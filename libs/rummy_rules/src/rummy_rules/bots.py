@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from functools import cache
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
-from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, SwapJoker, TakeDiscard
+from rummy_rules.commands import (
+    Command,
+    Discard,
+    DrawFromStock,
+    LayMelds,
+    LayOff,
+    PickFromPile,
+    SwapJoker,
+    TakeDiscard,
+)
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, lay_off, layoff_targets
@@ -49,6 +58,10 @@ class SeatView:
     def discard_top(self) -> Card | None:
         discard = self._state.discard
         return discard[-1] if discard else None
+
+    @property
+    def pile_size(self) -> int:
+        return len(self._state.discard)
 
     @property
     def deal(self) -> int:
@@ -122,6 +135,13 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     solver = solver_for(params)
     hand = view.hand
     now = solver.penalty(hand)
+    picks = [action for action in actions if isinstance(action, PickFromPile)]
+    if picks:
+        # rummy500: a pick scores its meld or layoff at once; take the one that brings the fewest
+        # other cards into the hand, if it brings at most two.
+        nearest = max(picks, key=lambda pick: pick.index)
+        if view.pile_size - nearest.index <= 3:
+            return nearest
     take = next((action for action in actions if isinstance(action, TakeDiscard)), None)
     stock = next((action for action in actions if isinstance(action, DrawFromStock)), None)
     if take is not None or stock is not None:
