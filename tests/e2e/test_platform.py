@@ -101,7 +101,6 @@ async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
         MatchmakingConfig(
             address="127.0.0.1:0",
             kafka=kafka,
-            redis=redis_url,
             topic=topics["tables"],
             scoring_topic=topics["scores"],
             key_prefix=f"{prefix}:",

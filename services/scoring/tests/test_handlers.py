@@ -11,10 +11,11 @@ import redis
 from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
-from rummy_scoring.handlers import Handlers, Publisher
+from rummy_scoring.handlers import Handlers
 from rummy_scoring.store import ScoreReader
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.publisher import EmbeddedPublisher
 
 ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
 
@@ -62,7 +63,12 @@ def setup(
     client = redis.Redis.from_url(redis_url)
     published = EmbeddedEventLog(":memory:")
     prefix = f"{unique_prefix}:"
-    yield Handlers(client, prefix, Publisher(published)), ScoreReader(client, prefix), published, client
+    yield (
+        Handlers(client, prefix, EmbeddedPublisher(published)),
+        ScoreReader(client, prefix),
+        published,
+        client,
+    )
     published.close()
     client.close()
 

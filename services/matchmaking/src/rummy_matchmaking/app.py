@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from rummy.game.v1 import events_pb2 as ev
@@ -26,12 +27,14 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer
 from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
-from rummy_store import EventLog, EventRecord, NewEvent
+from rummy_store import EventRecord, NewEvent
+from rummy_store.publisher import Publisher
 
 from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
 from rummy_matchmaking.tournaments import ROTATION, SERIES, Table, Tournament, TournamentError
 
 log = logging.getLogger("rummy_matchmaking")
+PUBLISHERS = 16  # concurrent TableFormed appends
 Option = int | bool | str
 
 
@@ -79,13 +82,13 @@ class MatchmakingApp:
 
     def __init__(
         self,
-        tables_log: EventLog,
+        tables: Publisher,
         tokens: TokenIssuer,
         pairing: Mapping[str, PairingRules] | None = None,
         options: Mapping[str, Mapping[str, Option]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._log = tables_log
+        self._tables = tables
         self._tokens = tokens
         self._pairing = dict(pairing or {})
         self._options = {variant: dict(o) for variant, o in (options or {}).items()}
@@ -95,6 +98,7 @@ class MatchmakingApp:
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
         self.tournaments: dict[str, Tournament] = {}
         self._changed = asyncio.Condition()
+        self._publisher = ThreadPoolExecutor(PUBLISHERS, thread_name_prefix="matchmaking-publish")
         self.tables_formed = 0
 
     # --- ratings and results (from scoring's topic) -------------------------------------------------
@@ -243,9 +247,17 @@ class MatchmakingApp:
         )
 
     def _publish_all(self, events: Sequence[tuple[str, mm.MatchmakingEvent]]) -> None:
-        for game_id, event in events:
-            # command id "table": a retried publish of the same game is a duplicate the log drops
-            self._log.append(game_id, "table", 0, [NewEvent("table_formed", event.SerializeToString())])
+        """Publish tables concurrently (each append waits for acks=all); raises if any failed."""
+
+        def publish(item: tuple[str, mm.MatchmakingEvent]) -> None:
+            game_id, event = item
+            # a republished table (after a failed round) is the same game id: the engine creates it once
+            self._tables.publish(game_id, "table", 1, [NewEvent("table_formed", event.SerializeToString())])
+
+        list(self._publisher.map(publish, events))
+
+    def close(self) -> None:
+        self._publisher.shutdown(wait=True)
 
     async def run_pairing(self, interval_s: float, stop: asyncio.Event) -> None:
         while not stop.is_set():

@@ -21,7 +21,6 @@ class MatchmakingConfig:
 
     address: str = "127.0.0.1:50052"
     kafka: str = ""
-    redis: str = ""
     topic: str = MATCHMAKING_TOPIC
     scoring_topic: str = SCORING_TOPIC
     key_prefix: str = ""
@@ -63,12 +62,11 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
-    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
+    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
     d = MatchmakingConfig()
     config = MatchmakingConfig(
         address=env_str("MATCHMAKING_ADDRESS", d.address, env),
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
-        redis=env_str("REDIS_URL", d.redis, env),
         topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
         scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
         key_prefix=env_str("MATCHMAKING_KEY_PREFIX", d.key_prefix, env),
@@ -79,6 +77,4 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
     )
-    if bool(config.kafka) != bool(config.redis):
-        raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")
     return config

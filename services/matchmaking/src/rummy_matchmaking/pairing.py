@@ -54,49 +54,52 @@ class FormedTable:
         object.__setattr__(self, "players", tuple(p for t in self.tickets for p in t.players))
 
 
-def _compatible(a: Ticket, b: Ticket, low: int, high: int) -> bool:
-    return (
-        a.variant == b.variant
-        and a.private_code == b.private_code
-        and max(low, b.min_players) <= min(high, b.max_players)
-    )
-
-
 def form_tables(
     tickets: Iterable[Ticket], now: float, rules_for: dict[str, PairingRules] | None = None
 ) -> list[FormedTable]:
     """The tables to form now from `tickets` (any order; FIFO is by `enqueued_at`, then id)."""
     rules_for = rules_for or {}
-    queue = sorted(tickets, key=lambda t: (t.enqueued_at, t.ticket_id))
-    used: set[str] = set()
+    buckets: dict[tuple[str, str], list[Ticket]] = {}
+    for ticket in sorted(tickets, key=lambda t: (t.enqueued_at, t.ticket_id)):
+        buckets.setdefault((ticket.variant, ticket.private_code), []).append(ticket)
     tables: list[FormedTable] = []
-    for anchor in queue:
-        if anchor.ticket_id in used:
+    for (variant, _), queue in buckets.items():
+        tables.extend(_form(queue, now, rules_for.get(variant, PairingRules())))
+    return tables
+
+
+def _form(queue: Sequence[Ticket], now: float, rules: PairingRules) -> list[FormedTable]:
+    """Tables from one variant's (and private code's) queue, oldest ticket first."""
+    used = [False] * len(queue)
+    windows = [t.window(rules, now) for t in queue]
+    tables: list[FormedTable] = []
+    for i, anchor in enumerate(queue):
+        if used[i]:
             continue
-        rules = rules_for.get(anchor.variant, PairingRules())
         low, high = anchor.min_players, anchor.max_players
-        chosen = [anchor]
+        chosen = [i]
         count = len(anchor.players)
-        for other in queue:
+        for j in range(i + 1, len(queue)):  # only tickets that came later: FIFO
             if count >= high:
                 break
-            if other.ticket_id in used or other is anchor or other.enqueued_at < anchor.enqueued_at:
+            other = queue[j]
+            if used[j] or max(low, other.min_players) > min(high, other.max_players):
                 continue
-            if not _compatible(anchor, other, low, high) or count + len(other.players) > min(
-                high, other.max_players
-            ):
+            if count + len(other.players) > min(high, other.max_players):
                 continue
-            window = max(anchor.window(rules, now), other.window(rules, now))
-            if any(abs(other.rating - member.rating) > window for member in chosen):
+            window = max(windows[i], windows[j])
+            if any(abs(other.rating - queue[k].rating) > window for k in chosen):
                 continue
-            chosen.append(other)
+            chosen.append(j)
             count += len(other.players)
             low, high = max(low, other.min_players), min(high, other.max_players)
+        members = [queue[k] for k in chosen]
         full = count >= high
-        waited_enough = now - anchor.enqueued_at >= rules.fill_after_s and count >= low
-        if (full or waited_enough) and count >= low and _distinct(chosen):
-            used.update(t.ticket_id for t in chosen)
-            tables.append(FormedTable(tuple(chosen)))
+        waited_enough = now - anchor.enqueued_at >= rules.fill_after_s
+        if (full or waited_enough) and count >= low and _distinct(members):
+            for k in chosen:
+                used[k] = True
+            tables.append(FormedTable(tuple(members)))
     return tables
 
 

@@ -8,7 +8,6 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import redis
 from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from rummy_service.auth import TokenIssuer
 from rummy_service.consumer import ConsumerLoop
@@ -16,7 +15,7 @@ from rummy_service.server import ServiceHost
 from rummy_store import EventLog, EventRecord
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
+from rummy_store.publisher import EmbeddedPublisher, KafkaPublisher, Publisher
 
 from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.config import MatchmakingConfig
@@ -30,11 +29,11 @@ class RunningMatchmaking:
     config: MatchmakingConfig
     app: MatchmakingApp
     host: ServiceHost
+    publisher: Publisher
     logs: list[EventLog]
     loops: list[ConsumerLoop] = field(default_factory=list)
     pairing: asyncio.Task[None] | None = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
-    client: redis.Redis | None = None
 
     @property
     def address(self) -> str:
@@ -46,43 +45,44 @@ class RunningMatchmaking:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.pairing
         await self.host.stop()
+        self.app.close()
         for loop in self.loops:
             await asyncio.to_thread(loop.stop)
         for log in self.logs:
             log.close()
-        if self.client is not None:
-            self.client.close()
+        self.publisher.close()
 
 
-def open_log(config: MatchmakingConfig) -> tuple[EventLog, redis.Redis | None]:
+def open_publisher(config: MatchmakingConfig) -> Publisher:
     if config.embedded:
         data = Path(config.data_dir)
         data.mkdir(parents=True, exist_ok=True)
-        return EmbeddedEventLog(data / "tables.sqlite", config.partitions), None
-    client = redis.Redis.from_url(config.redis)
-    fence = RedisWriterFence(client, f"{config.key_prefix}matchmaking:")
-    return KafkaEventLog(config.kafka, config.topic, config.partitions, fence), client
+        return EmbeddedPublisher(EmbeddedEventLog(data / "tables.sqlite", config.partitions))
+    return KafkaPublisher(config.kafka, config.topic, config.partitions)
 
 
 async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results."""
-    tables, client = open_log(config)
+    tables = open_publisher(config)
     tokens = TokenIssuer(config.token_secret)
     app = MatchmakingApp(tables, tokens, config.pairing, config.options)
     loop = asyncio.get_running_loop()
 
+    readers: list[EventLog] = []
+
     async def ready() -> bool:
-        await asyncio.to_thread(tables.end_offset, 0)
+        for reader in readers:  # Kafka answers (embedded: nothing to wait for)
+            await asyncio.to_thread(reader.end_offset, 0)
         return True
 
     host = ServiceHost(config.address, [SERVICE_NAME], ready)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
         MatchmakingServicer(app, tokens), host.server
     )
-    running = RunningMatchmaking(config, app, host, [tables], client=client)
+    running = RunningMatchmaking(config, app, host, tables, readers)
     if not config.embedded:
         scoring = KafkaEventLog(config.kafka, config.scoring_topic, config.partitions)
-        running.logs.append(scoring)
+        readers.append(scoring)
 
         def hand_over(record: EventRecord) -> None:
             loop.call_soon_threadsafe(app.on_scoring_record, record)

@@ -3,15 +3,15 @@
 A game's events arrive in order (one partition per game), so a game's tracking record is the last seq
 applied: a redelivered or replayed event with `seq <= tracked` changes nothing. Scoring events are
 published before the commit under the command id `<game>/<seq>`; after a crash between the two, the
-replayed event republishes under the same command id and the log drops it as a duplicate
-(EventLog.append), so the topic holds every result once.
+redelivered event publishes them again (same command id and seqs): consumers of the scoring topic
+count a game's result once (matchmaking keeps the latest rating by games played, a tournament table
+takes its first result).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +19,8 @@ import redis
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
-from rummy_store import EventLog, EventRecord, NewEvent
+from rummy_store import EventRecord, NewEvent
+from rummy_store.publisher import Publisher
 
 from rummy_scoring.ratings import rate
 from rummy_scoring.results import RELEVANT, GameScore, ScoringError, ranks, step
@@ -27,19 +28,6 @@ from rummy_scoring.store import Keys, read_rating
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
-
-
-class Publisher:
-    """Appends scoring events to the scoring topic, keyed by game id."""
-
-    def __init__(self, events: EventLog) -> None:
-        self._log = events
-
-    def publish(
-        self, game_id: str, command_id: str, expected: int, events: Sequence[sc.ScoringEvent]
-    ) -> None:
-        new = [NewEvent(e.WhichOneof("event") or "", e.SerializeToString()) for e in events]
-        self._log.append(game_id, command_id, expected, new)
 
 
 def periods(ended_at: dt.datetime) -> list[str]:
@@ -77,7 +65,10 @@ class Handlers:
                     writes = self._effects(pipe, record.game_id, new, outputs, envelope)
                     if outputs:
                         command_id = f"{record.game_id}/{record.seq}"
-                        self._publisher.publish(record.game_id, command_id, new.published, outputs)
+                        events = [
+                            NewEvent(e.WhichOneof("event") or "", e.SerializeToString()) for e in outputs
+                        ]
+                        self._publisher.publish(record.game_id, command_id, new.published + 1, events)
                     pipe.multi()
                     _apply(pipe, writes)
                     pipe.set(key, GameScore.dumps(_published(new, len(outputs))))

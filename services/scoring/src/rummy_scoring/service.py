@@ -10,10 +10,10 @@ from rummy.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.server import ServiceHost
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
+from rummy_store.publisher import KafkaPublisher
 
 from rummy_scoring.config import ScoringConfig
-from rummy_scoring.handlers import Handlers, Publisher
+from rummy_scoring.handlers import Handlers
 from rummy_scoring.server import ScoringServicer
 from rummy_scoring.store import ScoreReader
 
@@ -26,6 +26,7 @@ class RunningScoring:
     host: ServiceHost
     loops: list[ConsumerLoop]
     logs: list[KafkaEventLog]
+    publisher: KafkaPublisher
     client: redis.Redis
 
     @property
@@ -38,17 +39,17 @@ class RunningScoring:
             await asyncio.to_thread(loop.stop)
         for log in self.logs:
             log.close()
+        self.publisher.close()
         self.client.close()
 
 
 async def start_scoring(config: ScoringConfig) -> RunningScoring:
     """Join the consumer groups and serve; health is SERVING while Redis and Kafka answer."""
     client = redis.Redis.from_url(config.redis)
-    fence = RedisWriterFence(client, f"{config.key_prefix}scoring:")
-    out = KafkaEventLog(config.kafka, config.topic, config.partitions, fence)
+    out = KafkaPublisher(config.kafka, config.topic, config.partitions)
     games = KafkaEventLog(config.kafka, config.game_topic, config.partitions)
     tables = KafkaEventLog(config.kafka, config.matchmaking_topic, config.partitions)
-    handlers = Handlers(client, config.key_prefix, Publisher(out))
+    handlers = Handlers(client, config.key_prefix, out)
     loops = [
         ConsumerLoop(games, f"{config.group}.games", handlers.on_game_record),
         ConsumerLoop(tables, f"{config.group}.tables", handlers.on_matchmaking_record),
@@ -56,7 +57,7 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
 
     def probe() -> bool:
         client.ping()
-        out.end_offset(0)
+        games.end_offset(0)
         return True
 
     async def ready() -> bool:
@@ -69,4 +70,4 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     for loop in loops:
         loop.start()
     await host.start()
-    return RunningScoring(config, host, loops, [out, games, tables], client)
+    return RunningScoring(config, host, loops, [games, tables], out, client)

@@ -1,0 +1,79 @@
+"""Publishing derived events (matchmaking's tables, scoring's results) without a per-key writer lease.
+
+`KafkaEventLog.append` checks a game's sequence under a Redis lease, and a key it has not seen before
+costs a scan of its partition: right for a game's own history, quadratic for a stream of new keys.
+Derived events need neither: their consumers are idempotent (a TableFormed creates a game once, a
+result is counted once), so a `Publisher` only writes records in the log's format (same key and
+headers), which `EventLog.subscribe` and `read_partition` read like any other.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from kafka import KafkaProducer
+
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.event_log import validate_append
+from rummy_store.kafka_log import ensure_topic
+from rummy_store.partitioning import partition_for
+from rummy_store.records import NewEvent
+
+
+class Publisher(abc.ABC):
+    """Appends events under a key; `first_seq` numbers them (the caller's own count for the key)."""
+
+    @abc.abstractmethod
+    def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+class KafkaPublisher(Publisher):
+    """acks=all, idempotent producer; blocks until every record of the call is acknowledged."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int = 3) -> None:
+        ensure_topic(bootstrap, topic, partitions)
+        self._topic = topic
+        self._partitions = partitions
+        self._producer = KafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=0
+        )
+
+    def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None:
+        validate_append(key, command_id, first_seq - 1, events)
+        futures = [
+            self._producer.send(
+                self._topic,
+                key=key.encode(),
+                value=event.payload,
+                partition=partition_for(key, self._partitions),
+                headers=[
+                    ("event-type", event.event_type.encode()),
+                    ("schema-version", str(event.schema_version).encode()),
+                    ("seq", str(first_seq + i).encode()),
+                    ("command-id", command_id.encode()),
+                ],
+            )
+            for i, event in enumerate(events)
+        ]
+        for future in futures:
+            future.get(timeout=30)
+
+    def close(self) -> None:
+        self._producer.close()
+
+
+class EmbeddedPublisher(Publisher):
+    """The embedded log as a publisher: its append is indexed, so the seq check costs nothing here."""
+
+    def __init__(self, log: EmbeddedEventLog) -> None:
+        self._log = log
+
+    def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None:
+        self._log.append(key, command_id, first_seq - 1, events)
+
+    def close(self) -> None:
+        self._log.close()

@@ -1,0 +1,132 @@
+"""``python -m rummy_scoring.bench`` (part of ``make bench-platform``): scoring lag under load.
+
+Starts a scoring instance on real Kafka and Redis (found or started by rummy_infra) and appends G
+synthetic kalooki games (start, a draw, the deal's end, the game's end; engine-format envelopes) from
+several threads as fast as the log takes them. Lag = time from a game's GameEnded append being
+acknowledged to its MatchScored result being readable in Redis. Reports p50/p99/max lag and the
+records per second scoring applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+from rummy.game.v1 import events_pb2 as ev
+from rummy_infra import provide_kafka, provide_redis
+from rummy_store import NewEvent
+from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.redis_fence import RedisWriterFence
+
+from rummy_scoring.config import ScoringConfig
+from rummy_scoring.service import start_scoring
+from rummy_scoring.store import Keys
+
+PLAYERS = 4
+
+
+def game_events(game_id: str, index: int) -> list[tuple[str, list[NewEvent]]]:
+    """(command id, events) per append, as the engine writes them."""
+    players = [f"player-{(index * PLAYERS + seat) % 200}" for seat in range(PLAYERS)]
+    winner = index % PLAYERS
+    penalties = [0 if seat == winner else 10 + 7 * seat for seat in range(PLAYERS)]
+    envelopes = [
+        ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=PLAYERS)),
+        ev.GameEvent(card_drawn=ev.CardDrawn(seat=0)),
+        ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties)),
+        ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties)),
+    ]
+    commands = ["table:" + json.dumps({"players": players, "turn_ms": 0}), "draw", "out"]
+    out = []
+    seq = 0
+    for command, group in zip(commands, [envelopes[:1], envelopes[1:2], envelopes[2:]], strict=True):
+        batch = []
+        for envelope in group:
+            seq += 1
+            envelope.game_id, envelope.seq, envelope.command_id = game_id, seq, command
+            envelope.occurred_at.GetCurrentTime()
+            batch.append(NewEvent(envelope.WhichOneof("event") or "", envelope.SerializeToString()))
+        out.append((command, batch))
+    return out
+
+
+async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str, float]:
+    prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    config = ScoringConfig(
+        address="127.0.0.1:0",
+        kafka=kafka,
+        redis=redis_url,
+        game_topic=f"{prefix}.rummy.game.events.v1",
+        matchmaking_topic=f"{prefix}.rummy.matchmaking.events.v1",
+        topic=f"{prefix}.rummy.scoring.events.v1",
+        key_prefix=f"{prefix}:",
+        group=f"{prefix}.scoring",
+    )
+    scoring = await start_scoring(config)
+    client = redis.Redis.from_url(redis_url)
+    log = KafkaEventLog(kafka, config.game_topic, 3, RedisWriterFence(client, f"{prefix}:engine:"))
+    keys = Keys(config.key_prefix)
+    ended: dict[str, float] = {}
+
+    def play(index: int) -> None:
+        game_id = f"g{index}"
+        expected = 0
+        for command, events in game_events(game_id, index):
+            log.append(game_id, command, expected, events)
+            expected += len(events)
+        ended[game_id] = time.perf_counter()
+
+    lags: list[float] = []
+    start = time.perf_counter()
+    with ThreadPoolExecutor(writers) as pool:
+        futures = [pool.submit(play, i) for i in range(games)]
+        pending = {f"g{i}" for i in range(games)}
+        while pending:
+            for game_id in list(pending):
+                if game_id in ended and client.exists(keys.match(game_id)):
+                    lags.append(time.perf_counter() - ended[game_id])
+                    pending.discard(game_id)
+            await asyncio.sleep(0.005)
+        for future in futures:
+            future.result()
+    elapsed = time.perf_counter() - start
+    records = scoring.loops[0].records
+    await scoring.stop()
+    log.close()
+    client.close()
+    lags.sort()
+    return {
+        "p50_ms": statistics.median(lags) * 1000,
+        "p99_ms": lags[int(len(lags) * 0.99) - 1] * 1000,
+        "max_ms": lags[-1] * 1000,
+        "records_per_s": records / elapsed,
+        "games_per_s": games / elapsed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=500)
+    parser.add_argument("--writers", type=int, default=8)
+    args = parser.parse_args()
+    with provide_kafka() as kafka, provide_redis() as redis_server:
+        print(
+            f"scoring: {args.games} games from {args.writers} writers (Kafka {kafka.origin})", file=sys.stderr
+        )
+        result = asyncio.run(run(kafka.address, redis_server.address, args.games, args.writers))
+    print(
+        f"scoring: lag from GameEnded appended to MatchScored readable: p50 {result['p50_ms']:.0f} ms,"
+        f" p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms; {result['records_per_s']:.0f} game"
+        f" records/s applied ({result['games_per_s']:.1f} games/s offered by {args.writers} writers)"
+    )
+
+
+if __name__ == "__main__":
+    main()
