@@ -333,7 +333,11 @@ def laydowns(
     if len(hand) < contract.min_cards:
         return []
     runs = _runs(hand, rules) if contract.runs else []
+    if len({meld.suit for meld in runs}) < contract.runs:
+        return []  # src ¶16: the runs need as many suits
     threes = _threes(hand, rules) if contract.threes else []
+    if len({meld.rank for meld in threes}) < contract.threes and not options.threes_same_rank_allowed:
+        return []  # D6: the threes need as many ranks
     found: list[tuple[Meld, ...]] = []
     seen: set[tuple[tuple[Card, ...], ...]] = set()
     whole = round_number == ROUNDS
