@@ -1100,10 +1100,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     hand = state.hands[seat]
     if pile and _top_free(rules):
         actions.append(TakeDiscard(seat))
-    targets: dict[Card, list[LayOff]] = {}
-    for meld_index, meld in enumerate(state.melds):
-        for card, at, _ in meld_options(meld, rules).layoffs:
-            targets.setdefault(card, []).append(LayOff(seat, meld_index, (card,), at))
+    targets = _pick_layoffs(state.melds, seat, rules)
     ranks = [0] * 14
     codes = [0] * 53
     for card in (*hand, *pile):
@@ -1133,6 +1130,30 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
                     continue
             actions.append(command)
     return tuple(actions)
+
+
+_PickLayoffs = tuple[tuple[Meld, ...], Rules, dict[int, dict[Card, list[LayOff]]]]
+_LAST_TABLE: list[_PickLayoffs | None] = [None]
+
+
+def _pick_layoffs(melds: tuple[Meld, ...], seat: int, rules: Rules) -> dict[Card, list[LayOff]]:
+    """Single-card layoffs onto the table by card, for pile picks; kept while the table is unchanged.
+
+    The table tuple survives `_replace` until a meld changes, so identity is a cheap, exact key;
+    the entry is read and replaced as one object, so threads never mix two tables.
+    """
+    entry = _LAST_TABLE[0]
+    if entry is None or entry[0] is not melds or entry[1] is not rules:
+        entry = (melds, rules, {})
+        _LAST_TABLE[0] = entry
+    found = entry[2].get(seat)
+    if found is None:
+        found = {}
+        for meld_index, meld in enumerate(melds):
+            for card, at, _ in meld_options(meld, rules).layoffs:
+                found.setdefault(card, []).append(LayOff(seat, meld_index, (card,), at))
+        entry[2][seat] = found
+    return found
 
 
 # Card codes of the same suit within two ranks of each card, the ace touching the king.
