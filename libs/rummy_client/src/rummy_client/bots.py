@@ -12,6 +12,7 @@ import random
 import uuid
 from dataclasses import dataclass, field
 
+import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules.bots import BOTS, Bot, SeatView
 
@@ -56,8 +57,10 @@ class BotPlayer:
             self.final = view
             if view.phase == gs.PHASE_GAME_OVER:
                 break
-            if view.turn != self._seat or view.phase not in (gs.PHASE_DRAW, gs.PHASE_PLAY):
+            if view.phase not in (gs.PHASE_DRAW, gs.PHASE_PLAY):
                 continue
+            if view.turn != self._seat and not view.HasField("offer"):
+                continue  # out of turn only a contract buy (or pass) can be open to this seat
             if view.seq <= acted_at:
                 continue
             await self._act(view)
@@ -84,6 +87,10 @@ class BotPlayer:
             if self._keep:
                 self.stats.answers.append(answer)
         except RpcFailure as failure:
-            if failure.code not in ("not_your_turn", "already_drawn", "must_draw_first"):
+            # Refused because the game moved on meanwhile (the turn timer played, another seat bought
+            # the card on offer) is a lost race; refused on an unchanged game is a real error.
+            if failure.status is not grpc.StatusCode.FAILED_PRECONDITION:
                 raise
-            self.stats.refusals += 1  # raced with the turn timer
+            if (await self._client.view(self._game_id, self._seat)).seq == listed.seq:
+                raise
+            self.stats.refusals += 1

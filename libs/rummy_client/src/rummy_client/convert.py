@@ -61,6 +61,14 @@ def _melds(seat: int, melds: Iterable[gs.MeldCards]) -> commands.LayMelds:
     )
 
 
+def _then(seat: int, message: gs.SwapJoker | gs.PickFromPile) -> commands.LayMelds | commands.LayOff | None:
+    if message.HasField("lay_melds"):
+        return _melds(seat, message.lay_melds.melds)
+    if message.HasField("lay_off"):
+        return _lay_off(seat, message.lay_off)
+    return None
+
+
 def command(seat: int, action: gs.Action) -> commands.Command:
     """The rules command an action message stands for (for a bot to weigh the engine's legal actions)."""
     kind = action.WhichOneof("kind")
@@ -74,12 +82,14 @@ def command(seat: int, action: gs.Action) -> commands.Command:
         return _lay_off(seat, action.lay_off)
     if kind == "swap_joker":
         swap = action.swap_joker
-        then: commands.LayMelds | commands.LayOff | None = None
-        if swap.HasField("lay_melds"):
-            then = _melds(seat, swap.lay_melds.melds)
-        elif swap.HasField("lay_off"):
-            then = _lay_off(seat, swap.lay_off)
-        return commands.SwapJoker(seat, swap.meld, cards(swap.cards), then)
+        return commands.SwapJoker(seat, swap.meld, cards(swap.cards), _then(seat, swap))
+    if kind == "pick_from_pile":
+        pick = action.pick_from_pile
+        return commands.PickFromPile(seat, pick.index, _then(seat, pick))
+    if kind == "buy_discard":
+        return commands.BuyDiscard(seat)
+    if kind == "pass_buy":
+        return commands.PassBuy(seat)
     if kind == "discard":
         return commands.Discard(seat, card(action.discard.card))
     out = action.go_out
@@ -100,7 +110,8 @@ def position(view: gs.PlayerView) -> GameState:
     }
     rules = rules_for(view.variant, len(view.hand_sizes), **options)
     seat = view.seat
-    top = (card(view.discard_top),) if view.HasField("discard_top") else ()
+    # The spread pile (rummy500) is seen whole; elsewhere only its top card.
+    pile = cards(view.discard_pile) or ((card(view.discard_top),) if view.HasField("discard_top") else ())
     return GameState(
         rules=rules,
         seed=b"",
@@ -109,7 +120,7 @@ def position(view: gs.PlayerView) -> GameState:
         dealer=view.dealer,
         hands=tuple(cards(view.hand) if i == seat else () for i in range(len(view.hand_sizes))),
         stock=(),
-        discard=top,
+        discard=pile,
         melds=tuple(meld(m.meld) for m in view.melds),
         owners=tuple(m.owner for m in view.melds),
         opened=tuple(view.opened),
@@ -119,6 +130,11 @@ def position(view: gs.PlayerView) -> GameState:
         turn_start_opened=False,
         extended=False,
         took_unopened=False,
+        credits=tuple(tuple(c.seats) for c in view.credits),
+        buys=tuple(view.buys),
+        offer=card(view.offer) if view.HasField("offer") else None,
+        offer_from=view.offer_from if view.HasField("offer_from") else None,
+        buy_request=view.buy_request if view.HasField("buy_request") else None,
         active=tuple(view.active),
         totals=tuple(view.totals),
         penalties=tuple(view.last_penalties),

@@ -237,6 +237,8 @@ class GameApp:
             except RuleViolation as exc:
                 text = exc.message + (f" ({exc.rule})" if exc.rule else "")
                 raise FailedPrecondition(exc.code, text) from None
+            if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
+                return Outcome(live.seq, live.seq, False, live.state, live.seq)
             try:
                 result = await self._append_events(live.game_id, command_id, live.seq, produced)
             except ConcurrencyError:

@@ -40,6 +40,9 @@ def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, G
             problems.append(f"seq {update.seq}: the hand shown is not seat {seat}'s")
         if list(view.hand_sizes) != [len(hand) for hand in state.hands]:
             problems.append(f"seq {update.seq}: wrong hand sizes")
+        spread = state.rules.variant == "rummy500"  # rummy500 src ¶14: the only spread pile
+        if list(codec.cards_from_pb(view.discard_pile)) != (list(state.discard) if spread else []):
+            problems.append(f"seq {update.seq}: the discard pile shown is not the public one")
         if view.seed and state.phase is not Phase.GAME_OVER:
             problems.append(f"seq {update.seq}: the seed was shown before the end")
     return problems
@@ -53,6 +56,8 @@ def action_leaks(
     for listing in listings:
         state = truth[listing.seq]
         allowed = Counter(state.hands[seat]) + Counter(card for meld in state.melds for card in meld.cards)
+        if state.rules.variant == "rummy500":  # a pile pick names cards of the spread (public) pile
+            allowed += Counter(state.discard)
         for action in listing.actions:
             named = Counter(codec.cards_from_pb(_cards_in(action)))
             if named - allowed:

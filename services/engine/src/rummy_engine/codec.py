@@ -255,6 +255,19 @@ def _lay_off_from_pb(seat: int, message: gs.LayOff) -> commands.LayOff:
     return commands.LayOff(seat, message.meld, cards_from_pb(message.cards), at)  # type: ignore[arg-type]
 
 
+def _then_from_pb(
+    seat: int, message: gs.SwapJoker | gs.PickFromPile
+) -> commands.LayMelds | commands.LayOff | None:
+    """The meld or layoff that uses a freed joker or a picked card, if the message carries one."""
+    which = message.WhichOneof("then")
+    if which == "lay_melds":
+        melds, kinds = _melds_from_pb(message.lay_melds.melds)
+        return commands.LayMelds(seat, melds, kinds)
+    if which == "lay_off":
+        return _lay_off_from_pb(seat, message.lay_off)
+    return None
+
+
 def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
     """The rules command for `seat`; CodecError when the action is empty or malformed."""
     kind = action.WhichOneof("kind")
@@ -271,18 +284,18 @@ def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
         swap = action.swap_joker
         if not swap.cards:
             raise CodecError("a joker swap needs the card(s) given for the joker")
-        then: commands.LayMelds | commands.LayOff | None = None
-        which = swap.WhichOneof("then")
-        if which == "lay_melds":
-            melds, kinds = _melds_from_pb(swap.lay_melds.melds)
-            then = commands.LayMelds(seat, melds, kinds)
-        elif which == "lay_off":
-            then = _lay_off_from_pb(seat, swap.lay_off)
-        return commands.SwapJoker(seat, swap.meld, cards_from_pb(swap.cards), then)
+        return commands.SwapJoker(seat, swap.meld, cards_from_pb(swap.cards), _then_from_pb(seat, swap))
     if kind == "discard":
         if not action.discard.HasField("card"):
             raise CodecError("a discard needs a card")
         return commands.Discard(seat, card_from_pb(action.discard.card))
+    if kind == "pick_from_pile":
+        pick = action.pick_from_pile
+        return commands.PickFromPile(seat, pick.index, _then_from_pb(seat, pick))
+    if kind == "buy_discard":
+        return commands.BuyDiscard(seat)
+    if kind == "pass_buy":
+        return commands.PassBuy(seat)
     if kind == "go_out":
         out = action.go_out
         melds = tuple(cards_from_pb(meld.cards) for meld in out.melds)
@@ -308,6 +321,15 @@ def _lay_off_to_pb(command: commands.LayOff) -> gs.LayOff:
     return gs.LayOff(meld=command.meld, cards=cards_to_pb(command.cards), at=_END_TO_PB[command.at])
 
 
+def _then_to_pb(
+    target: gs.SwapJoker | gs.PickFromPile, then: commands.LayMelds | commands.LayOff | None
+) -> None:
+    if isinstance(then, commands.LayMelds):
+        target.lay_melds.CopyFrom(gs.LayMelds(melds=_meld_cards_to_pb(then.melds, then.kinds)))
+    elif isinstance(then, commands.LayOff):
+        target.lay_off.CopyFrom(_lay_off_to_pb(then))
+
+
 def command_to_pb(command: commands.Command) -> gs.Action:
     """The action message a client sends for `command` (used for legal-action lists and by bots)."""
     if isinstance(command, commands.DrawFromStock):
@@ -320,13 +342,16 @@ def command_to_pb(command: commands.Command) -> gs.Action:
         return gs.Action(lay_off=_lay_off_to_pb(command))
     if isinstance(command, commands.SwapJoker):
         swap = gs.SwapJoker(meld=command.meld, cards=cards_to_pb(command.cards))
-        if isinstance(command.then, commands.LayMelds):
-            swap.lay_melds.CopyFrom(
-                gs.LayMelds(melds=_meld_cards_to_pb(command.then.melds, command.then.kinds))
-            )
-        elif isinstance(command.then, commands.LayOff):
-            swap.lay_off.CopyFrom(_lay_off_to_pb(command.then))
+        _then_to_pb(swap, command.then)
         return gs.Action(swap_joker=swap)
+    if isinstance(command, commands.PickFromPile):
+        pick = gs.PickFromPile(index=command.index)
+        _then_to_pb(pick, command.then)
+        return gs.Action(pick_from_pile=pick)
+    if isinstance(command, commands.BuyDiscard):
+        return gs.Action(buy_discard=gs.BuyDiscard())
+    if isinstance(command, commands.PassBuy):
+        return gs.Action(pass_buy=gs.PassBuy())
     if isinstance(command, commands.Discard):
         return gs.Action(discard=gs.Discard(card=card_to_pb(command.card)))
     if not isinstance(command, commands.GoOut):
@@ -373,6 +398,15 @@ def view_to_pb(view: PlayerView, game_id: str, seq: int) -> gs.PlayerView:
         message.discard_top.CopyFrom(card_to_pb(view.discard_top))
     if view.taken is not None:
         message.taken.CopyFrom(card_to_pb(view.taken))
+    message.discard_pile.extend(cards_to_pb(view.discard_pile))  # rummy500 only: its pile is spread
+    message.credits.extend(gs.MeldCredits(seats=seats) for seats in view.credits)
+    message.buys.extend(view.buys)
+    if view.offer is not None:
+        message.offer.CopyFrom(card_to_pb(view.offer))
+    if view.offer_from is not None:
+        message.offer_from = view.offer_from
+    if view.buy_request is not None:
+        message.buy_request = view.buy_request
     return message
 
 
