@@ -8,10 +8,10 @@ BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog bench-engine kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog bench-engine bench-platform kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -59,13 +59,15 @@ lint: venv protos ## ruff, mypy (strict) and buf lint
 	$(BIN)/mypy -p rummy_service -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
 	$(BIN)/mypy services/engine/tests libs/rummy_service/tests
+	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring
+	$(BIN)/mypy services/matchmaking/tests services/scoring/tests
 	deploy/local/buf.sh lint
 
 fmt: venv ## format and autofix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: bench-rules bench-eventlog bench-engine ## every benchmark
+bench: bench-rules bench-eventlog bench-engine bench-platform ## every benchmark
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
 	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2
@@ -76,6 +78,10 @@ bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
 
 bench-engine: setup ## engine action latency p50/p99 and actions/s, many concurrent games, beside a bare gRPC round trip
 	$(BIN)/python -m rummy_engine.bench $(BENCH_ARGS)
+
+bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue) and scoring lag under load
+	$(BIN)/python -m rummy_matchmaking.bench
+	$(BIN)/python -m rummy_scoring.bench
 
 kafka-up: ## start the local Kafka broker (loopback)
 	deploy/local/kafka.sh start
