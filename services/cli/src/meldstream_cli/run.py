@@ -21,6 +21,7 @@ from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
+from meldstream_cli.platform_services import start_services, with_tables
 
 DEMO_PLAYERS = ("ada", "ben", "cleo")
 
@@ -48,12 +49,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: Any, demo: int) -> None:
+    config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
+    services = await start_services(config)
     tokens = TokenIssuer(config.token_secret)
     print(f"meldstream engine listening on {engine.address}", flush=True)
     print(f"  store: {engine.stores.description}", flush=True)
     print(f"  try:   grpcurl -plaintext {engine.address} list", flush=True)
     print(f"  token: meldstream token PLAYER   (operator: {tokens.issue('operator', OPERATOR)})", flush=True)
+    for line in services.lines:
+        print(line, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -63,6 +68,7 @@ async def _serve(config: Any, demo: int) -> None:
     for task in tables:
         task.cancel()
     await asyncio.gather(*tables, return_exceptions=True)
+    await services.stop()
     await engine.stop()
 
 

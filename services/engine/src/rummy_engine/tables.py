@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Final
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
@@ -43,11 +44,12 @@ class TableConsumer:
     @staticmethod
     def open(app: GameApp, config: EngineConfig, loop: asyncio.AbstractEventLoop) -> TableConsumer:
         """Follow `config.tables`: a Kafka topic, or (embedded) matchmaking's sqlite file."""
-        tables: EventLog = (
-            EmbeddedEventLog(config.tables, config.partitions)
-            if config.embedded
-            else KafkaEventLog(config.kafka, config.tables, config.partitions)
-        )
+        tables: EventLog
+        if config.embedded:
+            Path(config.tables).parent.mkdir(parents=True, exist_ok=True)  # matchmaking may start later
+            tables = EmbeddedEventLog(config.tables, config.partitions)
+        else:
+            tables = KafkaEventLog(config.kafka, config.tables, config.partitions)
         consumer = TableConsumer(app, tables, loop)
         consumer._consumer.start()
         return consumer
