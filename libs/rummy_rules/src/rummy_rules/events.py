@@ -90,11 +90,14 @@ class DealEnded:
     `winner` None: in kalooki a void deal (no penalties, same dealer deals again); in rummy500 and
     contract a deal nobody went out of, scored as usual. `penalties` are the points each seat adds
     to its total; in rummy500 that is the deal score (melded minus hand, may be negative).
+    `stalemate`: the deal was stopped by meldstream M1 (stock cycles without progress), void or
+    scored as the README's M1 says.
     """
 
     winner: int | None
     kalooki: bool
     penalties: tuple[int, ...]
+    stalemate: bool = False
 
 
 @dataclass(frozen=True, slots=True)

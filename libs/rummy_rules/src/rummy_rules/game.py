@@ -173,6 +173,8 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
         offer_from=None,
         buy_request=None,
         penalties=tuple(0 for _ in state.active),
+        progressed=False,
+        stale_cycles=0,
     )
 
 
@@ -282,6 +284,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             owners=state.owners + (seat,) * len(event.melds),
             credits=state.credits + tuple((seat,) * len(meld.cards) for meld in event.melds),
             opened=_set_at(state.opened, seat, True),
+            progressed=True,
         )
     if isinstance(event, CardsLaidOff):
         seat = event.seat
@@ -295,6 +298,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             melds=_set_at(state.melds, event.meld, event.result),
             credits=_set_at(state.credits, event.meld, credit),
             extended=True,
+            progressed=True,
         )
     if isinstance(event, JokerSwapped):
         seat = event.seat
@@ -305,6 +309,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             melds=_set_at(state.melds, event.meld, event.result),
             credits=_set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown),
             extended=True,
+            progressed=True,
         )
     if isinstance(event, StockReshuffled):
         keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
@@ -312,6 +317,8 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             stock=tuple(reversed(event.cards)),
             discard=state.discard[len(state.discard) - keep :] if keep else (),
             reshuffles=state.reshuffles + 1,
+            progressed=False,  # meldstream M1: a new stock cycle begins
+            stale_cycles=0 if state.progressed else state.stale_cycles + 1,
         )
     if isinstance(event, BuyOffered):
         return state._replace(offer=event.card, offer_from=event.discarder, buy_request=None)
@@ -336,13 +343,18 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         if state.rules.match_mode is MatchMode.ELIMINATION:
             limit = state.rules.elimination_limit
             active = tuple(alive and total < limit for alive, total in zip(active, totals, strict=True))
+        if event.stalemate:
+            counted = not _stalemate_voids(state)  # meldstream M1
+        else:
+            # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
+            counted = event.winner is not None or not _voids(state.rules)
         return state._replace(
             phase=Phase.DEAL_OVER,
             totals=totals,
             penalties=event.penalties,
             active=active,
-            # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
-            deals_done=state.deals_done + (event.winner is not None or not _voids(state.rules)),
+            deals_done=state.deals_done + counted,
+            stalemates=state.stalemates + event.stalemate,
         )
     if isinstance(event, DealStarted):
         return _dealt(state, event.deal, event.dealer, event.deck)
@@ -352,6 +364,21 @@ def evolve(state: GameState | None, event: Event) -> GameState:
 
 def _voids(rules: Rules) -> bool:
     return rules.match_mode is MatchMode.SINGLE_DEAL or rules.match_mode is MatchMode.ELIMINATION
+
+
+# meldstream M1: stalled deals of a match that are void (and redealt) before later ones are scored.
+STALEMATE_VOIDS: Final = 2
+
+
+def _stalemate_voids(state: GameState) -> bool:
+    """Whether a deal stopped by meldstream M1 now is void rather than scored.
+
+    Kalooki §3.11.3 and rummy40 §3.10 void a deal nobody can win (no penalties, the same dealer
+    deals again); M1 does so for the first STALEMATE_VOIDS stalemates of a match and scores later
+    ones like a deal nobody went out of, so a match always ends. Rummy500 (D10) and contract (D16)
+    always score a deal without a winner.
+    """
+    return state.rules.variant in ("kalooki", "rummy40") and state.stalemates < STALEMATE_VOIDS
 
 
 def replay(events: Iterable[Event]) -> GameState:
@@ -472,18 +499,19 @@ def _draw_stock(state: GameState, command: DrawFromStock) -> list[Event]:
         # before the forehand's card (or the offer lapses).
         events = _close_offer(state, taken_by_forehand=False)
         state = _evolved(state, events)
-        if state.phase is not Phase.DRAW:
-            return events
+        if not isinstance(events[-1], BuyGranted | BuyPassed):
+            return events  # the deal ended (D16, meldstream M1)
     if not state.stock:
         more = _refill(state)
         events.extend(more)
         state = _evolved(state, more)
-        if state.phase is not Phase.DRAW:
-            return events
-    events.append(CardDrawn(command.seat, state.stock[-1], False))
+        if not isinstance(more[-1], StockReshuffled):
+            return events  # the deal ended (D10, D16, meldstream M1)
+    drawn = CardDrawn(command.seat, state.stock[-1], False)
+    events.append(drawn)
     if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
         # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
-        events.append(_reshuffled(state, state.discard))
+        events.extend(_rebuild(evolve(state, drawn), state.discard))
     return events
 
 
@@ -502,7 +530,7 @@ def _refill(state: GameState) -> list[Event]:
     """
     rules = state.rules
     if rules.reshuffle is Reshuffle.ALL_BUT_TOP and len(state.discard) > 1:
-        return [_reshuffled(state, state.discard[:-1])]
+        return _rebuild(state, state.discard[:-1])
     if rules.reshuffle in _ENDS_ON_EMPTY_STOCK:
         return _deal_over(state, None, kalooki=False)
     raise RuleViolation("stock_empty", "the stock is empty", rules.cite("reshuffle"))
@@ -524,8 +552,8 @@ def _close_offer(state: GameState, taken_by_forehand: bool) -> list[Event]:
         more = _refill(state)
         events.extend(more)
         state = _evolved(state, more)
-        if state.phase is not Phase.DRAW:
-            return events
+        if not isinstance(more[-1], StockReshuffled):
+            return events  # the deal ended (D16, meldstream M1)
     buys = state.buys[buyer] + 1
     penalty = buy_penalty(state.deal, buys - 1, BuyRole.OTHER, state.rules)
     events.append(BuyGranted(buyer, card, state.stock[-1], buys, penalty))
@@ -584,6 +612,22 @@ def buyers(state: GameState) -> tuple[int, ...]:
 
 def _reshuffled(state: GameState, cards: tuple[Card, ...]) -> StockReshuffled:
     return StockReshuffled(shuffle(cards, reshuffle_seed(state.seed, state.reshuffles + 1)))
+
+
+def _rebuild(state: GameState, cards: tuple[Card, ...]) -> list[Event]:
+    """The stock rebuilt from `cards`, or the end of a stalled deal (meldstream M1).
+
+    `state` is the position the rebuild happens in (hands final). M1: when this rebuild would end
+    the `stalemate_reshuffles`-th consecutive stock cycle in which nobody melded, laid off or
+    swapped a card, nobody can be trying to finish, so the deal ends without a winner instead.
+    """
+    limit = state.rules.stalemate_reshuffles
+    if limit and not state.progressed and state.stale_cycles + 1 >= limit:
+        if _stalemate_voids(state):
+            zeros = tuple(0 for _ in state.active)
+            return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer)]
+        return _deal_over(state, None, kalooki=False, stalemate=True)
+    return [_reshuffled(state, cards)]
 
 
 def _take_discard(state: GameState, command: TakeDiscard) -> list[Event]:
@@ -826,11 +870,11 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
             if not state.discard:
                 events.extend(_void_deal(state))  # kalooki §3.11.3
             else:
-                events.append(_reshuffled(state, state.discard))
+                events.extend(_rebuild(_evolved(state, events), state.discard))
         elif rules.reshuffle is Reshuffle.ALL_AT_ONCE:
             # rummy40 D12 when the pile was empty as the last card was drawn: reshuffle as soon as
             # face-up cards exist, so the next player can draw from the stock.
-            events.append(_reshuffled(state, (*state.discard, card)))
+            events.extend(_rebuild(_evolved(state, events), (*state.discard, card)))
     return events
 
 
@@ -882,13 +926,13 @@ def _deal_points(state: GameState, winner: int | None, kalooki: bool) -> tuple[i
     )
 
 
-def _deal_over(state: GameState, winner: int | None, kalooki: bool) -> list[Event]:
+def _deal_over(state: GameState, winner: int | None, kalooki: bool, stalemate: bool = False) -> list[Event]:
     """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed).
 
     `state` is the position after the closing move, so hands and table are final.
     """
     rules = state.rules
-    ended = DealEnded(winner, kalooki, _deal_points(state, winner, kalooki))
+    ended = DealEnded(winner, kalooki, _deal_points(state, winner, kalooki), stalemate)
     penalties = ended.penalties
     after = evolve(state, ended)
     mode = rules.match_mode
@@ -905,7 +949,11 @@ def _deal_over(state: GameState, winner: int | None, kalooki: bool) -> list[Even
             totals = dict(enumerate(after.totals))
             return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
     elif mode is MatchMode.SINGLE_DEAL:
-        assert winner is not None
+        if winner is None:
+            # meldstream M1, a scored stalemate: fewest points win, ties share (as rummy40 D14);
+            # without a closer there is no prize split (§3.13.2 divides after a going out).
+            totals = dict(enumerate(after.totals))
+            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
         payouts: tuple[int, ...] = ()
         if rules.prize_pool:
             losers = {seat: penalty for seat, penalty in enumerate(penalties) if seat != winner}

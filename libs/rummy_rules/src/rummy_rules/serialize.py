@@ -88,7 +88,8 @@ def _decode_object(data: Any) -> Any:
         raise TypeError(f"expected an object, got {data!r}")
     cls = _TYPES[data["type"]]
     hints = _hints(cls)
-    kwargs = {name: _decode(hints[name], data[name]) for name in _field_names(cls)}
+    # A field added later with a default may be absent from older records (meldstream M1's).
+    kwargs = {name: _decode(hints[name], data[name]) for name in _field_names(cls) if name in data}
     return cls(**kwargs)
 
 

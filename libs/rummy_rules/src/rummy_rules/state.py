@@ -32,6 +32,11 @@ class GameState(NamedTuple):
     buying: `buys` per seat this round; `offer` is the exposed card that may be bought until the
     forehand (`turn`) draws, `offer_from` its discarder (None for the upcard), `buy_request` the
     first seat that asked for it (D12).
+
+    meldstream M1 (stalled deals): `progressed` says whether a card was melded, laid off or swapped
+    since the last stock rebuild of the deal (or its start), `stale_cycles` counts the consecutive
+    rebuilds before which nothing progressed, `stalemates` the deals of the match ended by M1.
+    They come last with defaults so positions built without them stay valid.
     """
 
     rules: Rules
@@ -63,3 +68,6 @@ class GameState(NamedTuple):
     reshuffles: int
     winners: tuple[int, ...]
     payouts: tuple[int, ...]
+    progressed: bool = False
+    stale_cycles: int = 0
+    stalemates: int = 0

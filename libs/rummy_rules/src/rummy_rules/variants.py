@@ -73,6 +73,7 @@ class KalookiOptions:
     match_mode: str = "single_deal"
     elimination_limit: int = 150
     prize_pool: int = 0
+    stalemate_reshuffles: int = 3  # meldstream M1 (README)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,7 @@ class Rummy40Options:
     allow_repeated_suits_in_sets: bool = False
     joker_penalty: int = 20
     deals_per_match: int | None = None
+    stalemate_reshuffles: int = 3  # meldstream M1 (README)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,7 @@ class Rummy500Options:
     cards_dealt: int | None = None
     going_out_requires_discard: bool = False
     exhausted_stock: str = "continue_with_discards_then_end"
+    stalemate_reshuffles: int = 3  # meldstream M1 (README)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,7 @@ class ContractOptions:
     buy_window_ms: int | None = None
     closing_by_discard: bool = True
     min_natural_cards_per_meld: int = 1
+    stalemate_reshuffles: int = 3  # meldstream M1 (README)
 
 
 VariantOptions = KalookiOptions | Rummy40Options | Rummy500Options | ContractOptions
@@ -180,6 +184,9 @@ class Rules:
     elimination_limit: int
     prize_pool: int
     options: VariantOptions
+    # meldstream M1: a deal ends after this many consecutive stock cycles without a card melded,
+    # laid off or swapped (0 = never).
+    stalemate_reshuffles: int = 3
 
     def cite(self, key: str) -> str:
         """The spec citation for rule `key` of this variant, e.g. `kalooki §3.6 D7`."""
@@ -405,6 +412,7 @@ def _kalooki(players: int, o: KalookiOptions) -> Rules:
         elimination_limit=o.elimination_limit,
         prize_pool=o.prize_pool,
         options=o,
+        stalemate_reshuffles=o.stalemate_reshuffles,
     )
 
 
@@ -456,6 +464,7 @@ def _rummy40(players: int, o: Rummy40Options) -> Rules:
         elimination_limit=0,
         prize_pool=0,
         options=o,
+        stalemate_reshuffles=o.stalemate_reshuffles,
     )
 
 
@@ -510,6 +519,7 @@ def _rummy500(players: int, o: Rummy500Options) -> Rules:
         elimination_limit=0,
         prize_pool=0,
         options=o,
+        stalemate_reshuffles=o.stalemate_reshuffles,
     )
 
 
@@ -557,4 +567,5 @@ def _contract(players: int, o: ContractOptions) -> Rules:
         elimination_limit=0,
         prize_pool=0,
         options=o,
+        stalemate_reshuffles=o.stalemate_reshuffles,
     )
