@@ -1148,60 +1148,74 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     hand = state.hands[seat]
     if pile and _top_free(rules):
         actions.append(TakeDiscard(seat))
-    targets = _pick_layoffs(state.melds, seat, rules)
+    targets = _pick_layoffs(state.melds, rules)
+    # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
+    # from the top of the pile down, so the partner bound of each pick is a few lookups.
     ranks = [0] * 14
     codes = [0] * 53
-    for card in (*hand, *pile):
+    for card in hand:
         ranks[card.rank] += 1
         codes[card.code] += 1
-    for index in range(len(pile)):
+    held = len(hand)
+    picks: list[list[Command]] = []
+    for index in range(len(pile) - 1, -1, -1):
         selected = pile[index]
-        uses: list[LayMelds | LayOff] = list(targets.get(selected, ()))
-        # Partners in the hand and the whole pile bound those in the cards this pick would hold.
-        partners = ranks[selected.rank] - 1 + sum(codes[code] for code in _NEAR_CODES[selected.code])
-        pool = (*hand, *pile[index:]) if partners >= 2 else ()
-        if pool and _may_meld(selected, pool):
+        code = selected.code
+        ranks[selected.rank] += 1
+        codes[code] += 1
+        held += 1
+        uses: list[LayMelds | LayOff] = [
+            LayOff(seat, meld, (selected,), at) for meld, at in targets.get(selected, ())
+        ]
+        # A new meld with the selected card needs two partners of its rank or of its suit within
+        # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
+        partners = ranks[selected.rank] - codes[code] + sum(codes[near] for near in _NEAR_CODES[code])
+        if partners >= 2:
             # Only cards of the selected card's rank or suit can share a meld with it.
-            near = [card for card in pool if card.rank == selected.rank or card.suit is selected.suit]
+            rank, suit = selected.rank, selected.suit
+            near = [card for card in (*hand, *pile[index:]) if card.rank == rank or card.suit is suit]
             uses.extend(
                 LayMelds(seat, (meld.cards,), (meld.kind,))
                 for meld in find_melds(near, rules)
                 if selected in meld.cards
             )
+        commands: list[Command] = []
         for use in uses:
             command = PickFromPile(seat, index, use)
             used = len(use.cards) if isinstance(use, LayOff) else len(use.melds[0])
-            if len(pool) - used <= 1:  # only then may the rest be unfinishable
+            if held - used <= 1:  # only then may the rest be unfinishable
                 try:
                     decide(state, command)
                 except RuleViolation:
                     continue
-            actions.append(command)
+            commands.append(command)
+        picks.append(commands)
+    for commands in reversed(picks):  # bottom of the pile first
+        actions.extend(commands)
     return tuple(actions)
 
 
-_PickLayoffs = tuple[tuple[Meld, ...], Rules, dict[int, dict[Card, list[LayOff]]]]
+_PickLayoffs = tuple[tuple[Meld, ...], Rules, dict[Card, tuple[tuple[int, End | None], ...]]]
 _LAST_TABLE: list[_PickLayoffs | None] = [None]
 
 
-def _pick_layoffs(melds: tuple[Meld, ...], seat: int, rules: Rules) -> dict[Card, list[LayOff]]:
-    """Single-card layoffs onto the table by card, for pile picks; kept while the table is unchanged.
+def _pick_layoffs(melds: tuple[Meld, ...], rules: Rules) -> dict[Card, tuple[tuple[int, End | None], ...]]:
+    """Single-card layoffs onto the table (meld index, end) by card, for pile picks (D20: anyone's).
 
-    The table tuple survives `_replace` until a meld changes, so identity is a cheap, exact key;
-    the entry is read and replaced as one object, so threads never mix two tables.
+    Kept while the table is unchanged: the table tuple survives `_replace` until a meld changes, so
+    identity is a cheap, exact key; the entry is read and replaced as one object, so threads never
+    mix two tables.
     """
     entry = _LAST_TABLE[0]
-    if entry is None or entry[0] is not melds or entry[1] is not rules:
-        entry = (melds, rules, {})
-        _LAST_TABLE[0] = entry
-    found = entry[2].get(seat)
-    if found is None:
-        found = {}
-        for meld_index, meld in enumerate(melds):
-            for card, at, _ in meld_options(meld, rules).layoffs:
-                found.setdefault(card, []).append(LayOff(seat, meld_index, (card,), at))
-        entry[2][seat] = found
-    return found
+    if entry is not None and entry[0] is melds and entry[1] is rules:
+        return entry[2]
+    found: dict[Card, list[tuple[int, End | None]]] = {}
+    for meld_index, meld in enumerate(melds):
+        for card, at, _ in meld_options(meld, rules).layoffs:
+            found.setdefault(card, []).append((meld_index, at))
+    table = {card: tuple(places) for card, places in found.items()}
+    _LAST_TABLE[0] = (melds, rules, table)
+    return table
 
 
 # Card codes of the same suit within two ranks of each card, the ace touching the king.
@@ -1217,18 +1231,6 @@ _NEAR_CODES: Final = (
         for rank in range(1, 14)
     ),
 )
-
-
-def _may_meld(card: Card, pool: Sequence[Card]) -> bool:
-    """A cheap necessary condition for a new meld with `card`: two partners of its rank or run."""
-    partners = 0
-    rank, suit = card.rank, card.suit
-    for other in pool:
-        if other.rank == rank:
-            partners += other is not card
-        elif other.suit is suit and (abs(other.rank - rank) <= 2 or abs(other.rank - rank) >= 11):
-            partners += 1
-    return partners >= 2
 
 
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
