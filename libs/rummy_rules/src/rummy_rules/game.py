@@ -59,6 +59,7 @@ from rummy_rules.melds import (
     End,
     Meld,
     MeldKind,
+    MeldOptions,
     find_melds,
     hand_penalty,
     lay_off,
@@ -202,6 +203,15 @@ def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*items[:index], value, *items[index + 1 :])
 
 
+# Field positions for the two commonest events, which build the next state directly: `_replace`
+# parses keywords and costs about twice as much, on every draw and discard.
+_FIELD: Final = {name: index for index, name in enumerate(GameState._fields)}
+_HANDS, _STOCK, _DISCARD, _TURN = _FIELD["hands"], _FIELD["stock"], _FIELD["discard"], _FIELD["turn"]
+_PHASE, _TAKEN, _START_OPENED = _FIELD["phase"], _FIELD["taken"], _FIELD["turn_start_opened"]
+_EXTENDED, _TOOK_UNOPENED = _FIELD["extended"], _FIELD["took_unopened"]
+_new_state: Final = tuple.__new__
+
+
 def evolve(state: GameState | None, event: Event) -> GameState:
     """Apply one accepted event; no validation, cannot fail (replay and snapshots rely on it)."""
     if isinstance(event, GameStarted):
@@ -253,28 +263,28 @@ def evolve(state: GameState | None, event: Event) -> GameState:
                 extended=False,
                 took_unopened=not opened,
             )
-        return state._replace(
-            hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
-            stock=state.stock[:-1],
-            phase=Phase.PLAY,
-            taken=None,
-            turn_start_opened=opened,
-            extended=False,
-            took_unopened=False,
-        )
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card))
+        values[_STOCK] = state.stock[:-1]
+        values[_PHASE] = Phase.PLAY
+        values[_TAKEN] = None
+        values[_START_OPENED] = opened
+        values[_EXTENDED] = False
+        values[_TOOK_UNOPENED] = False
+        return _new_state(GameState, values)
     if isinstance(event, CardDiscarded):
         seat = event.seat
         hand = _without_one(state.hands[seat], event.card)
         discard = (*state.discard, event.card)
         if not hand:
             return state._replace(hands=_set_at(state.hands, seat, hand), discard=discard)
-        return state._replace(
-            hands=_set_at(state.hands, seat, hand),
-            discard=discard,
-            turn=_next_seat(state.active, seat),
-            phase=Phase.DRAW,
-            taken=None,
-        )
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, hand)
+        values[_DISCARD] = discard
+        values[_TURN] = _next_seat(state.active, seat)
+        values[_PHASE] = Phase.DRAW
+        values[_TAKEN] = None
+        return _new_state(GameState, values)
     if isinstance(event, MeldsLaid):
         seat = event.seat
         used = [card for meld in event.melds for card in meld.cards]
@@ -1303,8 +1313,8 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
     short = len(hand) <= 2
     owners = state.owners
     others = rules.layoff_on_others
-    for index, meld in enumerate(state.melds):
-        options = meld_options(meld, rules)
+    table = _table_options(state.melds, rules)
+    for index, (meld, options) in enumerate(zip(state.melds, table, strict=True)):
         if others or owners[index] == seat:
             for card, at, result in options.layoffs:
                 if card not in in_hand:
@@ -1335,6 +1345,20 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
             continue
         actions.append(action)
     return actions
+
+
+_TableOptions = tuple[tuple[Meld, ...], Rules, tuple[MeldOptions, ...]]
+_LAST_OPTIONS: list[_TableOptions | None] = [None]
+
+
+def _table_options(melds: tuple[Meld, ...], rules: Rules) -> tuple[MeldOptions, ...]:
+    """`meld_options` of every table meld, kept while the table is unchanged (as `_pick_layoffs`)."""
+    entry = _LAST_OPTIONS[0]
+    if entry is not None and entry[0] is melds and entry[1] is rules:
+        return entry[2]
+    options = tuple(meld_options(meld, rules) for meld in melds)
+    _LAST_OPTIONS[0] = (melds, rules, options)
+    return options
 
 
 def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:
