@@ -134,7 +134,12 @@ async def _play(
     engine.kill()  # ... and none has ended (checked below: each goes on well past this seq)
     await asyncio.sleep(0.5)
     await asyncio.to_thread(engine.start)
-    await asyncio.wait_for(asyncio.gather(*tasks), 300)
+    done, pending = await asyncio.wait(tasks, timeout=300, return_when=asyncio.FIRST_EXCEPTION)
+    for task in pending:
+        task.cancel()
+    for task in done:
+        task.result()  # a bot or watcher that failed fails the test now, not at the timeout
+    assert not pending, f"{len(pending)} bots or watchers still waiting after 300 s"
     for client in (*clients, watcher):
         await client.close()
     return games, watched, killed_at
@@ -167,6 +172,8 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
                 # Every acknowledged action is in the log where it was acknowledged.
                 assert bot.stats.acknowledged
                 for command_id, first, last_seq in bot.stats.acknowledged:
+                    if first == 0:  # accepted without an event (a contract PassBuy)
+                        continue
                     assert all(by_seq[seq] == command_id for seq in range(first, last_seq + 1))
                 # The stream resumed across the restart: every seq once, in order, to the end.
                 seqs = [m.seq for m in bot.stats.messages]

@@ -148,7 +148,9 @@ async def _queue_round(
     for player in order:
         request = mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=4)
         tickets[player] = await mm_stub.Enqueue(request, metadata=_metadata(player))
-    seated_list = await asyncio.gather(*(_seated(mm_stub, p, tickets[p].ticket_id) for p in order))
+    seated_list = await asyncio.wait_for(
+        asyncio.gather(*(_seated(mm_stub, p, tickets[p].ticket_id) for p in order)), 120
+    )
     seated = dict(zip(order, seated_list, strict=True))
     await asyncio.wait_for(
         asyncio.gather(*(_play(platform.engine.address, p, seated[p]) for p in order)), 600

@@ -27,7 +27,14 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, OptionValue
 from rummy_rules.game import decide, start
 from rummy_rules.state import Phase
-from rummy_service.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unavailable
+from rummy_service.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    ServiceError,
+    Unavailable,
+)
 from rummy_store import ConcurrencyError, EventRecord, NewEvent, NotWriterError, Snapshot, StoreError
 from rummy_store.catch_up import CatchUpReader
 
@@ -238,7 +245,7 @@ class GameApp:
                 text = exc.message + (f" ({exc.rule})" if exc.rule else "")
                 raise FailedPrecondition(exc.code, text) from None
             if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
-                return Outcome(live.seq, live.seq, False, live.state, live.seq)
+                return Outcome(0, 0, False, live.state, live.seq)
             try:
                 result = await self._append_events(live.game_id, command_id, live.seq, produced)
             except ConcurrencyError:
@@ -259,14 +266,17 @@ class GameApp:
         self, game_id: str, command_id: str, expected: int, produced: list[Event]
     ) -> Any:
         now = self._clock()
-        new = [
-            NewEvent(
-                codec.event_type(event),
-                codec.envelope(game_id, expected + 1 + i, command_id, event, now).SerializeToString(),
-                codec.SCHEMA_VERSION,
-            )
-            for i, event in enumerate(produced)
-        ]
+        try:
+            new = [
+                NewEvent(
+                    codec.event_type(event),
+                    codec.envelope(game_id, expected + 1 + i, command_id, event, now).SerializeToString(),
+                    codec.SCHEMA_VERSION,
+                )
+                for i, event in enumerate(produced)
+            ]
+        except codec.CodecError as exc:  # the rules produced what the event contract cannot carry yet
+            raise ServiceError("event_not_loggable", str(exc)) from None
         try:
             return await self._io(self._stores.log.append, game_id, command_id, expected, new)
         except NotWriterError as exc:

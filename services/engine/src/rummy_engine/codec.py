@@ -199,8 +199,16 @@ def event_to_pb(event: events.Event, envelope: ev.GameEvent) -> ev.GameEvent:
     case = _snake(cls.__name__)
     body = getattr(envelope, case)
     body.SetInParent()
-    for field, hint in _hints(cls).items():
-        _encode_field(body, field, hint, getattr(event, field))
+    on_wire = body.DESCRIPTOR.fields_by_name
+    for field in dataclasses.fields(cls):
+        value = getattr(event, field.name)
+        if field.name not in on_wire:
+            # A rules field events.proto does not carry yet: its default is lossless (the decoder
+            # restores it); any other value cannot be logged, so the command is refused instead.
+            if value == field.default:
+                continue
+            raise CodecError(f"{cls.__name__}.{field.name}={value!r} has no field in events.proto")
+        _encode_field(body, field.name, _hints(cls)[field.name], value)
     return envelope
 
 
@@ -212,8 +220,13 @@ def event_from_pb(envelope: ev.GameEvent) -> events.Event:
         raise CodecError(f"no rules event for case {case!r}")
     body = getattr(envelope, case or "")
     hints = _hints(cls)
-    fields = [f.name for f in dataclasses.fields(cls)]
-    event: events.Event = cls(**{name: _decode_field(body, name, hints[name]) for name in fields})
+    on_wire = body.DESCRIPTOR.fields_by_name
+    values = {
+        f.name: _decode_field(body, f.name, hints[f.name])
+        for f in dataclasses.fields(cls)
+        if f.name in on_wire or f.default is dataclasses.MISSING  # a missing field keeps its default
+    }
+    event: events.Event = cls(**values)
     return event
 
 
