@@ -91,3 +91,12 @@ def test_ranks_share_ties_and_follow_the_variant_direction() -> None:
 def test_state_round_trips_through_json() -> None:
     state, _ = run([started("kalooki"), deal_ended(4, 0, [0, 5, 7])])
     assert GameScore.loads(state.dumps()) == state
+
+
+def test_a_deal_nobody_went_out_of_is_scored_unless_it_is_void() -> None:
+    # contract D16 / rummy500 D10: no closer, everyone scores their hand
+    _, out = run([started("contract"), deal_ended(7, None, [40, 15, 60])])
+    assert not out[0].hand_scored.HasField("winner") and list(out[0].hand_scored.penalties) == [40, 15, 60]
+    # kalooki M1 past its cap: a stalled deal with penalties counts; one without is void
+    _, out = run([started("kalooki"), deal_ended(7, None, [0, 0, 0]), deal_ended(9, None, [12, 30, 8])])
+    assert [list(e.hand_scored.penalties) for e in out] == [[12, 30, 8]]

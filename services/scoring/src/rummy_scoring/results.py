@@ -19,6 +19,7 @@ from rummy_rules.variants import MatchMode, rules_for
 
 TABLE_PREFIX: Final = "table:"
 HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
+VOIDABLE: Final = frozenset({"kalooki", "rummy40"})  # a deal nobody won is void (up to M1's cap)
 RELEVANT: Final = frozenset({"game_started", "deal_started", "deal_ended", "game_ended"})
 
 
@@ -114,9 +115,11 @@ def _deal_ended(
     state: GameScore, seq: int, envelope: ev.GameEvent
 ) -> tuple[GameScore, list[sc.ScoringEvent]]:
     ended = envelope.deal_ended
-    if not ended.HasField("winner"):  # a void deal scores nothing (kalooki/rummy40: same dealer again)
-        return replace(state, seq=seq), []
     penalties = tuple(ended.penalties)
+    nobody_out = not ended.HasField("winner")
+    if nobody_out and state.variant in VOIDABLE and not any(penalties):
+        # kalooki §3.11.3, rummy40 §3.10, M1: a void deal scores nothing and the same dealer deals again
+        return replace(state, seq=seq), []
     if len(penalties) != len(state.players):
         raise ScoringError(f"game {envelope.game_id}: {len(penalties)} penalties for {len(state.players)}")
     totals = tuple(t + p for t, p in zip(state.totals, penalties, strict=True))
@@ -125,7 +128,7 @@ def _deal_ended(
         deal=deal,
         variant=state.variant,
         player_ids=state.players,
-        winner=ended.winner,
+        winner=None if nobody_out else ended.winner,
         kalooki=ended.kalooki,
         penalties=penalties,
     )
@@ -135,7 +138,7 @@ def _deal_ended(
         deals=deal,
         totals=totals,
         last_penalties=penalties,
-        closer=ended.winner,
+        closer=None if nobody_out else ended.winner,
         last_kalooki=ended.kalooki,
     )
     return new, [sc.ScoringEvent(game_id=envelope.game_id, hand_scored=hand)]
