@@ -38,7 +38,9 @@ class TableConsumer:
         self._app = app
         self._loop = loop
         self._tables = tables
-        self.created = 0
+        self.created = 0  # TableFormed answered with the game (a redelivery answers the same game)
+        self.handled = 0
+        self.refused: list[str] = []
         self._consumer = ConsumerLoop(tables, group, self.on_record)
 
     @staticmethod
@@ -61,6 +63,10 @@ class TableConsumer:
     def on_record(self, record: EventRecord) -> None:
         if record.event_type != "table_formed":
             return
+        self._create(record)
+        self.handled += 1
+
+    def _create(self, record: EventRecord) -> None:
         table = mm.MatchmakingEvent.FromString(record.payload).table_formed
         options = {name: codec.option_from_pb(value) for name, value in table.options.items()}
         create = self._app.create(
@@ -71,3 +77,4 @@ class TableConsumer:
             self.created += 1
         except (InvalidArgument, AlreadyExists) as exc:
             log.error("TableFormed %s refused: %s", table.game_id, exc)
+            self.refused.append(table.game_id)
