@@ -22,7 +22,7 @@ from rummy_rules.serialize import from_dict, to_dict
 from rummy_rules.state import GameState, Phase
 from rummy_rules.views import observe
 
-MAX_DECISIONS = 6000
+MAX_DECISIONS = 30_000  # a guard only: every game must finish (meldstream M1 ends stalled deals)
 
 
 def choose(actions: tuple[Command, ...], rng: random.Random) -> Command:
@@ -107,13 +107,14 @@ def play(variant: str, players: int, seed: bytes, thorough: bool, **options: int
                 assert replayed == state
                 if len(events) % 25 == 0 or state.phase is Phase.GAME_OVER:
                     assert from_dict(json.loads(json.dumps(to_dict(state)))) == state
-            if state.phase in (Phase.DRAW, Phase.PLAY):
+            if state.phase in (Phase.DRAW, Phase.PLAY) and (thorough or len(events) % 8 == 0):
                 assert all_cards(state) == deck  # cards are never created or lost
         decisions += 1
     assert replay(events) == state
-    if state.phase is Phase.GAME_OVER:
-        assert observe(state, None).seed == seed  # revealed at the end
-        assert state.winners
+    assert all_cards(state) == deck
+    assert state.phase is Phase.GAME_OVER, f"{variant} stopped at {decisions} decisions"
+    assert observe(state, None).seed == seed  # revealed at the end
+    assert state.winners
     return state
 
 
@@ -173,14 +174,12 @@ def test_thousand_kalooki_games_with_cards_conserved(seed: bytes, players: int) 
     play("kalooki", players, seed, thorough=False)
 
 
-def test_random_games_almost_always_finish() -> None:
-    """Random play can loop through reshuffles for ever; nearly every game must still end."""
-    finished = sum(
-        play(variant, 2 + n % 3, n.to_bytes(16, "big"), thorough=False, **options).phase is Phase.GAME_OVER
-        for n in range(20)
-        for variant, options in (("kalooki", {}), ("rummy40", {"deals_per_match": 1}))
-    )
-    assert finished >= 36
+def test_random_games_always_finish() -> None:
+    """Random play reaches deals nobody can go out of; meldstream M1 ends them, so every game ends
+    (`play` asserts it), whole rummy40 matches included."""
+    for n in range(20):
+        for variant, options in (("kalooki", {}), ("rummy40", {})):
+            play(variant, 2 + n % 3, n.to_bytes(16, "big"), thorough=False, **options)
 
 
 @pytest.mark.slow
