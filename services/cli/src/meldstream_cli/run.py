@@ -21,7 +21,7 @@ from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
-from meldstream_cli.platform_services import start_services, with_tables
+from meldstream_cli.platform_services import queue_demo, start_services, with_tables
 
 DEMO_PLAYERS = ("ada", "ben", "cleo")
 
@@ -64,6 +64,8 @@ async def _serve(config: Any, demo: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     tables = [asyncio.create_task(_demo_table(engine, tokens, n)) for n in range(demo)]
+    if demo:  # and one table that goes through matchmaking (and scoring, on Kafka + Redis)
+        tables.append(asyncio.create_task(queue_demo(services, engine.address, tokens)))
     await stop.wait()
     for task in tables:
         task.cancel()
