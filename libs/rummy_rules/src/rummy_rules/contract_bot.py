@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from rummy_rules.cards import Card, Suit
 from rummy_rules.commands import (
@@ -38,17 +38,18 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     suits, src ¶16) and the `threes` ranks with the most copies (different ranks, D6). Cards in the
     plan score high, a second copy of a run card low; jokers are kept always.
     """
-    by_suit: dict[Suit, set[int]] = {}
+    by_suit: dict[Suit, int] = {}  # rank bit masks (bit r for rank r)
     by_rank: dict[int, int] = {}
     for card in hand:
         if card.suit is not None:
-            by_suit.setdefault(card.suit, set()).add(card.rank)
+            by_suit[card.suit] = by_suit.get(card.suit, 0) | 1 << card.rank
             by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
     windows: list[tuple[int, int, Suit]] = []
     for suit, ranks in by_suit.items():
-        positions = ranks | ({14} if 1 in ranks else set())
-        best = max(range(1, 11), key=lambda low: len(positions & set(range(low, low + 5))))
-        windows.append((len(positions & set(range(best, best + 5))), best, suit))
+        positions = ranks | (1 << 14 if ranks & 2 else 0)  # the ace also sits above the king
+        counts = [(positions & _WINDOW[low]).bit_count() for low in range(1, 11)]
+        best = counts.index(max(counts)) + 1  # the lowest of the best windows
+        windows.append((counts[best - 1], best, suit))
     windows.sort(key=lambda window: window[0], reverse=True)
     run_plan = {suit: low for _, low, suit in windows[:runs]}
     three_plan = set(sorted(by_rank, key=lambda rank: -by_rank[rank])[:threes])
@@ -62,11 +63,15 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
         low = run_plan.get(card.suit)
         position = card.rank if low is None or card.rank != 1 or low < 10 else 14
         if low is not None and low <= position < low + 5:
-            score += 10 + len(by_suit[card.suit] & set(range(low, low + 5)))
+            score += 10 + (by_suit[card.suit] & _WINDOW[low]).bit_count()
         if card.rank in three_plan:
             score += 8 + 2 * min(count, 3) if count <= 4 else 4  # more than four copies crowd the hand
         scores[card] = score
     return scores
+
+
+# Bit mask of the five ranks from `low` (index) up: a run window of the plan.
+_WINDOW: Final = tuple(0b11111 << low for low in range(15))
 
 
 def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Command:
