@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from rummy_rules.cards import Card, Suit
+from rummy_rules.cards import Card
 from rummy_rules.commands import (
     BuyDiscard,
     Command,
@@ -38,13 +38,16 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     suits, src ¶16) and the `threes` ranks with the most copies (different ranks, D6). Cards in the
     plan score high, a second copy of a run card low; jokers are kept always.
     """
-    by_suit: dict[Suit, int] = {}  # rank bit masks (bit r for rank r)
+    # Suits by index ((code - 1) // 13), in order of first appearance; rank bit masks (bit r).
+    by_suit: dict[int, int] = {}
     by_rank: dict[int, int] = {}
     for card in hand:
-        if card.suit is not None:
-            by_suit[card.suit] = by_suit.get(card.suit, 0) | 1 << card.rank
+        code = card.code
+        if code:
+            suit = (code - 1) // 13
+            by_suit[suit] = by_suit.get(suit, 0) | 1 << card.rank
             by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
-    windows: list[tuple[int, int, Suit]] = []
+    windows: list[tuple[int, int, int]] = []
     for suit, ranks in by_suit.items():
         positions = ranks | (1 << 14 if ranks & 2 else 0)  # the ace also sits above the king
         counts = [(positions & _WINDOW[low]).bit_count() for low in range(1, 11)]
@@ -55,15 +58,17 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     three_plan = set(sorted(by_rank, key=lambda rank: -by_rank[rank])[:threes])
     scores: dict[Card, int] = {}
     for card in hand:
-        if card.suit is None:
+        code = card.code
+        if not code:
             scores[card] = 100
             continue
+        suit = (code - 1) // 13
         count = by_rank[card.rank]
         score = count if threes else 0
-        low = run_plan.get(card.suit)
+        low = run_plan.get(suit)
         position = card.rank if low is None or card.rank != 1 or low < 10 else 14
         if low is not None and low <= position < low + 5:
-            score += 10 + (by_suit[card.suit] & _WINDOW[low]).bit_count()
+            score += 10 + (by_suit[suit] & _WINDOW[low]).bit_count()
         if card.rank in three_plan:
             score += 8 + 2 * min(count, 3) if count <= 4 else 4  # more than four copies crowd the hand
         scores[card] = score
