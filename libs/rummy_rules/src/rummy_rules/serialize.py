@@ -32,11 +32,21 @@ _TYPES: Final[dict[str, type[Any]]] = {
 }
 
 
+_RECORDS: Final = frozenset(_TYPES.values())
+
+
 def _field_names(cls: type[Any]) -> tuple[str, ...]:
-    if dataclasses.is_dataclass(cls):
-        return tuple(f.name for f in dataclasses.fields(cls))
-    names: tuple[str, ...] = cls._fields
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        if dataclasses.is_dataclass(cls):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        else:
+            names = cls._fields
+        _FIELD_NAMES[cls] = names
     return names
+
+
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
@@ -125,7 +135,7 @@ def _decode(hint: Any, value: Any) -> Any:
         return bytes.fromhex(value)
     if isinstance(hint, type) and issubclass(hint, Enum):
         return hint(value)
-    if isinstance(hint, type) and _is_record(hint):
+    if hint in _RECORDS:
         return _decode_object(value)
     if hint in (int, str, bool):
         if type(value) is not hint:
