@@ -86,13 +86,16 @@ class MatchmakingApp:
         tokens: TokenIssuer,
         pairing: Mapping[str, PairingRules] | None = None,
         options: Mapping[str, Mapping[str, Option]] | None = None,
+        *,
         clock: Callable[[], float] = time.monotonic,
+        turn_timeout_ms: int = 0,
     ) -> None:
         self._tables = tables
         self._tokens = tokens
         self._pairing = dict(pairing or {})
         self._options = {variant: dict(o) for variant, o in (options or {}).items()}
         self._clock = clock
+        self._turn_timeout_ms = turn_timeout_ms  # for queue tables; 0 = the engine's default
         self.tickets: dict[str, TicketStatus] = {}
         self._queued: dict[str, str] = {}  # player -> their queued ticket: nobody waits (or sits) twice
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
@@ -244,6 +247,7 @@ class MatchmakingApp:
             table.players,
             self._options.get(variant, {}),
             ticket_ids=[t.ticket_id for t in table.tickets],
+            turn_timeout_ms=self._turn_timeout_ms,
         )
 
     def _publish_all(self, events: Sequence[tuple[str, mm.MatchmakingEvent]]) -> None:

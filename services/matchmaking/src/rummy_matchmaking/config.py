@@ -29,6 +29,7 @@ class MatchmakingConfig:
     pairing_interval_ms: int = 100
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
+    turn_timeout_ms: int = 0  # turn limit of queue tables (0 = the engine's default)
     token_secret: str = DEV_SECRET
 
     @property
@@ -75,6 +76,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
+        turn_timeout_ms=env_int("MATCHMAKING_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
     )
     return config

@@ -65,7 +65,9 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results."""
     tables = open_publisher(config)
     tokens = TokenIssuer(config.token_secret)
-    app = MatchmakingApp(tables, tokens, config.pairing, config.options)
+    app = MatchmakingApp(
+        tables, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
+    )
     loop = asyncio.get_running_loop()
 
     readers: list[EventLog] = []
