@@ -180,3 +180,11 @@ def test_contract_stall_ends_the_round_without_a_closer() -> None:
     assert deal_ended.stalemate and deal_ended.winner is None
     assert deal_ended.penalties == (5, 10)  # D16: everyone scores their hand
     assert after.deal == state.deal + 1 and after.deals_done == 1
+
+
+def test_scored_stall_that_eliminates_everyone_ends_with_the_fewest_points() -> None:
+    _, state = stalled("kalooki", ["KC", "9D"], KALOOKI_TABLE, match_mode="elimination", elimination_limit=5)
+    events, after, _ = play_stall(state._replace(stalemates=2))
+    assert ended(events).penalties == (10, 9)
+    assert isinstance(events[-1], GameEnded) and events[-1].winners == (1,)
+    assert after.active == (False, False) and after.phase is Phase.GAME_OVER

@@ -972,7 +972,12 @@ def _deal_over(state: GameState, winner: int | None, kalooki: bool, stalemate: b
         return [ended, GameEnded((winner,), after.totals, payouts, state.seed)]
     elif mode is MatchMode.ELIMINATION:
         alive = [seat for seat, is_alive in enumerate(after.active) if is_alive]
-        if len(alive) <= 1:
+        if not alive:
+            # meldstream M1: a scored stalemate may put every seat over the limit at once; then
+            # the fewest points among those still playing win, ties share.
+            playing = [seat for seat, is_alive in enumerate(state.active) if is_alive]
+            alive = match_winners(dict(enumerate(after.totals)), playing)
+        if len(alive) <= 1 or not any(after.active):
             return [ended, GameEnded(tuple(alive), after.totals, (), state.seed)]
     elif mode is MatchMode.FIXED_DEALS and after.deals_done >= rules.deals:
         totals = dict(enumerate(after.totals))
