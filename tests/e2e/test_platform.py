@@ -294,7 +294,12 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
             assert platform.engine.tables is not None
             formed = sum(tables.end_offset(p) for p in range(3))
             logged = sum(games.end_offset(p) for p in range(3))
-            return platform.engine.tables.handled >= formed and platform.scoring.loops[0].records >= logged
+            outbox = client.llen(f"{prefix}:scoring:outbox")
+            return (
+                platform.engine.tables.handled >= formed
+                and platform.scoring.loops[0].records >= logged
+                and outbox == 0
+            )
 
         await _until(settled, 60, "the engine and scoring to catch up")
         before = _redis_dump(client, prefix)

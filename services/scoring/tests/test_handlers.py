@@ -12,6 +12,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_scoring.handlers import Handlers
+from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.store import ScoreReader
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
@@ -64,7 +65,7 @@ def setup(
     published = EmbeddedEventLog(":memory:")
     prefix = f"{unique_prefix}:"
     yield (
-        Handlers(client, prefix, EmbeddedPublisher(published)),
+        Handlers(client, prefix),
         ScoreReader(client, prefix),
         published,
         client,
@@ -83,6 +84,9 @@ def test_a_game_is_scored_once_however_often_it_is_delivered(
     before = _dump(client, unique_prefix)
     assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 0]  # redelivered: tracked
     assert _dump(client, unique_prefix) == before
+    assert published.last_seq("g1") == 0  # in the outbox, committed with the effects ...
+    relay = OutboxRelay(client, handlers.keys.outbox(), EmbeddedPublisher(published))
+    assert relay.drain_once() == 2 and relay.drain_once() == 0  # ... then published, once
     assert published.last_seq("g1") == 5
     match = reader.match("g1")
     assert match is not None and list(match.winners) == ["ann"]

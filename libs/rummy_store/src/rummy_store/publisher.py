@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import Any
 
 from kafka import KafkaProducer
 
@@ -26,6 +27,11 @@ class Publisher(abc.ABC):
 
     @abc.abstractmethod
     def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None: ...
+
+    def publish_all(self, batch: Sequence[tuple[str, str, int, Sequence[NewEvent]]]) -> None:
+        """Publish several (key, command id, first seq, events) calls; backends may overlap them."""
+        for key, command_id, first_seq, events in batch:
+            self.publish(key, command_id, first_seq, events)
 
     @abc.abstractmethod
     def close(self) -> None: ...
@@ -43,8 +49,22 @@ class KafkaPublisher(Publisher):
         )
 
     def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None:
-        validate_append(key, command_id, first_seq - 1, events)
+        self.publish_all([(key, command_id, first_seq, events)])
+
+    def publish_all(self, batch: Sequence[tuple[str, str, int, Sequence[NewEvent]]]) -> None:
+        """Send every record of the batch, then wait for all acknowledgements (one round, not one each)."""
+        for key, command_id, first_seq, events in batch:
+            validate_append(key, command_id, first_seq - 1, events)
         futures = [
+            f
+            for key, command_id, first_seq, events in batch
+            for f in self._send(key, command_id, first_seq, events)
+        ]
+        for future in futures:
+            future.get(timeout=30)
+
+    def _send(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> list[Any]:
+        return [
             self._producer.send(
                 self._topic,
                 key=key.encode(),
@@ -59,8 +79,6 @@ class KafkaPublisher(Publisher):
             )
             for i, event in enumerate(events)
         ]
-        for future in futures:
-            future.get(timeout=30)
 
     def close(self) -> None:
         self._producer.close()

@@ -1,11 +1,8 @@
 """Idempotent handlers: each writes its effects and its tracking record in one Redis MULTI/EXEC.
 
 A game's events arrive in order (one partition per game), so a game's tracking record is the last seq
-applied: a redelivered or replayed event with `seq <= tracked` changes nothing. Scoring events are
-published before the commit under the command id `<game>/<seq>`; after a crash between the two, the
-redelivered event publishes them again (same command id and seqs): consumers of the scoring topic
-count a game's result once (matchmaking keeps the latest rating by games played, a tournament table
-takes its first result).
+applied: a redelivered or replayed event with `seq <= tracked` changes nothing. The scoring events a
+record causes go into the outbox in the same transaction (`outbox.py` publishes them).
 """
 
 from __future__ import annotations
@@ -19,9 +16,9 @@ import redis
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
-from rummy_store import EventRecord, NewEvent
-from rummy_store.publisher import Publisher
+from rummy_store import EventRecord
 
+from rummy_scoring.outbox import entry
 from rummy_scoring.ratings import rate
 from rummy_scoring.results import RELEVANT, GameScore, ScoringError, ranks, step
 from rummy_scoring.store import Keys, read_rating
@@ -39,13 +36,12 @@ def periods(ended_at: dt.datetime) -> list[str]:
 class Handlers:
     """The scoring effects of game events and of TableFormed (tournament membership)."""
 
-    def __init__(self, client: redis.Redis, prefix: str, publisher: Publisher) -> None:
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
-        self._publisher = publisher
 
     def on_game_record(self, record: EventRecord) -> int:
-        """Apply one game-event record; returns the number of scoring events it published."""
+        """Apply one game-event record; returns the number of scoring events it put in the outbox."""
         if record.event_type not in RELEVANT:
             return 0
         envelope = ev.GameEvent.FromString(record.payload)
@@ -64,11 +60,10 @@ class Handlers:
                     new, outputs = step(state, record.seq, record.command_id, envelope)
                     writes = self._effects(pipe, record.game_id, new, outputs, envelope)
                     if outputs:
-                        command_id = f"{record.game_id}/{record.seq}"
-                        events = [
-                            NewEvent(e.WhichOneof("event") or "", e.SerializeToString()) for e in outputs
-                        ]
-                        self._publisher.publish(record.game_id, command_id, new.published + 1, events)
+                        line = entry(
+                            record.game_id, f"{record.game_id}/{record.seq}", new.published + 1, outputs
+                        )
+                        writes.append(_w("rpush", self.keys.outbox(), line))
                     pipe.multi()
                     _apply(pipe, writes)
                     pipe.set(key, GameScore.dumps(_published(new, len(outputs))))

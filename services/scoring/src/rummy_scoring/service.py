@@ -14,6 +14,7 @@ from rummy_store.publisher import KafkaPublisher
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
+from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.server import ScoringServicer
 from rummy_scoring.store import ScoreReader
 
@@ -28,6 +29,7 @@ class RunningScoring:
     logs: list[KafkaEventLog]
     publisher: KafkaPublisher
     client: redis.Redis
+    relay: OutboxRelay
 
     @property
     def address(self) -> str:
@@ -37,6 +39,7 @@ class RunningScoring:
         await self.host.stop()
         for loop in self.loops:
             await asyncio.to_thread(loop.stop)
+        await asyncio.to_thread(self.relay.stop)
         for log in self.logs:
             log.close()
         self.publisher.close()
@@ -49,7 +52,8 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     out = KafkaPublisher(config.kafka, config.topic, config.partitions)
     games = KafkaEventLog(config.kafka, config.game_topic, config.partitions)
     tables = KafkaEventLog(config.kafka, config.matchmaking_topic, config.partitions)
-    handlers = Handlers(client, config.key_prefix, out)
+    handlers = Handlers(client, config.key_prefix)
+    relay = OutboxRelay(client, handlers.keys.outbox(), out)
     loops = [
         ConsumerLoop(games, f"{config.group}.games", handlers.on_game_record),
         ConsumerLoop(tables, f"{config.group}.tables", handlers.on_matchmaking_record),
@@ -69,5 +73,6 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     )
     for loop in loops:
         loop.start()
+    relay.start()
     await host.start()
-    return RunningScoring(config, host, loops, [games, tables], out, client)
+    return RunningScoring(config, host, loops, [games, tables], out, client, relay)

@@ -22,6 +22,9 @@ class Keys:
 
     prefix: str
 
+    def outbox(self) -> str:
+        return f"{self.prefix}scoring:outbox"
+
     def game(self, game_id: str) -> str:
         return f"{self.prefix}scoring:game:{game_id}:state"
 
