@@ -56,6 +56,7 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.melds import (
+    BITS,
     End,
     Meld,
     MeldKind,
@@ -66,6 +67,7 @@ from rummy_rules.melds import (
     make_meld,
     meld_options,
     meld_value,
+    melds_of_masks,
     swap_joker,
 )
 from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
@@ -253,23 +255,18 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, CardDrawn):
         seat = event.seat
         opened = state.opened[seat]
-        if event.from_discard:
-            return state._replace(
-                hands=_set_at(state.hands, seat, (*state.hands[seat], event.card)),
-                discard=state.discard[:-1],
-                phase=Phase.PLAY,
-                taken=event.card,
-                turn_start_opened=opened,
-                extended=False,
-                took_unopened=not opened,
-            )
         values = list(state)
         values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card))
-        values[_STOCK] = state.stock[:-1]
         values[_PHASE] = Phase.PLAY
-        values[_TAKEN] = None
         values[_START_OPENED] = opened
         values[_EXTENDED] = False
+        if event.from_discard:
+            values[_DISCARD] = state.discard[:-1]
+            values[_TAKEN] = event.card
+            values[_TOOK_UNOPENED] = not opened
+            return _new_state(GameState, values)
+        values[_STOCK] = state.stock[:-1]
+        values[_TAKEN] = None
         values[_TOOK_UNOPENED] = False
         return _new_state(GameState, values)
     if isinstance(event, CardDiscarded):
@@ -1166,32 +1163,42 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     targets = _pick_layoffs(state.melds, rules)
     # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
     # from the top of the pile down, so the partner bound of each pick is a few lookups.
+    # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
     ranks = [0] * 14
     codes = [0] * 53
+    suit_masks = [0, 0, 0, 0]
+    rank_suits = [0] * 14
     for card in hand:
+        code = card.code
         ranks[card.rank] += 1
-        codes[card.code] += 1
+        codes[code] += 1
+        if code:
+            suit_index, position_bit, rank, suit_bit = BITS[code]
+            suit_masks[suit_index] |= position_bit
+            rank_suits[rank] |= suit_bit
     held = len(hand)
     picks: list[list[Command]] = []
     for index in range(len(pile) - 1, -1, -1):
         selected = pile[index]
         code = selected.code
-        ranks[selected.rank] += 1
+        suit_index, position_bit, rank, suit_bit = BITS[code]
+        ranks[rank] += 1
         codes[code] += 1
+        suit_masks[suit_index] |= position_bit
+        rank_suits[rank] |= suit_bit
         held += 1
         uses: list[LayMelds | LayOff] = [
             LayOff(seat, meld, (selected,), at) for meld, at in targets.get(selected, ())
         ]
         # A new meld with the selected card needs two partners of its rank or of its suit within
         # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-        partners = ranks[selected.rank] - codes[code] + sum(codes[near] for near in _NEAR_CODES[code])
-        if partners >= 2:
-            # Only cards of the selected card's rank or suit can share a meld with it.
-            rank, suit = selected.rank, selected.suit
-            near = [card for card in (*hand, *pile[index:]) if card.rank == rank or card.suit is suit]
+        a, b, c, d = _NEAR_CODES[code]
+        if ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2:
+            # Only cards of the selected card's rank or suit can share a meld with it: the melds
+            # of those cards, as find_melds would find them, straight from the masks.
             uses.extend(
                 LayMelds(seat, (meld.cards,), (meld.kind,))
-                for meld in find_melds(near, rules)
+                for meld in melds_of_masks(rank, rank_suits[rank], suit_index, suit_masks[suit_index], rules)
                 if selected in meld.cards
             )
         commands: list[Command] = []

@@ -340,7 +340,7 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
         if not code:
             jokers = True
             continue
-        suit_index, position_bit, rank, suit_bit = _BITS[code]
+        suit_index, position_bit, rank, suit_bit = BITS[code]
         suit_masks[suit_index] |= position_bit
         rank_suits[rank] |= suit_bit
     shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
@@ -348,26 +348,51 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
     for rank in range(1, 14):
         mask = rank_suits[rank]
         if mask & (mask - 1):  # at least two suits
-            key = (rank, mask, shape)
-            melds = _SET_MEMO.get(key)
-            if melds is None:
-                melds = _SET_MEMO[key] = _sets_of_rank(rank, mask, shape)
-            found.extend(melds)
+            found.extend(_set_melds(rank, mask, shape))
     for suit_index in range(4):
         mask = suit_masks[suit_index]
         if mask & (mask - 1):
-            key = (suit_index, mask, shape)
-            melds = _RUN_MEMO.get(key)
-            if melds is None:
-                if len(_RUN_MEMO) > _MEMO_LIMIT:
-                    _RUN_MEMO.clear()
-                melds = _RUN_MEMO[key] = _runs_of_suit(suit_index, mask, shape)
-            found.extend(melds)
+            found.extend(_run_melds(suit_index, mask, shape))
     return found
 
 
+def melds_of_masks(rank: int, rank_suits: int, suit_index: int, suit_mask: int, rules: Rules) -> list[Meld]:
+    """`find_melds` of jokerless cards that all share one rank or one suit, given as masks.
+
+    `rank_suits` has bit i for suit index i among the cards of `rank`; `suit_mask` bit r for rank r
+    (2 << (r - 1) as in `BITS`) among the cards of suit `suit_index`. Such cards hold no set of
+    another rank (one suit each) and no run of another suit (one card each), so these are all of
+    find_melds' melds, in its order; rummy500 pile picks read the masks off running counts.
+    """
+    shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, False)
+    found: list[Meld] = []
+    if rank_suits & (rank_suits - 1):
+        found.extend(_set_melds(rank, rank_suits, shape))
+    if suit_mask & (suit_mask - 1):
+        found.extend(_run_melds(suit_index, suit_mask, shape))
+    return found
+
+
+def _set_melds(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
+    key = (rank, mask, shape)
+    melds = _SET_MEMO.get(key)
+    if melds is None:
+        melds = _SET_MEMO[key] = _sets_of_rank(rank, mask, shape)
+    return melds
+
+
+def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
+    key = (suit_index, mask, shape)
+    melds = _RUN_MEMO.get(key)
+    if melds is None:
+        if len(_RUN_MEMO) > _MEMO_LIMIT:
+            _RUN_MEMO.clear()
+        melds = _RUN_MEMO[key] = _runs_of_suit(suit_index, mask, shape)
+    return melds
+
+
 # Per card code: suit index, its bit in the suit's position mask, rank, its bit in the rank's suit mask.
-_BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) for i in range(52)))
+BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) for i in range(52)))
 _Shape = tuple[int, int, int, bool, bool]
 _SET_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
 _RUN_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
