@@ -168,7 +168,7 @@ async def _queue_round(
     finals = {p: await asyncio.wait_for(task, 30) for p, task in watches.items()}
     seated = {p: f for p, f in finals.items() if f.state == mm.TICKET_STATE_SEATED}
     await asyncio.wait_for(
-        asyncio.gather(*(_play(platform.engine.address, p, seated[p]) for p in seated)), 300
+        asyncio.gather(*(_play(platform.engine.address, p, seated[p]) for p in seated)), 180
     )
     return tickets, seated
 
