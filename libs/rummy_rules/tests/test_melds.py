@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from rummy_rules.cards import parse_cards
+from rummy_rules.cards import make_deck, parse_cards
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import (
     End,
@@ -12,6 +14,7 @@ from rummy_rules.melds import (
     hand_penalty,
     lay_off,
     make_meld,
+    meld_options,
     meld_value,
     swap_joker,
 )
@@ -181,3 +184,21 @@ def test_find_melds_offers_only_valid_melds_from_the_hand() -> None:
     for meld in found:
         assert make_meld(meld.cards, KALOOKI, meld.kind) == meld
         assert all(meld.cards.count(card) <= hand.count(card) for card in meld.cards)
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [("kalooki", 3, {}), ("kalooki", 3, {"ace_low_in_runs": False}), ("rummy40", 4, {}), ("contract", 4, {})],
+)
+def test_meld_options_layoffs_equal_lay_off(variant: str, players: int, options: dict[str, bool]) -> None:
+    """meld_options builds natural run layoffs directly; each must be exactly what lay_off makes."""
+    rules = rules_for(variant, players, **options)
+    deck = make_deck(rules.packs, rules.jokers)
+    rng = random.Random(variant)
+    checked = 0
+    for _ in range(300):
+        for meld in find_melds(rng.sample(deck, 14), rules):
+            for card, at, result in meld_options(meld, rules).layoffs:
+                assert result == lay_off(meld, (card,), rules, at)
+                checked += 1
+    assert checked > 1000

@@ -506,7 +506,16 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
     if entry is not None and entry[0] is meld and entry[1] is rules:
         return entry[2]
     layoffs: list[tuple[Card, End | None, Meld]] = []
+    run = meld.kind is MeldKind.RUN
     for card, at in layoff_targets(meld, rules):
+        if run and card.suit is not None:
+            # A natural run target always fits at its end (layoff_targets checks the ends and
+            # the length), so its result is built directly: `lay_off` costs ten times as much.
+            if at is End.LOW:
+                layoffs.append((card, at, Meld(MeldKind.RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
+            else:
+                layoffs.append((card, at, Meld(MeldKind.RUN, (*meld.cards, card), meld.rank, meld.suit)))
+            continue
         try:
             layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
         except RuleViolation:
