@@ -20,7 +20,8 @@ setup: venv protos infra ## everything: Python packages, generated code, local K
 
 venv: $(VENV)/.installed ## the virtualenv with pinned dependencies and the local packages
 
-$(VENV)/.installed: requirements/lock.txt $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
+# Makefile is a prerequisite too: a package added to PACKAGES must reach existing virtualenvs.
+$(VENV)/.installed: requirements/lock.txt Makefile $(foreach p,$(PACKAGES),$(p)/pyproject.toml)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/lock.txt
