@@ -156,9 +156,19 @@ class GameApp:
         async with lock:
             live = self._games.get(game_id)
             if live is None:
-                live = await self._load(game_id)
-                self._games[game_id] = live
-                self._schedule(live)
+                live = self._adopt(await self._load(game_id))
+        return live
+
+    def _adopt(self, loaded: LiveGame) -> LiveGame:
+        """The one `LiveGame` of a game: `loaded`, unless another was adopted while it was built.
+
+        `create` and a load (a player's stream opened as soon as matchmaking seats them) can both
+        build one for the same game; a second object would have its own lock, streams and turn timer,
+        so moves made through one would never reach streams opened on the other.
+        """
+        live = self._games.setdefault(loaded.game_id, loaded)
+        if live is loaded:
+            self._schedule(live)
         return live
 
     async def _load(self, game_id: str) -> LiveGame:
@@ -171,8 +181,13 @@ class GameApp:
         return LiveGame(game_id, loaded.state, loaded.seq)
 
     async def _reload(self, live: LiveGame) -> None:
+        """Catch up with the log after another writer moved the game: streams and timer follow."""
         fresh = await self._load(live.game_id)
+        moved = fresh.seq > live.seq
         live.state, live.seq = fresh.state, fresh.seq
+        if moved:  # the events were not decided here, so streams get the new state as a whole view
+            live.fanout.publish(Update(live.seq, "view", None, False, live.state))
+        self._schedule(live)
 
     # --- creating -------------------------------------------------------------------------------------
 
@@ -206,9 +221,7 @@ class GameApp:
             return self._same_table(await self.game(game_id), table, first)
         if result.duplicate:  # created before with this very table (the command id names it)
             return self._same_table(await self.game(game_id), table, first)
-        live = self._games.setdefault(game_id, LiveGame(game_id, state, 1))
-        self._schedule(live)
-        return live
+        return self._adopt(LiveGame(game_id, state, 1))
 
     @staticmethod
     def _same_table(live: LiveGame, table: Table, first: Any) -> LiveGame:
@@ -351,8 +364,10 @@ class GameApp:
                 await self._apply(live, f"{prefix}{seq}", command)
             except Exception as exc:  # the store is down or the lease moved: try again later
                 log.warning("game %s: default action failed: %s", live.game_id, exc)
-                live.timer = None
-                live.timer = asyncio.create_task(self._expire(live, seq, 1.0))
+                if live.seq == seq:
+                    live.timer = asyncio.create_task(self._expire(live, seq, 1.0))
+                else:  # the log moved on meanwhile (read by `_reload`): time the seat now to move
+                    self._schedule(live)
 
     async def return_to_table(self, game_id: str, seat: int) -> LiveGame:
         live = await self.game(game_id)

@@ -1,0 +1,59 @@
+"""One game, one `LiveGame`: a stream opened while the game is being created and loaded sees every move.
+
+Regression for the platform stall: a game created from a `TableFormed` while a player's stream was
+already loading it from the log ended up as two `LiveGame` objects (two locks, two fan-outs, two turn
+timers). Moves went to one, the early stream listened to the other and waited for ever, and the stale
+timer raced the players ("default action failed: contention" / "not_your_turn").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from rummy_engine.app import GameApp
+from rummy_engine.config import EngineConfig
+from rummy_engine.stores import Stores
+from rummy_rules.commands import DrawFromStock
+from rummy_store import EventRecord, LogPosition
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
+
+LOAD_DELAY_S = 0.3
+
+
+class SlowReadLog(EmbeddedEventLog):
+    """The embedded log with slow reads: a load that starts before an append finishes after it."""
+
+    def read_stream(
+        self, game_id: str, from_seq: int = 1, hint: LogPosition | None = None
+    ) -> Iterator[EventRecord]:
+        time.sleep(LOAD_DELAY_S)
+        return super().read_stream(game_id, from_seq, hint)
+
+
+def test_a_game_loaded_while_it_is_created_stays_one_game(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        log = SlowReadLog(tmp_path / "events.sqlite", 3)
+        stores = Stores(log, EmbeddedSnapshotStore(tmp_path / "snapshots.sqlite"), "slow reads")
+        app = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        try:
+            loading = asyncio.create_task(app.game("g1"))  # a player's stream, opened at once
+            await asyncio.sleep(0.05)
+            created = await app.create("g1", "rummy40", ["a", "b"], {}, 0)
+            stream = app.watch("g1", 0)
+            opening = await anext(stream)
+            loaded = await loading  # the log already holds the game when this load reads it
+            assert loaded is created
+            seat = opening.game.turn
+            await app.submit("g1", seat, "draw-1", DrawFromStock(seat))
+            moved = await asyncio.wait_for(anext(stream), 2.0)
+            assert moved.seq == opening.seq + 1
+            assert moved.event_type == "card_drawn"
+        finally:
+            await app.close()
+            stores.close()
+
+    asyncio.run(scenario())
