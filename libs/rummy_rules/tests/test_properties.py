@@ -183,7 +183,7 @@ def test_random_games_always_finish() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=seeds, players=st.integers(2, 6))
 def test_thousand_rummy40_deals_with_cards_conserved(seed: bytes, players: int) -> None:
     play("rummy40", players, seed, thorough=False, deals_per_match=1)
