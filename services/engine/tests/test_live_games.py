@@ -1,9 +1,10 @@
-"""One game, one `LiveGame`: a stream opened while the game is being created and loaded sees every move.
+"""Streams and turn timers keep up with every move, however the engine learnt of it.
 
-Regression for the platform stall: a game created from a `TableFormed` while a player's stream was
+Regressions for the platform stall: a game created from a `TableFormed` while a player's stream was
 already loading it from the log ended up as two `LiveGame` objects (two locks, two fan-outs, two turn
 timers). Moves went to one, the early stream listened to the other and waited for ever, and the stale
-timer raced the players ("default action failed: contention" / "not_your_turn").
+timer raced the players ("default action failed: contention" / "not_your_turn"). And a game caught up
+from the log (another writer moved it) told its streams nothing and lost its turn timer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 from rummy_engine.stores import Stores
 from rummy_rules.commands import DrawFromStock
+from rummy_rules.state import Phase
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
@@ -54,6 +56,62 @@ def test_a_game_loaded_while_it_is_created_stays_one_game(tmp_path: Path) -> Non
             assert moved.event_type == "card_drawn"
         finally:
             await app.close()
+            stores.close()
+
+    asyncio.run(scenario())
+
+
+def _shared_stores(tmp_path: Path) -> Stores:
+    log = EmbeddedEventLog(tmp_path / "events.sqlite", 3)
+    return Stores(log, EmbeddedSnapshotStore(tmp_path / "snapshots.sqlite"), "shared")
+
+
+def test_a_move_found_in_the_log_reaches_the_streams(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        stores = _shared_stores(tmp_path)
+        here = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        try:
+            await here.create("g2", "rummy40", ["a", "b"], {}, 0)
+            stream = here.watch("g2", 0)
+            opening = await anext(stream)
+            seat = opening.game.turn
+            await other.submit("g2", seat, "draw-1", DrawFromStock(seat))  # e.g. an engine's earlier life
+            retried = await here.submit("g2", seat, "draw-1", DrawFromStock(seat))
+            assert retried.duplicate
+            caught_up = await asyncio.wait_for(anext(stream), 2.0)
+            assert caught_up.seq == opening.seq + 1
+            assert caught_up.game.phase is Phase.PLAY
+        finally:
+            await here.close()
+            await other.close()
+            stores.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_turn_timer_that_lost_the_race_times_the_next_move(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        stores = _shared_stores(tmp_path)
+        timed = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=300))
+        other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        try:
+            await timed.create("g3", "rummy40", ["a", "b"], {}, 0)
+            stream = timed.watch("g3", 0)
+            opening = await anext(stream)
+            seat = opening.game.turn
+            # The player draws through another writer before the timer runs out: the timer's draw
+            # then finds the game moved on and is refused (already_drawn: the seat must discard).
+            await other.submit("g3", seat, "draw-1", DrawFromStock(seat))
+            caught_up = await asyncio.wait_for(anext(stream), 2.0)
+            assert caught_up.seq == opening.seq + 1
+            played = await asyncio.wait_for(anext(stream), 2.0)
+            assert played.seq == opening.seq + 2
+            assert played.by_timer and played.actor == seat
+            assert played.event_type != "card_drawn"
+        finally:
+            await timed.close()
+            await other.close()
             stores.close()
 
     asyncio.run(scenario())
