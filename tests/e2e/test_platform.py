@@ -108,8 +108,8 @@ async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
             pairing_interval_ms=50,
             pairing={"kalooki": WINDOW},
             options={"kalooki": {"prize_pool": POOL}},
-            # The turn timer, as in production: a seat whose bot stalls (a race on its stream) is played
-            # by the engine after 3 s instead of stopping the table.
+            # The turn timer, as in production: a seat whose bot stops acting is played by the engine
+            # after 3 s instead of stopping the table.
             turn_timeout_ms=3_000,
         )
     )
