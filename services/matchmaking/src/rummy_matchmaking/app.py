@@ -195,9 +195,11 @@ class MatchmakingApp:
         seen = -1
         while True:
             if status.version != seen:
-                seen = status.version
+                # Read the state before yielding: the ticket may change while the consumer holds the
+                # item, and a state checked after resuming would end the stream without sending it.
+                seen, state = status.version, status.state
                 yield status
-                if status.state != mm.TICKET_STATE_QUEUED:
+                if state != mm.TICKET_STATE_QUEUED:
                     return
             async with self._changed:
                 await self._changed.wait_for(functools.partial(_moved, status, seen))
