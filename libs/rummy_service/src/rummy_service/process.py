@@ -1,0 +1,38 @@
+"""`python -m rummy_<service>`: one way every service runs as a process until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+
+class Stoppable(Protocol):
+    async def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=Stoppable)
+
+
+async def _serve(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]) -> None:
+    service = await start()
+    print(describe(service), flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await service.stop()
+
+
+def run_service(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]) -> None:
+    """Start the service, print where it listens, and stop it cleanly on SIGINT or SIGTERM."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python logs every connection at INFO
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(start, describe))
+    sys.exit(0)
