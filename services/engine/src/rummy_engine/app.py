@@ -359,7 +359,13 @@ class GameApp:
             prefix = AWAY_PREFIX if away else TIMER_PREFIX
             if game.phase is Phase.DRAW and not away:
                 live.returned.discard(seat)  # a new timeout: the seat must come back again after it
-            command = default_action(game, seat, live.game_id, seq)
+            try:
+                command = default_action(game, seat, live.game_id, seq)
+            except Exception:  # a rules bug, not a passing fault: say so instead of dying silently
+                log.exception(
+                    "game %s: no default action for seat %d at seq %d; timer stopped", live.game_id, seat, seq
+                )
+                return
             try:
                 await self._apply(live, f"{prefix}{seq}", command)
             except Exception as exc:  # the store is down or the lease moved: try again later
