@@ -11,8 +11,11 @@ import base64
 import hashlib
 import hmac
 import json
+import time
 from dataclasses import dataclass
 from typing import Final
+
+from rummy_service.errors import Unauthenticated
 
 PLAYER: Final = "player"
 OPERATOR: Final = "operator"
@@ -86,3 +89,11 @@ def bearer(metadata: object) -> str:
             if scheme.lower() == "bearer" and token:
                 return token
     raise AuthError("missing authorization: Bearer <token> metadata")
+
+
+def authenticate(tokens: TokenIssuer, metadata: object) -> Principal:
+    """The caller a gRPC call's bearer token names; `Unauthenticated` when it names nobody."""
+    try:
+        return tokens.verify(bearer(metadata), time.time())
+    except AuthError as exc:
+        raise Unauthenticated("unauthenticated", str(exc)) from None

@@ -8,7 +8,6 @@ message can carry another seat's hidden cards.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,8 +16,8 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_rules.game import legal_actions
 from rummy_rules.views import observe
-from rummy_service.auth import AuthError, Principal, TokenIssuer, bearer
-from rummy_service.errors import InvalidArgument, ServiceError, Unauthenticated, abort
+from rummy_service.auth import Principal, TokenIssuer, authenticate
+from rummy_service.errors import InvalidArgument, ServiceError, abort
 
 from rummy_engine import access, codec
 from rummy_engine.app import GameApp, LiveGame
@@ -50,10 +49,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
         self._tokens = tokens
 
     def _principal(self, context: Context) -> Principal:
-        try:
-            return self._tokens.verify(bearer(context.invocation_metadata()), time.time())
-        except AuthError as exc:
-            raise Unauthenticated("unauthenticated", str(exc)) from None
+        return authenticate(self._tokens, context.invocation_metadata())
 
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
         try:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
-from rummy_service.auth import AuthError, Principal, TokenIssuer, bearer
-from rummy_service.errors import PermissionDenied, ServiceError, Unauthenticated, abort
+from rummy_service.auth import Principal, TokenIssuer, authenticate
+from rummy_service.errors import PermissionDenied, ServiceError, abort
 
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
 from rummy_matchmaking.tournaments import Table, Tournament
@@ -51,10 +50,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         self._tokens = tokens
 
     def _principal(self, context: Context) -> Principal:
-        try:
-            return self._tokens.verify(bearer(context.invocation_metadata()), time.time())
-        except AuthError as exc:
-            raise Unauthenticated("unauthenticated", str(exc)) from None
+        return authenticate(self._tokens, context.invocation_metadata())
 
     def _operator(self, context: Context) -> Principal:
         principal = self._principal(context)
