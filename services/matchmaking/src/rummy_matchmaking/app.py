@@ -1,10 +1,11 @@
 """The matchmaking core: tickets, the pairing loop, TableFormed publishing, tournaments, ratings.
 
 All state lives on the event loop (the consumer thread hands records over with
-`call_soon_threadsafe`). Tickets and tournaments are kept in memory; ratings are rebuilt at start by
-reading scoring's topic from the beginning (scoring is the source of ratings, never the client).
-A table's game id is derived from its tickets, so a retried publish is the same TableFormed and the
-engine's idempotent create makes one game.
+`call_soon_threadsafe`). Tickets and tournaments are served from memory and written to matchmaking's
+topic before a caller is answered (`journal.py`); a restart folds the topic back (`restore`). Ratings
+are rebuilt at start by reading scoring's topic from the beginning (scoring is the source of ratings,
+never the client). A table's game id is derived from its tickets, so a retried publish is the same
+TableFormed and the engine's idempotent create makes one game.
 """
 
 from __future__ import annotations
@@ -30,8 +31,17 @@ from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, 
 from rummy_store import EventRecord, NewEvent
 from rummy_store.publisher import Publisher
 
+from rummy_matchmaking import journal
+from rummy_matchmaking.journal import Journal
 from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
-from rummy_matchmaking.tournaments import ROTATION, SERIES, Table, Tournament, TournamentError
+from rummy_matchmaking.tournaments import (
+    CONTRACT_ROUNDS,
+    ROTATION,
+    SERIES,
+    Table,
+    Tournament,
+    TournamentError,
+)
 
 log = logging.getLogger("rummy_matchmaking")
 PUBLISHERS = 16  # concurrent TableFormed appends
@@ -87,7 +97,7 @@ class MatchmakingApp:
         pairing: Mapping[str, PairingRules] | None = None,
         options: Mapping[str, Mapping[str, Option]] | None = None,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,  # wall time: enqueue times outlive the process
         turn_timeout_ms: int = 0,
     ) -> None:
         self._tables = tables
@@ -100,6 +110,10 @@ class MatchmakingApp:
         self._queued: dict[str, str] = {}  # player -> their queued ticket: nobody waits (or sits) twice
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
         self.tournaments: dict[str, Tournament] = {}
+        self._formed: set[str] = set()  # tournament tables published (a replayed round is not re-sent)
+        # Changes decided on the state and then written (pairing, cancel, tournaments) run one at a
+        # time, so nothing can change the state between the decision and its write.
+        self._writing = asyncio.Lock()
         self._changed = asyncio.Condition()
         self._publisher = ThreadPoolExecutor(PUBLISHERS, thread_name_prefix="matchmaking-publish")
         self.tables_formed = 0
@@ -155,10 +169,15 @@ class MatchmakingApp:
             self._clock(),
             request.private_code,
         )
-        status = TicketStatus(ticket, caller.subject)
-        self.tickets[ticket.ticket_id] = status
-        for player in players:
+        for player in players:  # held while the ticket is written: a second enqueue is refused
             self._queued[player] = ticket.ticket_id
+        status = TicketStatus(ticket, caller.subject)
+        try:
+            await asyncio.to_thread(self._tables.publish, *journal.ticket_queued(ticket, caller.subject))
+        except BaseException:
+            self._release(status)
+            raise
+        self.tickets[ticket.ticket_id] = status
         return status
 
     def _owned(self, caller: Principal, ticket_id: str) -> TicketStatus:
@@ -171,12 +190,16 @@ class MatchmakingApp:
 
     async def cancel(self, caller: Principal, ticket_id: str) -> TicketStatus:
         status = self._owned(caller, ticket_id)
-        if status.state == mm.TICKET_STATE_SEATED:
-            raise FailedPrecondition("already_seated", f"ticket {ticket_id} is seated in {status.game_id}")
-        if status.state == mm.TICKET_STATE_QUEUED:
-            status.state = mm.TICKET_STATE_CANCELLED
-            self._release(status)
-            await self._notify(status)
+        async with self._writing:  # not while a pairing round is writing this ticket's table
+            if status.state == mm.TICKET_STATE_SEATED:
+                raise FailedPrecondition(
+                    "already_seated", f"ticket {ticket_id} is seated in {status.game_id}"
+                )
+            if status.state == mm.TICKET_STATE_QUEUED:
+                await asyncio.to_thread(self._tables.publish, *journal.ticket_cancelled(ticket_id))
+                status.state = mm.TICKET_STATE_CANCELLED
+                self._release(status)
+                await self._notify(status)
         return status
 
     def _release(self, status: TicketStatus) -> None:
@@ -214,6 +237,10 @@ class MatchmakingApp:
 
     async def pair_once(self) -> int:
         """Form every table the queue allows now and publish them; returns the tables formed."""
+        async with self._writing:
+            return await self._pair()
+
+    async def _pair(self) -> int:
         queued = [s.ticket for s in self.tickets.values() if s.state == mm.TICKET_STATE_QUEUED]
         if not queued:
             return 0
@@ -223,18 +250,18 @@ class MatchmakingApp:
         events = [(self._game_id(table), table) for table in formed]
         await asyncio.to_thread(self._publish_all, [(g, self._table_event(g, t)) for g, t in events])
         for game_id, table in events:
-            seat = 0
             for ticket in table.tickets:
-                status = self.tickets[ticket.ticket_id]
-                status.state, status.game_id = mm.TICKET_STATE_SEATED, game_id
-                status.seats = {p: seat + i for i, p in enumerate(ticket.players)}
-                seat += len(ticket.players)
-                self._release(status)
-                status.version += 1
+                self._seat(self.tickets[ticket.ticket_id], game_id, table.players)
         self.tables_formed += len(events)
         async with self._changed:
             self._changed.notify_all()
         return len(events)
+
+    def _seat(self, status: TicketStatus, game_id: str, players: Sequence[str]) -> None:
+        status.state, status.game_id = mm.TICKET_STATE_SEATED, game_id
+        status.seats = {p: list(players).index(p) for p in status.ticket.players}
+        self._release(status)
+        status.version += 1
 
     @staticmethod
     def _game_id(table: FormedTable) -> str:
@@ -276,22 +303,33 @@ class MatchmakingApp:
 
     # --- tournaments ---------------------------------------------------------------------------------
 
-    def create_tournament(self, request: mm.CreateTournamentRequest) -> Tournament:
+    async def create_tournament(self, request: mm.CreateTournamentRequest) -> Tournament:
         if request.format not in (SERIES, ROTATION):
             raise InvalidArgument("bad_format", "format is SERIES or ROTATION")
         if request.rounds < 1:
             raise InvalidArgument("bad_rounds", "a tournament has at least one round")
+        if request.format == ROTATION and request.rounds > CONTRACT_ROUNDS:
+            raise InvalidArgument(
+                "bad_rounds", f"a rotation plays contracts 1-{CONTRACT_ROUNDS} (contract §3.4)"
+            )
         options = {name: option_value(value) for name, value in request.options.items()}
         try:
             rules_for(request.variant, max(request.table_size, 3), **options)
         except RuleViolation as exc:
             raise InvalidArgument(exc.code, exc.message) from None
-        tid = "tour-" + uuid.uuid4().hex[:12]
-        seed = request.seed or uuid.uuid4().bytes
-        tournament = Tournament(
-            tid, request.variant, request.format, request.rounds, request.table_size, options, seed
+        created = mm.TournamentCreated(
+            tournament_id="tour-" + uuid.uuid4().hex[:12],
+            variant=request.variant,
+            format=request.format,
+            rounds=request.rounds,
+            table_size=request.table_size,
+            options=request.options,
+            seed=request.seed or uuid.uuid4().bytes,
         )
-        self.tournaments[tid] = tournament
+        async with self._writing:
+            await asyncio.to_thread(self._tables.publish, *journal.tournament_created(created))
+            tournament = _tournament(created)
+            self.tournaments[tournament.tournament_id] = tournament
         return tournament
 
     def tournament(self, tournament_id: str) -> Tournament:
@@ -300,22 +338,32 @@ class MatchmakingApp:
             raise NotFound("no_such_tournament", f"no tournament {tournament_id!r}")
         return tournament
 
-    def register(self, caller: Principal, tournament_id: str) -> int:
-        try:
-            return self.tournament(tournament_id).register(caller.subject)
-        except TournamentError as exc:
-            raise FailedPrecondition(exc.code, exc.message) from None
+    async def register(self, caller: Principal, tournament_id: str) -> int:
+        tournament = self.tournament(tournament_id)
+        async with self._writing:
+            try:
+                tournament.check_register(caller.subject)
+            except TournamentError as exc:
+                raise FailedPrecondition(exc.code, exc.message) from None
+            call = journal.tournament_registered(tournament_id, caller.subject, len(tournament.players))
+            await asyncio.to_thread(self._tables.publish, *call)
+            return tournament.register(caller.subject)
 
     async def start_tournament(self, tournament_id: str) -> list[Table]:
         tournament = self.tournament(tournament_id)
-        try:
+        async with self._writing:
+            try:
+                tournament.first_seating()
+            except TournamentError as exc:
+                raise FailedPrecondition(exc.code, exc.message) from None
+            call = journal.tournament_started(tournament_id, len(tournament.players))
+            await asyncio.to_thread(self._tables.publish, *call)
             tables = tournament.start()
-        except TournamentError as exc:
-            raise FailedPrecondition(exc.code, exc.message) from None
         await self._publish_round(tournament, tables)
         return tables
 
     async def _publish_round(self, tournament: Tournament, tables: Sequence[Table]) -> None:
+        """Publish a round's tables, except those already on the topic (a round re-derived on restart)."""
         events = [
             (
                 t.game_id,
@@ -323,13 +371,65 @@ class MatchmakingApp:
                     t.game_id,
                     tournament.variant,
                     t.players,
-                    tournament.options,
+                    tournament.options_for(t),
                     tournament_id=tournament.tournament_id,
                     tournament_round=t.round,
                     table_number=t.number,
                 ),
             )
             for t in tables
+            if t.game_id not in self._formed
         ]
         await asyncio.to_thread(self._publish_all, events)
+        self._formed.update(game_id for game_id, _ in events)
         self.tables_formed += len(events)
+
+    # --- restart -------------------------------------------------------------------------------------
+
+    def restore(self, folded: Journal) -> list[tuple[Tournament, list[Table]]]:
+        """Take the state a previous instance wrote (before serving); returns the tables to publish.
+
+        Tickets come back queued, cancelled or seated at the table their TableFormed names; a started
+        tournament re-draws its first round from its seed. Later rounds follow from scoring's results,
+        which the scoring consumer replays from the beginning.
+        """
+        self._formed |= folded.tournament_games
+        for ticket, owner in sorted(folded.tickets.values(), key=lambda item: item[0].enqueued_at):
+            status = TicketStatus(ticket, owner)
+            self.tickets[ticket.ticket_id] = status
+            table = folded.seated.get(ticket.ticket_id)
+            if table is not None:
+                self._seat(status, table.game_id, table.player_ids)
+            elif ticket.ticket_id in folded.cancelled:
+                status.state = mm.TICKET_STATE_CANCELLED
+            else:
+                for player in ticket.players:
+                    self._queued[player] = ticket.ticket_id
+        missing = []
+        for tournament_id, created in folded.tournaments.items():
+            tournament = _tournament(created)
+            for player in folded.registered.get(tournament_id, []):
+                tournament.register(player)
+            self.tournaments[tournament_id] = tournament
+            if tournament_id in folded.started:
+                tables = tournament.start()
+                missing.append((tournament, [t for t in tables if t.game_id not in self._formed]))
+        return [(t, tables) for t, tables in missing if tables]
+
+    async def publish_restored(self, rounds: Sequence[tuple[Tournament, list[Table]]]) -> None:
+        """Publish the first-round tables a previous instance had not published when it stopped."""
+        for tournament, tables in rounds:
+            await self._publish_round(tournament, tables)
+
+
+def _tournament(created: mm.TournamentCreated) -> Tournament:
+    options = {name: option_value(value) for name, value in created.options.items()}
+    return Tournament(
+        created.tournament_id,
+        created.variant,
+        created.format,
+        created.rounds,
+        created.table_size,
+        options,
+        created.seed,
+    )

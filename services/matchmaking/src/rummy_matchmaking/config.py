@@ -23,6 +23,7 @@ class MatchmakingConfig:
     kafka: str = ""
     topic: str = MATCHMAKING_TOPIC
     scoring_topic: str = SCORING_TOPIC
+    scoring_file: str = ""  # embedded: scoring's sqlite log, for ratings and results ("" = none)
     key_prefix: str = ""
     partitions: int = 3
     data_dir: str = ".local/matchmaking"
@@ -70,6 +71,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
         topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
         scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
+        scoring_file=env_str("MATCHMAKING_SCORING_FILE", d.scoring_file, env),
         key_prefix=env_str("MATCHMAKING_KEY_PREFIX", d.key_prefix, env),
         partitions=env_int("MATCHMAKING_PARTITIONS", d.partitions, env, minimum=1),
         data_dir=env_str("MATCHMAKING_DATA_DIR", d.data_dir, env),

@@ -112,7 +112,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     ) -> mm.CreateTournamentResponse:
         try:
             self._operator(context)
-            tournament = self._app.create_tournament(request)
+            tournament = await self._app.create_tournament(request)
         except ServiceError as exc:
             await abort(context, exc)
         return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
@@ -121,7 +121,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         self, request: mm.RegisterForTournamentRequest, context: Context
     ) -> mm.RegisterForTournamentResponse:
         try:
-            count = self._app.register(self._principal(context), request.tournament_id)
+            count = await self._app.register(self._principal(context), request.tournament_id)
         except ServiceError as exc:
             await abort(context, exc)
         return mm.RegisterForTournamentResponse(registered=count)

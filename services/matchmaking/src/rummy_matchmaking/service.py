@@ -19,6 +19,7 @@ from rummy_store.publisher import EmbeddedPublisher, KafkaPublisher, Publisher
 
 from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.config import MatchmakingConfig
+from rummy_matchmaking.journal import Journal, read_journal
 from rummy_matchmaking.server import MatchmakingServicer
 
 SERVICE_NAME = matchmaking_pb2.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
@@ -55,10 +56,36 @@ class RunningMatchmaking:
 
 def open_publisher(config: MatchmakingConfig) -> Publisher:
     if config.embedded:
-        data = Path(config.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
-        return EmbeddedPublisher(EmbeddedEventLog(data / "tables.sqlite", config.partitions))
+        return EmbeddedPublisher(_embedded(config))
     return KafkaPublisher(config.kafka, config.topic, config.partitions)
+
+
+def _embedded(config: MatchmakingConfig) -> EmbeddedEventLog:
+    data = Path(config.data_dir)
+    data.mkdir(parents=True, exist_ok=True)
+    return EmbeddedEventLog(data / "tables.sqlite", config.partitions)
+
+
+def open_journal(config: MatchmakingConfig) -> EventLog:
+    """Matchmaking's own topic, to read back what earlier instances wrote."""
+    if config.embedded:
+        return _embedded(config)
+    return KafkaEventLog(config.kafka, config.topic, config.partitions)
+
+
+def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
+    """Scoring's topic (embedded: its sqlite file, if configured) for ratings and tournament results."""
+    if not config.embedded:
+        return KafkaEventLog(config.kafka, config.scoring_topic, config.partitions)
+    if not config.scoring_file:
+        return None
+    Path(config.scoring_file).parent.mkdir(parents=True, exist_ok=True)  # scoring may start later
+    return EmbeddedEventLog(config.scoring_file, config.partitions)
+
+
+def _read_back(config: MatchmakingConfig) -> Journal:
+    with open_journal(config) as log:
+        return read_journal(log)
 
 
 async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
@@ -68,6 +95,8 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     app = MatchmakingApp(
         tables, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
     )
+    unpublished = app.restore(await asyncio.to_thread(_read_back, config))  # before serving anyone
+    await app.publish_restored(unpublished)
     loop = asyncio.get_running_loop()
 
     readers: list[EventLog] = []
@@ -82,8 +111,8 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
         MatchmakingServicer(app, tokens), host.server
     )
     running = RunningMatchmaking(config, app, host, tables, readers)
-    if not config.embedded:
-        scoring = KafkaEventLog(config.kafka, config.scoring_topic, config.partitions)
+    scoring = _scoring_log(config)
+    if scoring is not None:
         readers.append(scoring)
 
         def hand_over(record: EventRecord) -> None:

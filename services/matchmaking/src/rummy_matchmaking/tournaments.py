@@ -1,22 +1,27 @@
 """Tournaments as pure state: registration, the tables of each round, and what the next round is.
 
 Formats: `series` (the same tables play `rounds` matches; standings add the totals) and `rotation`
-(contract rummy with 8+ players, §3.14 D19): seats are drawn with the rules engine's `form_tables`, and
-after each round every table's closer moves to the next table (`rotate_tables`; a table without a
-closer sends its lowest scorer of the round). Here a tournament round is one engine game per table.
+(contract rummy with 8+ players, §3.14 D19): seats are drawn with the rules engine's `form_tables`;
+tournament round k is one engine game per table that plays contract round k alone (the rules'
+`first_round`/`last_round` options), and after it every table's closer moves to the next table
+(`rotate_tables`; a table without a closer sends its lowest scorer of the round) before round k+1's
+tables are formed. Standings add each player's results (a rotation: the round penalties; lowest wins).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_rules.errors import RuleViolation
-from rummy_rules.tables import form_tables, rotate_tables
+from rummy_rules.tables import form_tables, next_dealer_seat, rotate_tables
 
 SERIES = mm.TOURNAMENT_FORMAT_SERIES
 ROTATION = mm.TOURNAMENT_FORMAT_ROTATION
+CONTRACT_ROUNDS = 8  # contract §3.4: eight contracts, one per round
+Option = int | bool | str
 
 
 class TournamentError(ValueError):
@@ -34,6 +39,7 @@ class Table:
     number: int
     game_id: str
     players: tuple[str, ...]
+    dealer: int | None = None  # the dealer's seat, when the rules fix it (rotation rounds after the 1st)
     result: sc.MatchScored | None = None
 
 
@@ -44,7 +50,7 @@ class Tournament:
     format: int
     rounds: int
     table_size: int
-    options: dict[str, int | bool | str]
+    options: dict[str, Option]
     seed: bytes
     players: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
@@ -57,15 +63,31 @@ class Tournament:
     def current(self) -> list[Table]:
         return [t for t in self.tables if t.round == self.round]
 
-    def register(self, player: str) -> int:
+    def check_register(self, player: str) -> None:
         if self.round:
             raise TournamentError("tournament_started", "registration is closed")
         if player in self.players:
             raise TournamentError("already_registered", f"{player} is registered")
+
+    def register(self, player: str) -> int:
+        self.check_register(player)
         self.players.append(player)
         return len(self.players)
 
+    def options_for(self, table: Table) -> dict[str, Option]:
+        """The game options of one table: a rotation round plays its own contract alone (§3.14.2)."""
+        if self.format != ROTATION:
+            return dict(self.options)
+        options = {**self.options, "first_round": table.round, "last_round": table.round}
+        if table.dealer is not None:
+            options["first_dealer"] = table.dealer
+        return options
+
     def start(self) -> list[Table]:
+        return self._open_round(1, [list(t) for t in self.first_seating()])
+
+    def first_seating(self) -> tuple[tuple[str, ...], ...]:
+        """The first round's seats (refused if the tournament cannot start); changes nothing."""
         if self.round:
             raise TournamentError("tournament_started", "the tournament has started")
         if self.format == ROTATION:
@@ -84,13 +106,16 @@ class Tournament:
                     "bad_player_count", f"{len(self.players)} players do not fill tables of {size}"
                 )
             seating = tuple(tuple(self.players[i : i + size]) for i in range(0, len(self.players), size))
-        return self._open_round(1, [list(t) for t in seating])
+        return seating
 
-    def _open_round(self, number: int, seating: list[list[str]]) -> list[Table]:
+    def _open_round(
+        self, number: int, seating: list[list[str]], dealers: Sequence[int | None] | None = None
+    ) -> list[Table]:
         self.round = number
+        dealers = dealers or [None] * len(seating)
         new = [
-            Table(number, index + 1, f"{self.tournament_id}-r{number}-t{index + 1}", tuple(players))
-            for index, players in enumerate(seating)
+            Table(number, index + 1, f"{self.tournament_id}-r{number}-t{index + 1}", tuple(players), dealer)
+            for index, (players, dealer) in enumerate(zip(seating, dealers, strict=True))
         ]
         self.tables.extend(new)
         return new
@@ -118,7 +143,9 @@ class Tournament:
             scores.update(zip(t.result.player_ids, t.result.last_deal_penalties, strict=True))
             dealers[t.number] = t.result.last_dealer
         moved = rotate_tables(seating, closers, scores, dealers)  # contract §3.14.3 D19
-        return self._open_round(self.round + 1, [moved[n] for n in sorted(moved)])
+        # contract §3.14.4: the deal passes to the seat left of the table's last dealer, whoever sits there
+        following = [next_dealer_seat(dealers[n], len(moved[n])) for n in sorted(moved)]
+        return self._open_round(self.round + 1, [moved[n] for n in sorted(moved)], following)
 
     def standings(self) -> list[tuple[str, int]]:
         points = {p: 0 for p in self.players}

@@ -1,0 +1,133 @@
+"""Matchmaking's own state as events on its topic, and the fold that rebuilds it after a restart.
+
+Why the topic and not Redis: matchmaking already owns `rummy.matchmaking.events.v1` (Kafka, or the
+embedded sqlite log under `make run`), and the TableFormed there is the fact that seats a ticket.
+Writing tickets and tournaments into the same log makes queued, cancelled and seated one history: a
+restarted instance folds it (queued, minus cancelled, minus seated by a TableFormed), so it neither
+loses a ticket nor seats one twice, and there is no second store that could disagree with the log
+(nor a Redis the embedded default lacks). Each call is written, acknowledged, before the caller is
+answered. Tournament rounds after the first are not written here: they follow from the results on
+scoring's topic, which matchmaking reads from the beginning at every start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_store import EventLog, EventRecord, NewEvent
+
+from rummy_matchmaking.pairing import Ticket
+
+Call = tuple[str, str, int, Sequence[NewEvent]]  # a publish: key, command id, first seq, events
+KINDS: Final = (
+    "table_formed",
+    "ticket_queued",
+    "ticket_cancelled",
+    "tournament_created",
+    "tournament_registered",
+    "tournament_started",
+)
+
+
+def _call(key: str, command_id: str, seq: int, event: mm.MatchmakingEvent) -> Call:
+    event.game_id = key
+    return key, command_id, seq, [NewEvent(event.WhichOneof("event") or "", event.SerializeToString())]
+
+
+def ticket_queued(ticket: Ticket, owner: str) -> Call:
+    queued = mm.TicketQueued(
+        ticket_id=ticket.ticket_id,
+        owner=owner,
+        variant=ticket.variant,
+        player_ids=ticket.players,
+        rating=ticket.rating,
+        min_players=ticket.min_players,
+        max_players=ticket.max_players,
+        enqueued_at=ticket.enqueued_at,
+        private_code=ticket.private_code,
+    )
+    return _call(ticket.ticket_id, "queued", 1, mm.MatchmakingEvent(ticket_queued=queued))
+
+
+def ticket_cancelled(ticket_id: str) -> Call:
+    cancelled = mm.TicketCancelled(ticket_id=ticket_id)
+    return _call(ticket_id, "cancelled", 2, mm.MatchmakingEvent(ticket_cancelled=cancelled))
+
+
+def tournament_created(created: mm.TournamentCreated) -> Call:
+    return _call(created.tournament_id, "created", 1, mm.MatchmakingEvent(tournament_created=created))
+
+
+def tournament_registered(tournament_id: str, player: str, registered_before: int) -> Call:
+    event = mm.TournamentRegistered(tournament_id=tournament_id, player_id=player)
+    seq = 2 + registered_before  # created is seq 1
+    return _call(tournament_id, f"register:{player}", seq, mm.MatchmakingEvent(tournament_registered=event))
+
+
+def tournament_started(tournament_id: str, registered: int) -> Call:
+    event = mm.TournamentStarted(tournament_id=tournament_id)
+    return _call(tournament_id, "started", 2 + registered, mm.MatchmakingEvent(tournament_started=event))
+
+
+@dataclass(slots=True)
+class Journal:
+    """The folded topic: every ticket with its end (cancelled or seated) and every tournament."""
+
+    tickets: dict[str, tuple[Ticket, str]] = field(default_factory=dict)  # id -> ticket, owner
+    cancelled: set[str] = field(default_factory=set)
+    seated: dict[str, mm.TableFormed] = field(default_factory=dict)  # ticket id -> its table
+    tournaments: dict[str, mm.TournamentCreated] = field(default_factory=dict)
+    registered: dict[str, list[str]] = field(default_factory=dict)  # in registration order
+    started: set[str] = field(default_factory=set)
+    tournament_games: set[str] = field(default_factory=set)  # tournament tables already formed
+
+    def apply(self, record: EventRecord) -> None:
+        if record.event_type not in KINDS:
+            return
+        event = mm.MatchmakingEvent.FromString(record.payload)
+        case = event.WhichOneof("event")
+        if case == "table_formed":
+            table = event.table_formed
+            for ticket_id in table.ticket_ids:
+                self.seated[ticket_id] = table
+            if table.tournament_id:
+                self.tournament_games.add(table.game_id)
+        elif case == "ticket_queued":
+            q = event.ticket_queued
+            ticket = Ticket(
+                q.ticket_id,
+                q.variant,
+                tuple(q.player_ids),
+                q.rating,
+                q.min_players,
+                q.max_players,
+                q.enqueued_at,
+                q.private_code,
+            )
+            self.tickets[q.ticket_id] = (ticket, q.owner)
+        elif case == "ticket_cancelled":
+            self.cancelled.add(event.ticket_cancelled.ticket_id)
+        elif case == "tournament_created":
+            self.tournaments[event.tournament_created.tournament_id] = event.tournament_created
+            self.registered.setdefault(event.tournament_created.tournament_id, [])
+        elif case == "tournament_registered":
+            r = event.tournament_registered
+            self.registered.setdefault(r.tournament_id, []).append(r.player_id)
+        elif case == "tournament_started":
+            self.started.add(event.tournament_started.tournament_id)
+
+
+def fold(records: Iterable[EventRecord]) -> Journal:
+    """Partitions interleave freely: nothing here depends on order across keys."""
+    journal = Journal()
+    for record in records:
+        journal.apply(record)
+    return journal
+
+
+def read_journal(log: EventLog) -> Journal:
+    """The whole topic as it is now (every partition to its end)."""
+    return fold(record for partition in range(log.partitions) for record in log.read_partition(partition))
