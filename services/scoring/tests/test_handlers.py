@@ -1,4 +1,5 @@
-"""Scoring handlers on a real Redis: effects and tracking together, so a replay changes nothing."""
+"""Scoring's store contract, on a real Redis and on the embedded SqliteKV: effects and tracking
+together, so a replay changes nothing; the same results, ratings, boards and standings on both."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
-from rummy_scoring.store import ScoreReader
+from rummy_scoring.sqlite_kv import SqliteKV
+from rummy_scoring.store import ScoreReader, Store
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.publisher import EmbeddedPublisher
@@ -57,11 +59,16 @@ def _dump(client: Any, prefix: str) -> dict[bytes, Any]:
     return out
 
 
-@pytest.fixture
-def setup(
-    redis_url: str, unique_prefix: str
-) -> Iterator[tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis]]:
-    client = redis.Redis.from_url(redis_url)
+Setup = tuple[Handlers, ScoreReader, EmbeddedEventLog, Store]
+
+
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.integration), "sqlite"])
+def setup(request: pytest.FixtureRequest, unique_prefix: str) -> Iterator[Setup]:
+    client: Store
+    if request.param == "redis":
+        client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
+    else:
+        client = SqliteKV(":memory:")
     published = EmbeddedEventLog(":memory:")
     prefix = f"{unique_prefix}:"
     yield (
@@ -74,10 +81,7 @@ def setup(
     client.close()
 
 
-@pytest.mark.integration
-def test_a_game_is_scored_once_however_often_it_is_delivered(
-    setup: tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis], unique_prefix: str
-) -> None:
+def test_a_game_is_scored_once_however_often_it_is_delivered(setup: Setup, unique_prefix: str) -> None:
     handlers, reader, published, client = setup
     records = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
     assert [handlers.on_game_record(r) for r in records] == [0, 0, 1, 4]  # hand; match + 3 ratings
@@ -97,9 +101,8 @@ def test_a_game_is_scored_once_however_often_it_is_delivered(
     assert [c.games for c in reader.rating_history("kalooki", "bob")] == [1]
 
 
-@pytest.mark.integration
 def test_tournament_standings_count_a_game_once_whichever_topic_arrives_first(
-    setup: tuple[Handlers, ScoreReader, EmbeddedEventLog, redis.Redis],
+    setup: Setup,
 ) -> None:
     handlers, reader, _, _ = setup
 

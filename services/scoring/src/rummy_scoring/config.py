@@ -14,17 +14,28 @@ MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
 
 @dataclass(frozen=True, slots=True)
 class ScoringConfig:
-    """Where to listen, what to read and write. Scoring needs Kafka and Redis (no embedded store)."""
+    """Where to listen, what to read and write: Kafka + Redis, or neither for the embedded store.
+
+    Embedded, the store and scoring's topic are sqlite files in `data_dir`, and the games and tables
+    are read from the engine's and matchmaking's sqlite logs (`game_file`, `tables_file`).
+    """
 
     address: str = "127.0.0.1:50053"
     kafka: str = ""
     redis: str = ""
+    data_dir: str = ".local/scoring"
+    game_file: str = ".local/engine/events.sqlite"
+    tables_file: str = ".local/matchmaking/tables.sqlite"
     game_topic: str = TOPIC
     matchmaking_topic: str = MATCHMAKING_TOPIC
     topic: str = SCORING_TOPIC
     key_prefix: str = ""
     group: str = "rummy-scoring"
     partitions: int = 3
+
+    @property
+    def embedded(self) -> bool:
+        return not self.kafka
 
 
 def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
@@ -34,6 +45,9 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         address=env_str("SCORING_ADDRESS", d.address, env),
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
         redis=env_str("REDIS_URL", d.redis, env),
+        data_dir=env_str("SCORING_DATA_DIR", d.data_dir, env),
+        game_file=env_str("SCORING_GAME_FILE", d.game_file, env),
+        tables_file=env_str("SCORING_TABLES_FILE", d.tables_file, env),
         game_topic=env_str("ENGINE_TOPIC", d.game_topic, env),
         matchmaking_topic=env_str("MATCHMAKING_TOPIC", d.matchmaking_topic, env),
         topic=env_str("SCORING_TOPIC", d.topic, env),
@@ -41,6 +55,6 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         group=env_str("SCORING_GROUP", d.group, env),
         partitions=env_int("SCORING_PARTITIONS", d.partitions, env, minimum=1),
     )
-    if not config.kafka or not config.redis:
-        raise ConfigError("scoring needs KAFKA_BOOTSTRAP and REDIS_URL")
+    if bool(config.kafka) != bool(config.redis):
+        raise ConfigError("scoring needs both KAFKA_BOOTSTRAP and REDIS_URL, or neither (embedded store)")
     return config

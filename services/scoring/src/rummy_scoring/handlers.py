@@ -21,7 +21,7 @@ from rummy_store import EventRecord
 from rummy_scoring.outbox import entry
 from rummy_scoring.ratings import rate
 from rummy_scoring.results import RELEVANT, GameScore, ScoringError, ranks, step
-from rummy_scoring.store import Keys, read_rating
+from rummy_scoring.store import Keys, Store, read_rating
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
@@ -36,7 +36,7 @@ def periods(ended_at: dt.datetime) -> list[str]:
 class Handlers:
     """The scoring effects of game events and of TableFormed (tournament membership)."""
 
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
+    def __init__(self, client: Store, prefix: str) -> None:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
 

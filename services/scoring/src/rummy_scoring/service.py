@@ -1,22 +1,30 @@
-"""Starting and stopping one scoring instance: Kafka logs, Redis, consumer loops, gRPC server."""
+"""Starting and stopping one scoring instance: its store, logs, consumer loops, outbox and gRPC server.
+
+Kafka + Redis, or the embedded default (`config.embedded`): a `SqliteKV` in place of Redis, sqlite
+logs in place of the topics. Handlers, queries and the outbox are the same code on both.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis
 from rummy.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.server import ServiceHost
+from rummy_store import EventLog
+from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.publisher import KafkaPublisher
+from rummy_store.publisher import EmbeddedPublisher, KafkaPublisher, Publisher
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.server import ScoringServicer
-from rummy_scoring.store import ScoreReader
+from rummy_scoring.sqlite_kv import SqliteKV
+from rummy_scoring.store import ScoreReader, Store
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 
@@ -26,9 +34,9 @@ class RunningScoring:
     config: ScoringConfig
     host: ServiceHost
     loops: list[ConsumerLoop]
-    logs: list[KafkaEventLog]
-    publisher: KafkaPublisher
-    client: redis.Redis
+    logs: list[EventLog]
+    publisher: Publisher
+    client: Store
     relay: OutboxRelay
 
     @property
@@ -46,12 +54,33 @@ class RunningScoring:
         self.client.close()
 
 
+def _embedded_log(path: str | Path, partitions: int) -> EmbeddedEventLog:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # the engine or matchmaking may start later
+    return EmbeddedEventLog(path, partitions)
+
+
+def open_stores(config: ScoringConfig) -> tuple[Store, Publisher, EventLog, EventLog]:
+    """The store, scoring's topic, and the game and table logs it follows."""
+    if config.embedded:
+        data = Path(config.data_dir)
+        data.mkdir(parents=True, exist_ok=True)
+        return (
+            SqliteKV(data / "scoring.sqlite"),
+            EmbeddedPublisher(_embedded_log(data / "scores.sqlite", config.partitions)),
+            _embedded_log(config.game_file, config.partitions),
+            _embedded_log(config.tables_file, config.partitions),
+        )
+    return (
+        redis.Redis.from_url(config.redis),
+        KafkaPublisher(config.kafka, config.topic, config.partitions),
+        KafkaEventLog(config.kafka, config.game_topic, config.partitions),
+        KafkaEventLog(config.kafka, config.matchmaking_topic, config.partitions),
+    )
+
+
 async def start_scoring(config: ScoringConfig) -> RunningScoring:
-    """Join the consumer groups and serve; health is SERVING while Redis and Kafka answer."""
-    client = redis.Redis.from_url(config.redis)
-    out = KafkaPublisher(config.kafka, config.topic, config.partitions)
-    games = KafkaEventLog(config.kafka, config.game_topic, config.partitions)
-    tables = KafkaEventLog(config.kafka, config.matchmaking_topic, config.partitions)
+    """Join the consumer groups and serve; health is SERVING while the store and the log answer."""
+    client, out, games, tables = open_stores(config)
     handlers = Handlers(client, config.key_prefix)
     relay = OutboxRelay(client, handlers.keys.outbox(), out)
     loops = [

@@ -1,7 +1,8 @@
-"""Scoring's Redis keys: per-game state with its tracking seq, results, ratings, leaderboards, payouts.
+"""Scoring's keys: per-game state with its tracking seq, results, ratings, leaderboards, payouts.
 
-Every key starts with the configured prefix (tests isolate themselves with it). Writes happen only in
-`handlers.py`, inside one MULTI/EXEC with the tracking record; this module names keys and reads.
+The store is Redis or its embedded stand-in `SqliteKV` (the same commands). Every key starts with the
+configured prefix (tests isolate themselves with it). Writes happen only in `handlers.py`, inside one
+MULTI/EXEC with the tracking record; this module names keys and reads.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 
 from rummy_scoring.ratings import DEFAULT, Rating
 from rummy_scoring.results import GameScore
+from rummy_scoring.sqlite_kv import SqliteKV
+
+Store = redis.Redis | SqliteKV
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +76,7 @@ def read_rating(client: Any, keys: Keys, variant: str, player: str) -> Rating:
 class ScoreReader:
     """The query side: what the RPCs answer from."""
 
-    def __init__(self, client: redis.Redis, prefix: str) -> None:
+    def __init__(self, client: Store, prefix: str) -> None:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
 
