@@ -100,10 +100,10 @@ class Playout:
             actions = legal_actions(state, actor)
             assert actions, f"no legal action for seat {actor} in {state.phase}"
             action = self.choose(state, actor, actions, rng)
-            produced = decide(state, action)
+            produced = decide(state, action, seed=seed)
             if thorough:
                 self.check_position(
-                    state, actor, action=action, actions=actions, decisions=decisions, rng=rng
+                    state, actor, action=action, actions=actions, decisions=decisions, rng=rng, seed=seed
                 )
             for event in produced:
                 state = evolve(state, event)
@@ -133,16 +133,17 @@ class Playout:
         actions: tuple[Command, ...],
         decisions: int,
         rng: random.Random,
+        seed: bytes,
     ) -> None:
         """The thorough checks of one position before `action` is applied."""
         if decisions % 10 == 0:
             for value in (action, observe(state, actor)):
                 assert from_dict(json.loads(json.dumps(to_dict(value)))) == value
         for probe in rng.sample(actions, min(3, len(actions))):
-            decide(state, probe)  # every legal action is accepted
+            decide(state, probe, seed=seed)  # every legal action is accepted
         for command in self.illegal_commands(state, rng):
             with pytest.raises(RuleViolation):
-                decide(state, command)
+                decide(state, command, seed=seed)
         for viewer in (actor, None):
             if viewer is None or state.phase is Phase.PLAY or not self.own_view_hides_only_in_play:
                 secret = hidden_shuffled(state, actor if viewer is not None else -1, rng)

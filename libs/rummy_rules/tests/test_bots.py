@@ -94,7 +94,7 @@ def _state_at_play(variant: str, players: int, index: int) -> GameState:
     """A fresh deal advanced to the first seat's play phase (drawn from the stock)."""
     state = evolve(None, start(variant, players, seed(index)))
     draw = next(action for action in legal_actions(state, state.turn) if isinstance(action, DrawFromStock))
-    for event in decide(state, draw):
+    for event in decide(state, draw, seed=seed(index)):
         state = evolve(state, event)
     assert state.phase is Phase.PLAY
     return state

@@ -36,6 +36,7 @@ from rummy_rules.variants import rules_for
 
 CONTRACT = rules_for("contract", 4)
 OTHERS = "KS QS 2D"
+SEED = bytes(16)
 
 
 def position(
@@ -53,7 +54,7 @@ def position(
 ) -> GameState:
     """Seat `turn` to move holding `hand`, the other seats `OTHERS`; `stock` is listed top first."""
     melds = tuple(make_meld(parse_cards(cards), CONTRACT) for cards, _ in table)
-    state = replay([start("contract", 4, bytes(16))])
+    state = replay([start("contract", 4, SEED)])
     return state._replace(
         deal=deal,
         dealer=(turn - 1) % 4,
@@ -74,7 +75,7 @@ def position(
 
 def refused(state: GameState, command: Command) -> str:
     with pytest.raises(RuleViolation) as caught:
-        decide(state, command)
+        decide(state, command, seed=SEED)
     assert caught.value.rule and caught.value.message
     return caught.value.code
 
@@ -82,7 +83,7 @@ def refused(state: GameState, command: Command) -> str:
 def offered(**kwargs: object) -> GameState:
     """Seat 0 has just discarded 7H; seat 1 (forehand) may take it, seats 2 and 3 may buy it."""
     state = position("7H 8C 9C", **kwargs)  # type: ignore[arg-type]
-    state, events = apply(state, Discard(0, parse_card("7H")))
+    state, events = apply(state, Discard(0, parse_card("7H")), seed=SEED)
     assert events[-1] == BuyOffered(parse_card("7H"), 1, 0)  # §3.7.1
     return state
 
@@ -92,11 +93,11 @@ def test_discard_is_offered_and_the_first_request_is_granted_as_the_forehand_dra
     assert buyers(state) == (2, 3)
     assert legal_actions(state, 2) == (BuyDiscard(2), PassBuy(2))
     assert legal_actions(state, 0) == ()  # the discarder cannot buy (§3.7.3)
-    assert decide(state, PassBuy(3)) == []
-    state, events = apply(state, BuyDiscard(2))
+    assert decide(state, PassBuy(3), seed=SEED) == []
+    state, events = apply(state, BuyDiscard(2), seed=SEED)
     assert events == [BuyRequested(2, parse_card("7H"))]
     assert refused(state, BuyDiscard(3)) == "buy_already_requested"  # D12: first request wins
-    state, events = apply(state, DrawFromStock(1))
+    state, events = apply(state, DrawFromStock(1), seed=SEED)
     # src ¶22: the buyer takes the discard and the top stock card; then the forehand draws (D12).
     assert events == [
         BuyGranted(2, parse_card("7H"), parse_card("2C"), 1, 0),
@@ -108,14 +109,14 @@ def test_discard_is_offered_and_the_first_request_is_granted_as_the_forehand_dra
 
 def test_forehand_priority_beats_a_request() -> None:
     state = offered()
-    state, _ = apply(state, BuyDiscard(3))
-    state, events = apply(state, TakeDiscard(1))
+    state, _ = apply(state, BuyDiscard(3), seed=SEED)
+    state, events = apply(state, TakeDiscard(1), seed=SEED)
     assert events == [BuyPassed(parse_card("7H"), True), CardDrawn(1, parse_card("7H"), True)]  # src ¶21
     assert state.buys == (0, 0, 0, 0)
 
 
 def test_offer_lapses_when_nobody_asks() -> None:
-    state, events = apply(offered(), DrawFromStock(1))
+    state, events = apply(offered(), DrawFromStock(1), seed=SEED)
     assert events == [BuyPassed(parse_card("7H"), False), CardDrawn(1, parse_card("2C"), False)]
     assert refused(state, BuyDiscard(2)) == "nothing_to_buy"  # D23
 
@@ -126,15 +127,15 @@ def test_buyer_roles_and_limits() -> None:
     assert refused(state, BuyDiscard(0)) == "discarder_cannot_buy"
     assert refused(state, BuyDiscard(2)) == "too_many_buys"  # D13: no fifth buy
     assert buyers(state) == (3,)
-    state, _ = apply(state, BuyDiscard(3))
-    state, events = apply(state, DrawFromStock(1))
+    state, _ = apply(state, BuyDiscard(3), seed=SEED)
+    state, events = apply(state, DrawFromStock(1), seed=SEED)
     assert events[0] == BuyGranted(3, parse_card("7H"), parse_card("2C"), 4, 200)  # src ¶24
 
 
 def test_fourth_buy_costs_200_at_the_end_of_the_round() -> None:
     state = position("5H 6H 7H 8H 9C 9D 9S KC", deal=1, buys=(4, 0, 0, 0))
-    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H 8H"), parse_cards("9C 9D 9S"))))
-    state, events = apply(state, Discard(0, parse_card("KC")))  # D10: closing by the last discard
+    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H 8H"), parse_cards("9C 9D 9S"))), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("KC")), seed=SEED)  # D10: closing by the last discard
     ended = next(event for event in events if isinstance(event, DealEnded))
     assert ended.winner == 0
     assert ended.penalties == (200, 25, 25, 25)  # §3.13, D17: the closer pays 200 too; K Q 2 = 25
@@ -148,7 +149,7 @@ def test_laydown_is_exactly_the_contract_once() -> None:
     assert refused(state, LayMelds(0, extra)) == "not_the_contract"  # D7
     assert refused(state, LayMelds(0, extra[1:])) == "not_the_contract"
     assert refused(state._replace(deal=3), LayMelds(0, extra[:2])) == "not_the_contract"
-    state, _ = apply(state, LayMelds(0, extra[:2]))
+    state, _ = apply(state, LayMelds(0, extra[:2]), seed=SEED)
     assert refused(state, LayMelds(0, extra[2:])) == "already_laid_down"  # §3.8.2
 
 
@@ -159,26 +160,26 @@ def test_lay_off_and_joker_take_only_after_laying_down() -> None:
     assert refused(state, SwapJoker(0, 0, parse_cards("6D"))) == "not_opened"
     state = state._replace(opened=(True, True, True, False))
     assert refused(state, SwapJoker(0, 1, parse_cards("QD"))) == "joker_swap_not_allowed"  # never threes
-    state, _ = apply(state, SwapJoker(0, 0, parse_cards("6D")))  # §3.9.3: the exact card
+    state, _ = apply(state, SwapJoker(0, 0, parse_cards("6D")), seed=SEED)  # §3.9.3: the exact card
     assert state.melds[0].cards == parse_cards("4D 5D 6D 7D")
     assert sorted(state.hands[0]) == sorted(parse_cards("QD 3C JK"))  # D9: the joker goes to the hand
-    state, _ = apply(state, LayOff(0, 1, parse_cards("QD")))  # D8: on anyone's meld
-    state, _ = apply(state, LayOff(0, 0, parse_cards("JK"), at=End.HIGH))
+    state, _ = apply(state, LayOff(0, 1, parse_cards("QD")), seed=SEED)  # D8: on anyone's meld
+    state, _ = apply(state, LayOff(0, 0, parse_cards("JK"), at=End.HIGH), seed=SEED)
     assert state.melds[0].cards == parse_cards("4D 5D 6D 7D JK")
 
 
 def test_round_eight_has_no_buying_and_closes_with_the_whole_hand_ending_the_match() -> None:
     hand = "AH 2H 3H 4H 9S 10S JS QS 5C 5D 5D KH KC"
     state = position(hand, deal=8, phase=Phase.DRAW, stock="JK 2C", discard="7H 8C", totals=(10, 20, 30, 40))
-    state, events = apply(state, DrawFromStock(0))
+    state, events = apply(state, DrawFromStock(0), seed=SEED)
     assert refused(state, BuyDiscard(2)) == "no_buying_in_round_8"  # src ¶30
     part = (parse_cards("AH 2H 3H 4H"), parse_cards("9S 10S JS QS"), parse_cards("5C 5D 5D"))
     assert refused(state, LayMelds(0, (*part, parse_cards("KH KC JK")[:2]))) == "meld_too_short"
     assert refused(state, LayMelds(0, (*part[:2], parse_cards("5C 5D 5D KH")))) == "not_a_meld"
-    state, events = apply(state, LayMelds(0, (*part, parse_cards("KH KC JK"))))  # src ¶32, D11
+    state, events = apply(state, LayMelds(0, (*part, parse_cards("KH KC JK"))), seed=SEED)  # src ¶32, D11
     ended = next(event for event in events if isinstance(event, DealEnded))
     assert ended.winner == 0 and ended.penalties == (0, 25, 25, 25)
-    assert events[-1] == GameEnded((0,), (10, 45, 55, 65), (), state.seed)  # src ¶44: lowest total
+    assert events[-1] == GameEnded((0,), (10, 45, 55, 65), (), SEED)  # src ¶44: lowest total
     assert state.phase is Phase.GAME_OVER
 
 
@@ -192,13 +193,13 @@ def test_round_eight_laydown_must_use_every_card() -> None:
         parse_cards("KH KC JK"),
     )
     assert refused(state, LayMelds(0, melds)) == "whole_hand_required"  # §3.11.2
-    state, events = apply(state, Discard(0, parse_card("7C")))
+    state, events = apply(state, Discard(0, parse_card("7C")), seed=SEED)
     assert not any(isinstance(event, BuyOffered) for event in events)
 
 
 def test_empty_stock_reshuffles_all_but_the_top_discard() -> None:
     state = position("7H 8C", phase=Phase.DRAW, stock="", discard="2C 3C 4C 9D")
-    state, events = apply(state, DrawFromStock(0))  # D16
+    state, events = apply(state, DrawFromStock(0), seed=SEED)  # D16
     assert isinstance(events[0], StockReshuffled)
     assert sorted(events[0].cards) == sorted(parse_cards("2C 3C 4C"))
     assert state.discard == parse_cards("9D") and len(state.stock) == 2
@@ -206,12 +207,12 @@ def test_empty_stock_reshuffles_all_but_the_top_discard() -> None:
 
 def test_empty_stock_and_no_discards_to_reshuffle_ends_the_round_without_closer() -> None:
     state = position("7H 8C", phase=Phase.DRAW, stock="", discard="9D")
-    state, events = apply(state, DrawFromStock(0))  # D16
+    state, events = apply(state, DrawFromStock(0), seed=SEED)  # D16
     assert events[0] == DealEnded(None, False, (10, 25, 25, 25))
     assert state.deals_done == 1 and state.deal == 4
 
 
 def test_upcard_offered_with_the_deal_but_not_in_round_eight() -> None:
-    state = replay([start("contract", 4, bytes(16))])
+    state = replay([start("contract", 4, SEED)])
     assert state.offer is state.discard[-1]  # src ¶25, D15
     assert state.offer_from is None and len(buyers(state)) == 3

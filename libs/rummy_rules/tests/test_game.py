@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -19,6 +20,7 @@ from rummy_rules.events import (
 )
 from rummy_rules.game import apply, decide, evolve, legal_actions, replay, start
 from rummy_rules.melds import End, Meld, MeldKind, make_meld
+from rummy_rules.serialize import to_dict
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules, rules_for
 from rummy_rules.views import observe
@@ -43,7 +45,6 @@ def position(
     melds = tuple(make_meld(parse_cards(cards), rules) for cards, _ in table)
     return GameState(
         rules=rules,
-        seed=SEED,
         seed_commitment=hashlib.sha256(SEED).hexdigest(),
         deal=1,
         dealer=players - 1,
@@ -77,7 +78,7 @@ def position(
 def refused(state: GameState, command: object) -> str:
     before = state
     with pytest.raises(RuleViolation) as caught:
-        decide(state, command)  # type: ignore[arg-type]
+        decide(state, command, seed=SEED)  # type: ignore[arg-type]
     assert state == before
     assert caught.value.rule and caught.value.message
     return caught.value.code
@@ -115,7 +116,7 @@ def test_turn_order_and_phase_are_enforced() -> None:
     state = position(KALOOKI, "5H 6H 7H 9C", phase=Phase.DRAW)
     assert refused(state, DrawFromStock(1)) == "not_your_turn"  # kalooki §3.14
     assert refused(state, Discard(0, parse_card("9C"))) == "must_draw_first"
-    state, _ = apply(state, DrawFromStock(0))
+    state, _ = apply(state, DrawFromStock(0), seed=SEED)
     assert refused(state, DrawFromStock(0)) == "already_drawn"
     assert refused(state, TakeDiscard(0)) == "already_drawn"
     assert refused(state, Discard(0, parse_card("AS"))) == "card_not_in_hand"
@@ -125,10 +126,10 @@ def test_turn_order_and_phase_are_enforced() -> None:
 
 def test_discard_rejected_when_card_was_just_taken_from_the_pile() -> None:
     state = position(KALOOKI, "5H 6H 7H 9C", phase=Phase.DRAW, discard="KD")
-    state, _ = apply(state, TakeDiscard(0))
+    state, _ = apply(state, TakeDiscard(0), seed=SEED)
     assert refused(state, Discard(0, parse_card("KD"))) == "cannot_discard_taken"  # D8
     assert Discard(0, parse_card("KD")) not in legal_actions(state, 0)
-    apply(state, Discard(0, parse_card("9C")))
+    apply(state, Discard(0, parse_card("9C")), seed=SEED)
 
 
 def test_opening_rejected_when_new_melds_total_below_forty() -> None:
@@ -143,7 +144,7 @@ def test_opening_rejected_when_new_melds_total_below_forty() -> None:
 
 def test_opening_accepted_when_melds_reach_forty_together() -> None:
     state = position(RUMMY40, "JK KD KH 4C 5C 6C 9D 8D")
-    after, _ = apply(state, LayMelds(0, (parse_cards("JK KD KH"), parse_cards("4C 5C 6C"))))  # D7
+    after, _ = apply(state, LayMelds(0, (parse_cards("JK KD KH"), parse_cards("4C 5C 6C"))), seed=SEED)  # D7
     assert after.opened[0] and len(after.melds) == 2 and after.hands[0] == parse_cards("9D 8D")
 
 
@@ -158,12 +159,16 @@ def test_rummy40_lay_off_rejected_on_another_players_meld() -> None:
     state = position(RUMMY40, "8H 9D 9S", opened=True, table=[("5H 6H 7H", 1)])
     assert refused(state, LayOff(0, 0, parse_cards("8H"))) == "layoff_on_others_meld"  # D9
     rules = rules_for("rummy40", 2, layoff_on_others=True)
-    apply(position(rules, "8H 9D 9S", opened=True, table=[("5H 6H 7H", 1)]), LayOff(0, 0, parse_cards("8H")))
+    apply(
+        position(rules, "8H 9D 9S", opened=True, table=[("5H 6H 7H", 1)]),
+        LayOff(0, 0, parse_cards("8H")),
+        seed=SEED,
+    )
 
 
 def test_rummy40_joker_exchange_on_other_players_meld_keeps_joker_in_hand() -> None:
     state = position(RUMMY40, "6H 9D 9S", opened=True, table=[("5H JK 7H", 1)])
-    after, events = apply(state, SwapJoker(0, 0, parse_cards("6H")))  # src S15, D10
+    after, events = apply(state, SwapJoker(0, 0, parse_cards("6H")), seed=SEED)  # src S15, D10
     assert isinstance(events[0], JokerSwapped)
     assert JOKER in after.hands[0] and after.melds[0].cards == parse_cards("5H 6H 7H")
 
@@ -172,7 +177,7 @@ def test_kalooki_release_rejected_when_freed_joker_is_not_used() -> None:
     state = position(KALOOKI, "6H 2D 3D 9S", opened=True, table=[("5H JK 7H", 1)])
     assert refused(state, SwapJoker(0, 0, parse_cards("6H"))) == "freed_joker_unused"  # D10
     then = LayMelds(0, (parse_cards("2D 3D JK"),))
-    after, _ = apply(state, SwapJoker(0, 0, parse_cards("6H"), then))
+    after, _ = apply(state, SwapJoker(0, 0, parse_cards("6H"), then), seed=SEED)
     assert after.hands[0] == parse_cards("9S") and len(after.melds) == 2
     bad = LayMelds(0, (parse_cards("2D 3D 4D"),))
     assert refused(state, SwapJoker(0, 0, parse_cards("6H"), bad)) == "freed_joker_unused"
@@ -180,9 +185,9 @@ def test_kalooki_release_rejected_when_freed_joker_is_not_used() -> None:
 
 def test_kalooki_meld_rejected_when_it_would_leave_nothing_to_discard() -> None:
     state = position(KALOOKI, "5H 6H 7H 8C", opened=True, table=[("9C 10C JC", 1)])
-    after, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)))
+    after, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)), seed=SEED)
     assert refused(after, LayOff(0, 0, parse_cards("8C"))) == "must_keep_card_to_discard"  # src ¶18
-    _, events = apply(after, Discard(0, parse_card("8C")))
+    _, events = apply(after, Discard(0, parse_card("8C")), seed=SEED)
     assert isinstance(events[1], DealEnded) and events[1].winner == 0 and not events[1].kalooki
 
 
@@ -190,13 +195,47 @@ def test_kalooki_made_when_all_thirteen_laid_at_once_and_exempt_from_forty() -> 
     hand = "AH 2H 3H AD 2D 3D AC 2C 3C AS 2S 3S 4S 9D"
     state = position(KALOOKI, hand, others="KD KH")
     melds = tuple(parse_cards(m) for m in ("AH 2H 3H", "AD 2D 3D", "AC 2C 3C", "AS 2S 3S 4S"))
-    after, _ = apply(state, LayMelds(0, melds))  # worth 28 < 40: D14 exemption
-    _, events = apply(after, Discard(0, parse_card("9D")))
+    after, _ = apply(state, LayMelds(0, melds), seed=SEED)  # worth 28 < 40: D14 exemption
+    _, events = apply(after, Discard(0, parse_card("9D")), seed=SEED)
     ended = next(e for e in events if isinstance(e, DealEnded))
     assert ended.kalooki and ended.penalties == (0, 20 + 25)  # §3.10, §3.12.3
     assert isinstance(events[-1], GameEnded) and events[-1].seed == SEED  # seed revealed
     no_exemption = rules_for("kalooki", 2, kalooki_exempt_from_opening=False)
     assert refused(position(no_exemption, hand), LayMelds(0, melds)) == "opening_below_minimum"
+
+
+def test_seed_stays_out_of_the_log_and_state_until_the_end_and_must_match_its_commitment() -> None:
+    started = start("rummy40", 2, SEED)
+    secret = SEED.hex()
+    assert secret not in json.dumps(to_dict(started))
+    assert secret not in json.dumps(to_dict(replay([started])))
+    state = position(KALOOKI, "5H 6H 7H 8C", opened=True, others="KD KH")
+    after, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)), seed=SEED)
+    assert secret not in json.dumps(to_dict(after)) and observe(after, None).seed is None
+    wrong = bytes(16)
+    # The seed is checked where it is used: here to reveal it as kalooki's single deal ends.
+    assert decide(state, LayMelds(0, (parse_cards("5H 6H 7H"),)), seed=wrong)
+    with pytest.raises(ValueError, match="commitment"):
+        decide(after, Discard(0, parse_card("8C")), seed=wrong)
+    ended, events = apply(after, Discard(0, parse_card("8C")), seed=SEED)
+    assert isinstance(events[-1], GameEnded) and events[-1].seed == SEED
+    assert ended.revealed_seed == SEED and observe(ended, 1).seed == SEED
+    assert replay([started]).revealed_seed is None
+
+
+def test_wrong_seed_refused_at_a_reshuffle_and_a_new_deal() -> None:
+    state = position(KALOOKI, "5H 6H 7H 8C", opened=True, stock="", discard="2D 9D")
+    with pytest.raises(ValueError):
+        decide(state, Discard(0, parse_card("8C")), seed=bytes(16))  # kalooki D18: the stock is rebuilt
+    _, events = apply(state, Discard(0, parse_card("8C")), seed=SEED)
+    assert isinstance(events[-1], StockReshuffled)
+    # rummy40 with two deals: going out (melding every card, D11) deals the second from the seed.
+    rules = rules_for("rummy40", 2, deals_per_match=2)
+    state = position(rules, "5H 6H 7H 8H", opened=True, others="KD KH")
+    out = LayMelds(0, (parse_cards("5H 6H 7H 8H"),))
+    with pytest.raises(ValueError):
+        decide(state, out, seed=bytes(16))
+    assert isinstance(decide(state, out, seed=SEED)[-1], DealStarted)
 
 
 def test_kalooki_going_out_with_layoffs_is_not_a_kalooki() -> None:
@@ -207,15 +246,15 @@ def test_kalooki_going_out_with_layoffs_is_not_a_kalooki() -> None:
         layoffs=(LayOff(0, 0, parse_cards("8C")),),
         discard=parse_card("9D"),
     )
-    events = decide(state, command)
+    events = decide(state, command, seed=SEED)
     assert not next(e for e in events if isinstance(e, DealEnded)).kalooki  # D14
 
 
 def test_rummy40_goes_out_by_melding_every_card_and_never_by_discard() -> None:
     state = position(RUMMY40, "8H 9S 10S JS", opened=True, table=[("5H 6H 7H", 0)])
-    after, _ = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)))
+    after, _ = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)), seed=SEED)
     assert refused(after, Discard(0, parse_card("8H"))) == "cannot_go_out_by_discard"  # D11
-    _, events = apply(after, LayOff(0, 0, parse_cards("8H")))
+    _, events = apply(after, LayOff(0, 0, parse_cards("8H")), seed=SEED)
     ended = next(e for e in events if isinstance(e, DealEnded))
     assert ended.winner == 0 and ended.penalties == (0, 30)
 
@@ -227,8 +266,8 @@ def test_rummy40_meld_rejected_when_last_card_could_never_be_played() -> None:
 
 def test_kalooki_reshuffle_keeps_the_last_discard_out_of_the_new_stock() -> None:
     state = position(KALOOKI, "5H 6H 9C", phase=Phase.DRAW, stock="2C", discard="3S 4S 5S")
-    state, _ = apply(state, DrawFromStock(0))
-    state, events = apply(state, Discard(0, parse_card("9C")))
+    state, _ = apply(state, DrawFromStock(0), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("9C")), seed=SEED)
     reshuffled = events[1]
     assert isinstance(events[0], CardDiscarded) and isinstance(reshuffled, StockReshuffled)  # D18
     assert sorted(reshuffled.cards) == sorted(parse_cards("3S 4S 5S"))
@@ -237,8 +276,8 @@ def test_kalooki_reshuffle_keeps_the_last_discard_out_of_the_new_stock() -> None
 
 def test_kalooki_deal_void_when_reshuffle_would_leave_no_stock() -> None:
     state = position(KALOOKI, "5H 6H 9C", phase=Phase.DRAW, stock="2C", discard="")
-    state, _ = apply(state, DrawFromStock(0))
-    state, events = apply(state, Discard(0, parse_card("9C")))
+    state, _ = apply(state, DrawFromStock(0), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("9C")), seed=SEED)
     assert isinstance(events[1], DealEnded) and events[1].winner is None  # §3.11.3
     assert isinstance(events[2], DealStarted) and events[2].dealer == 1  # same dealer again
     assert state.totals == (0, 0) and state.phase is Phase.DRAW
@@ -246,7 +285,7 @@ def test_kalooki_deal_void_when_reshuffle_would_leave_no_stock() -> None:
 
 def test_rummy40_reshuffles_every_face_up_card_when_last_stock_card_is_drawn() -> None:
     state = position(RUMMY40, "5H 6H 9C", phase=Phase.DRAW, stock="2C", discard="3S 4S 5S")
-    state, events = apply(state, DrawFromStock(0))
+    state, events = apply(state, DrawFromStock(0), seed=SEED)
     assert isinstance(events[1], StockReshuffled)  # D12
     assert state.discard == () and sorted(state.stock) == sorted(parse_cards("3S 4S 5S"))
 
@@ -256,14 +295,14 @@ def test_rummy40_match_rotates_dealer_and_ends_after_default_deals() -> None:
     assert rules_for("rummy40", 5).deals == 5
     rules = rules_for("rummy40", 2, deals_per_match=2)
     state = position(rules, "9S 10S JS", opened=True, others="KS QS")
-    state, events = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)))
+    state, events = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)), seed=SEED)
     started = events[-1]
     assert isinstance(started, DealStarted) and started.dealer == 0  # src S1: next dealer
     assert state.totals == (0, 20) and state.deal == 2
     state = state._replace(
         hands=(parse_cards("9S 10S JS"), parse_cards("KD")), turn=0, phase=Phase.PLAY, opened=(True, True)
     )
-    state, events = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)))
+    state, events = apply(state, LayMelds(0, (parse_cards("9S 10S JS"),)), seed=SEED)
     assert isinstance(events[-1], GameEnded) and events[-1].winners == (0,) and state.totals == (0, 30)
 
 
@@ -273,8 +312,8 @@ def test_kalooki_prize_pool_paid_at_game_end() -> None:
     state = state._replace(
         hands=(state.hands[0], parse_cards("KS QS"), parse_cards("KS QS 10D 10H 10C JD QD"))
     )
-    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)))
-    state, events = apply(state, Discard(0, parse_card("8C")))
+    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("8C")), seed=SEED)
     assert state.totals == (0, 20, 70)
     assert events[-1] == GameEnded((0,), (0, 20, 70), (751, 181, 68), SEED)  # D17: L=250, weights 80, 30
 
@@ -319,12 +358,12 @@ def test_kalooki_discard_draw_must_be_used_in_opening_with_option() -> None:
     rules = rules_for("kalooki", 2, discard_draw_before_opening="must_use_in_opening")  # D19 option
     state = position(rules, "KH KS 5C 6C 7C 2D 9S", phase=Phase.DRAW, discard="KD")
     assert TakeDiscard(0) in legal_actions(state, 0)
-    state, _ = apply(state, TakeDiscard(0))
+    state, _ = apply(state, TakeDiscard(0), seed=SEED)
     assert refused(state, Discard(0, parse_card("9S"))) == "discard_draw_not_used"
     code = refused(state, LayMelds(0, (parse_cards("5C 6C 7C"), parse_cards("KH KS JK"))))
     assert code == "card_not_in_hand"
-    state, _ = apply(state, LayMelds(0, (parse_cards("KH KS KD"), parse_cards("5C 6C 7C"))))
-    apply(state, Discard(0, parse_card("9S")))
+    state, _ = apply(state, LayMelds(0, (parse_cards("KH KS KD"), parse_cards("5C 6C 7C"))), seed=SEED)
+    apply(state, Discard(0, parse_card("9S")), seed=SEED)
     unusable = position(rules, "2H 5C 9S", phase=Phase.DRAW, discard="KD")
     assert refused(unusable, TakeDiscard(0)) == "discard_draw_not_usable"
 
@@ -333,15 +372,15 @@ def test_kalooki_elimination_match_drops_players_at_the_limit() -> None:
     rules = rules_for("kalooki", 3, match_mode="elimination", elimination_limit=30)  # §5 match_mode
     state = position(rules, "5H 6H 7H 8C", opened=True)
     state = state._replace(hands=(state.hands[0], parse_cards("KS QS JS"), parse_cards("2S")))
-    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)))
-    state, events = apply(state, Discard(0, parse_card("8C")))
+    state, _ = apply(state, LayMelds(0, (parse_cards("5H 6H 7H"),)), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("8C")), seed=SEED)
     assert state.active == (True, False, True) and isinstance(events[-1], DealStarted)
     assert state.dealer == 0 and len(state.hands[1]) == 0 and len(state.hands[2]) == 13
     state = state._replace(hands=(parse_cards("AS"), (), parse_cards("9H")), turn=2)
     state = state._replace(phase=Phase.PLAY, opened=(False, False, True), turn_start_opened=True)
-    state, events = apply(state, Discard(2, parse_card("9H")))
+    state, events = apply(state, Discard(2, parse_card("9H")), seed=SEED)
     assert isinstance(events[-1], DealStarted)  # seat 0 has 11 < 30: still two players
     state = state._replace(hands=(parse_cards("KS KD KH QC"), (), parse_cards("9D")), turn=2)
     state = state._replace(phase=Phase.PLAY, opened=(False, False, True), turn_start_opened=True)
-    state, events = apply(state, Discard(2, parse_card("9D")))
+    state, events = apply(state, Discard(2, parse_card("9D")), seed=SEED)
     assert events[-1] == GameEnded((2,), (51, 30, 2), (), SEED)

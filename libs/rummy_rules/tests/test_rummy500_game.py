@@ -24,6 +24,7 @@ from rummy_rules.variants import Rules
 from rummy_rules.views import observe
 
 OTHERS = "KS QS 2D"
+SEED = bytes(16)
 
 
 def position(
@@ -38,7 +39,7 @@ def position(
     **options: int | bool | str,
 ) -> GameState:
     """Seat 0 to move with `hand`, seats 1 and 2 holding `OTHERS`; stock top first, pile bottom first."""
-    state = replay([start("rummy500", 3, bytes(16), **options)])
+    state = replay([start("rummy500", 3, SEED, **options)])
     rules = state.rules
     melds = tuple(make_meld(parse_cards(cards), rules) for cards, _ in table)
     return state._replace(
@@ -58,7 +59,7 @@ def position(
 
 def refused(state: GameState, command: Command) -> str:
     with pytest.raises(RuleViolation) as caught:
-        decide(state, command)
+        decide(state, command, seed=SEED)
     assert caught.value.rule and caught.value.message
     return caught.value.code
 
@@ -66,7 +67,7 @@ def refused(state: GameState, command: Command) -> str:
 def test_deep_pick_takes_everything_above_and_melds_the_selected_card() -> None:
     state = position("9C 9D 3H")
     meld = LayMelds(0, (parse_cards("9H 9C 9D"),))
-    state, events = apply(state, PickFromPile(0, 1, meld))  # src ¶17, D21
+    state, events = apply(state, PickFromPile(0, 1, meld), seed=SEED)  # src ¶17, D21
     assert events[:3] == [
         CardDrawn(0, parse_card("2S"), True),
         CardDrawn(0, parse_card("KD"), True),
@@ -76,7 +77,7 @@ def test_deep_pick_takes_everything_above_and_melds_the_selected_card() -> None:
     assert state.discard == parse_cards("4C")
     assert sorted(state.hands[0]) == sorted(parse_cards("3H KD 2S"))
     assert refused(state, Discard(0, parse_card("9H"))) == "card_not_in_hand"
-    state, _ = apply(state, Discard(0, parse_card("KD")))  # D8: cards above may be discarded
+    state, _ = apply(state, Discard(0, parse_card("KD")), seed=SEED)  # D8: cards above may be discarded
 
 
 def test_pick_refused_without_its_use() -> None:
@@ -93,14 +94,14 @@ def test_pick_refused_without_its_use() -> None:
 
 def test_option_top_discard_free_takes_the_top_card_alone() -> None:
     state = position("9C 9D 3H", top_discard_free=True)
-    _, events = apply(state, TakeDiscard(0))
+    _, events = apply(state, TakeDiscard(0), seed=SEED)
     assert events == [CardDrawn(0, parse_card("2S"), True)]
     assert refused(state, PickFromPile(0, 2)) == "pick_must_be_used"
 
 
 def test_pick_with_a_layoff_on_another_players_meld_is_credited_to_the_picker() -> None:
     state = position("3H 5C 6C", table=[("10D JD QD", 1)])
-    state, _ = apply(state, PickFromPile(0, 2, LayOff(0, 0, parse_cards("KD"))))  # D20
+    state, _ = apply(state, PickFromPile(0, 2, LayOff(0, 0, parse_cards("KD"))), seed=SEED)  # D20
     assert state.melds[0].cards == parse_cards("10D JD QD KD")
     assert state.credits[0] == (1, 1, 1, 0)  # D12: per card
     legal = legal_actions(state, 0)
@@ -109,9 +110,9 @@ def test_pick_with_a_layoff_on_another_players_meld_is_credited_to_the_picker() 
 
 def test_deal_score_is_credited_value_minus_hand_and_the_deal_rotates() -> None:
     state = position("AS 2S 3S 4S 9C", phase=Phase.PLAY, table=[("5S 6S 7S", 1)])
-    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)))
-    state, _ = apply(state, LayOff(0, 1, parse_cards("4S")))
-    state, events = apply(state, Discard(0, parse_card("9C")))  # D9: out by the last discard
+    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)), seed=SEED)
+    state, _ = apply(state, LayOff(0, 1, parse_cards("4S")), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("9C")), seed=SEED)  # D9: out by the last discard
     ended = next(event for event in events if isinstance(event, DealEnded))
     # seat 0: 1 + 2 + 3 melded, 4 laid off; seat 1: 5 + 6 + 7 minus K Q 2 in hand (22).
     assert ended.penalties == (10, -4, -22)
@@ -122,22 +123,22 @@ def test_deal_score_is_credited_value_minus_hand_and_the_deal_rotates() -> None:
 def test_empty_stock_ends_the_deal_when_the_player_does_not_pick() -> None:
     state = position("AS 2S 3S", stock="", table=[("5S 6S 7S", 1)])
     assert DrawFromStock(0) in legal_actions(state, 0)
-    _, events = apply(state, DrawFromStock(0))  # D10
+    _, events = apply(state, DrawFromStock(0), seed=SEED)  # D10
     assert events[0] == DealEnded(None, False, (-20, -4, -22))  # AS 2S 3S in hand: 15 + 2 + 3
 
 
 def test_reaching_500_ends_the_game_with_settlement() -> None:
     state = position("AS 2S 3S 9C", phase=Phase.PLAY, totals=(495, 480, -20))
-    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)))
-    state, events = apply(state, Discard(0, parse_card("9C")))
-    assert events[-1] == GameEnded((0,), (501, 458, -42), (586, -43, -543), state.seed)  # src ¶11, D14
-    assert observe(state, 1).seed == bytes(16)
+    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("9C")), seed=SEED)
+    assert events[-1] == GameEnded((0,), (501, 458, -42), (586, -43, -543), SEED)  # src ¶11, D14
+    assert observe(state, 1).seed == SEED
 
 
 def test_shared_top_score_plays_another_deal() -> None:
     state = position("AS 2S 3S 9C", phase=Phase.PLAY, totals=(494, 522, 0))
-    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)))
-    _, events = apply(state, Discard(0, parse_card("9C")))  # D13: 500 and 500 tie at the top
+    state, _ = apply(state, LayMelds(0, (parse_cards("AS 2S 3S"),)), seed=SEED)
+    _, events = apply(state, Discard(0, parse_card("9C")), seed=SEED)  # D13: 500 and 500 tie at the top
     assert isinstance(events[-1], DealStarted)
 
 

@@ -71,7 +71,7 @@ def play_stall(state: GameState, limit: int = 400) -> tuple[list[Event], GameSta
             assert command in actions
         else:
             command = Discard(state.turn, state.hands[state.turn][-1])
-        produced = decide(state, command)
+        produced = decide(state, command, seed=SEED)
         for event in produced:
             if isinstance(event, DealEnded):
                 last = state
@@ -125,7 +125,7 @@ def test_stalemate_option_zero_never_ends_a_stall() -> None:
             if state.phase is Phase.DRAW
             else Discard(state.turn, state.hands[state.turn][-1])
         )
-        for event in decide(state, command):
+        for event in decide(state, command, seed=SEED):
             state = evolve(state, event)
     assert state.deal == 2 and state.reshuffles > 20
 

@@ -73,7 +73,8 @@ def test_events_of_whole_games_round_trip_and_replay_to_the_same_state() -> None
 def test_legal_actions_round_trip_through_action_messages() -> None:
     rng = random.Random(5)
     for variant in PLAYABLE_VARIANTS:
-        state = evolve(None, start(variant, 3, hashlib.sha256(b"actions" + variant.encode()).digest()))
+        seed = hashlib.sha256(b"actions" + variant.encode()).digest()
+        state = evolve(None, start(variant, 3, seed))
         for _ in range(300):
             if state.phase is not Phase.DRAW and state.phase is not Phase.PLAY:
                 break
@@ -81,7 +82,9 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
             for action in actions:
                 wire = codec.command_to_pb(action).SerializeToString()
                 assert codec.command_from_pb(state.turn, gs.Action.FromString(wire)) == action
-            for event in decide(state, bots.greedy(bots.SeatView(state, state.turn), actions, rng)):
+            for event in decide(
+                state, bots.greedy(bots.SeatView(state, state.turn), actions, rng), seed=seed
+            ):
                 state = evolve(state, event)
 
 

@@ -114,7 +114,6 @@ def position(view: gs.PlayerView) -> GameState:
     pile = cards(view.discard_pile) or ((card(view.discard_top),) if view.HasField("discard_top") else ())
     return GameState(
         rules=rules,
-        seed=b"",
         seed_commitment=view.seed_commitment,
         deal=view.deal,
         dealer=view.dealer,

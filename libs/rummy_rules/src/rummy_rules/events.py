@@ -1,10 +1,11 @@
 """What happened: frozen, past-tense events. A game's state is a pure fold of these (`game.evolve`).
 
 Events carry results (the meld after a layoff, the shuffled stock) so that replay needs neither
-validation nor randomness. The log is server-side: `GameStarted` and `DealStarted` hold the deck
-order and the seed, i.e. every hidden card; players only ever see `views.observe` output. The seed is
-revealed in `GameEnded`, and anyone holding it can re-derive every deal and reshuffle
-(`game.deal_seed`, `game.reshuffle_seed`) and check it against the commitment.
+validation nor randomness. The log is server-side: `GameStarted` and `DealStarted` hold deck orders,
+i.e. every hidden card of the deal; players only ever see `views.observe` output. No event holds the
+seed before `GameEnded` reveals it (`GameStarted` has only its commitment), so the log cannot predict
+a later deal or reshuffle; afterwards anyone can re-derive every deal and reshuffle
+(`game.deal_seed`, `game.reshuffle_seed`) and check the seed against the commitment.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ class GameStarted:
     players: int
     options: tuple[tuple[str, OptionValue], ...]
     seed_commitment: str
-    seed: bytes
     dealer: int
     deck: tuple[Card, ...]
 

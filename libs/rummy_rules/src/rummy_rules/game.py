@@ -1,9 +1,15 @@
 """A game as an event-sourced state machine: `start`, `legal_actions`, `decide`, `evolve`, `replay`.
 
-`decide(state, command)` checks a command against the variant's rules and returns the events it
-causes, or raises `RuleViolation`; it never changes `state`. `evolve(state, event)` applies one
-accepted event without validation and cannot fail. `replay(events)` folds a whole history. The deal
-comes from a seed as data (`GameStarted.deck`), so replay needs no randomness.
+`decide(state, command, seed=...)` checks a command against the variant's rules and returns the
+events it causes, or raises `RuleViolation`; it never changes `state`. `evolve(state, event)` applies
+one accepted event without validation and cannot fail. `replay(events)` folds a whole history. Deck
+orders travel as data (`GameStarted.deck`, `DealStarted.deck`, `StockReshuffled.cards`), so replay
+needs no randomness and no seed.
+
+The seed is never in an event before `GameEnded` nor in the state: whoever reads the log or a
+snapshot could otherwise predict every later deal and reshuffle. The caller keeps it (the engine
+derives it per game) and hands it to `decide`, which uses it only for a new deal, a reshuffle or the
+reveal, checking it against `GameStarted.seed_commitment` there.
 """
 
 from __future__ import annotations
@@ -125,7 +131,6 @@ def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> Ga
         players=players,
         options=tuple(sorted(options.items())),
         seed_commitment=seed_commitment(seed),
-        seed=seed,
         dealer=_first_dealer(seed, players),
         deck=deck,
     )
@@ -221,7 +226,6 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         players = range(event.players)
         blank = GameState(
             rules=rules,
-            seed=event.seed,
             seed_commitment=event.seed_commitment,
             deal=0,
             dealer=event.dealer,
@@ -366,7 +370,9 @@ def evolve(state: GameState | None, event: Event) -> GameState:
     if isinstance(event, DealStarted):
         return _dealt(state, event.deal, event.dealer, event.deck)
     # GameEnded
-    return state._replace(phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts)
+    return state._replace(
+        phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts, revealed_seed=event.seed
+    )
 
 
 def _voids(rules: Rules) -> bool:
@@ -465,8 +471,35 @@ def _owner(state: GameState, index: int) -> int:
     return state.owners[index] if index < len(state.owners) else state.turn
 
 
-def decide(state: GameState, command: Command) -> list[Event]:
-    """The events `command` causes in `state`, or RuleViolation (then nothing changes)."""
+class _Probe:
+    """The seed `legal_actions` decides with: it only asks whether a command is accepted, which never
+    depends on the seed (the seed orders cards, it does not make moves legal), and drops the events."""
+
+
+_PROBE: Final = _Probe()
+_Seed = bytes | _Probe
+
+
+def _secret(state: GameState, seed: _Seed) -> bytes:
+    """The seed, once checked against the game's commitment: called only where a decision uses it."""
+    if isinstance(seed, _Probe):
+        return b""
+    if type(seed) is not bytes or seed_commitment(seed) != state.seed_commitment:
+        raise ValueError("the seed passed to decide does not match the game's seed commitment")
+    return seed
+
+
+def decide(state: GameState, command: Command, *, seed: bytes) -> list[Event]:
+    """The events `command` causes in `state`, or RuleViolation (then nothing changes).
+
+    `seed` is the game's secret seed (`start`'s): it orders the next deal or a reshuffle and is
+    revealed in `GameEnded`. One whose SHA-256 is not `state.seed_commitment` raises ValueError (a
+    caller's bug, not a rule violation), checked only when the decision needs the seed.
+    """
+    return _decide(state, command, seed)
+
+
+def _decide(state: GameState, command: Command, seed: _Seed) -> list[Event]:
     handler = _HANDLERS.get(type(command))
     rules = state.rules
     if handler is None:
@@ -478,13 +511,13 @@ def decide(state: GameState, command: Command) -> list[Event]:
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
     if seat != state.turn and type(command) not in _OUT_OF_TURN:
         raise RuleViolation("not_your_turn", f"it is seat {state.turn}'s turn", rules.cite("turn"))
-    events: list[Event] = handler(state, command)
+    events: list[Event] = handler(state, command, seed)
     return events
 
 
-def apply(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
+def apply(state: GameState, command: Command, *, seed: bytes) -> tuple[GameState, list[Event]]:
     """`decide` then `evolve` every resulting event: the new state and the events to append."""
-    events = decide(state, command)
+    events = decide(state, command, seed=seed)
     for event in events:
         state = evolve(state, event)
     return state, events
@@ -498,18 +531,18 @@ def _need_phase(state: GameState, phase: Phase) -> None:
         raise RuleViolation("must_draw_first", "draw a card first", rules.cite("draw"))
 
 
-def _draw_stock(state: GameState, command: DrawFromStock) -> list[Event]:
+def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.DRAW)
     events: list[Event] = []
     if state.offer is not None:
         # contract D12: the forehand draws from the stock, so the first buy request is granted now,
         # before the forehand's card (or the offer lapses).
-        events = _close_offer(state, taken_by_forehand=False)
+        events = _close_offer(state, seed, taken_by_forehand=False)
         state = _evolved(state, events)
         if not isinstance(events[-1], BuyGranted | BuyPassed):
             return events  # the deal ended (D16, meldstream M1)
     if not state.stock:
-        more = _refill(state)
+        more = _refill(state, seed)
         events.extend(more)
         state = _evolved(state, more)
         if not isinstance(more[-1], StockReshuffled):
@@ -518,7 +551,7 @@ def _draw_stock(state: GameState, command: DrawFromStock) -> list[Event]:
     events.append(drawn)
     if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
         # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
-        events.extend(_rebuild(evolve(state, drawn), state.discard))
+        events.extend(_rebuild(evolve(state, drawn), state.discard, seed))
     return events
 
 
@@ -528,7 +561,7 @@ def _evolved(state: GameState, events: Iterable[Event]) -> GameState:
     return state
 
 
-def _refill(state: GameState) -> list[Event]:
+def _refill(state: GameState, seed: _Seed) -> list[Event]:
     """What happens when a card must come from the empty stock: a reshuffle, or the deal ends.
 
     contract D16: all discards but the top one become the stock; with none, the round ends without
@@ -537,16 +570,16 @@ def _refill(state: GameState) -> list[Event]:
     """
     rules = state.rules
     if rules.reshuffle is Reshuffle.ALL_BUT_TOP and len(state.discard) > 1:
-        return _rebuild(state, state.discard[:-1])
+        return _rebuild(state, state.discard[:-1], seed)
     if rules.reshuffle in _ENDS_ON_EMPTY_STOCK:
-        return _deal_over(state, None, kalooki=False)
+        return _deal_over(state, seed, None, kalooki=False)
     raise RuleViolation("stock_empty", "the stock is empty", rules.cite("reshuffle"))
 
 
 _ENDS_ON_EMPTY_STOCK: Final = (Reshuffle.ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, Reshuffle.END_IMMEDIATELY)
 
 
-def _close_offer(state: GameState, taken_by_forehand: bool) -> list[Event]:
+def _close_offer(state: GameState, seed: _Seed, taken_by_forehand: bool) -> list[Event]:
     """Close the contract buy window: the first request is granted unless the forehand takes the card."""
     card = state.offer
     assert card is not None
@@ -556,7 +589,7 @@ def _close_offer(state: GameState, taken_by_forehand: bool) -> list[Event]:
     events: list[Event] = []
     if not state.stock:
         # D16: the buyer's stock card comes from a reshuffle of every discard under the bought one.
-        more = _refill(state)
+        more = _refill(state, seed)
         events.extend(more)
         state = _evolved(state, more)
         if not isinstance(more[-1], StockReshuffled):
@@ -596,11 +629,11 @@ def _check_buyer(state: GameState, seat: int) -> Card:
     return card
 
 
-def _buy(state: GameState, command: BuyDiscard) -> list[Event]:
+def _buy(state: GameState, command: BuyDiscard, seed: _Seed) -> list[Event]:
     return [BuyRequested(command.seat, _check_buyer(state, command.seat))]
 
 
-def _pass_buy(state: GameState, command: PassBuy) -> list[Event]:
+def _pass_buy(state: GameState, command: PassBuy, seed: _Seed) -> list[Event]:
     _check_buyer(state, command.seat)
     return []
 
@@ -617,11 +650,11 @@ def buyers(state: GameState) -> tuple[int, ...]:
     )
 
 
-def _reshuffled(state: GameState, cards: tuple[Card, ...]) -> StockReshuffled:
-    return StockReshuffled(shuffle(cards, reshuffle_seed(state.seed, state.reshuffles + 1)))
+def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> StockReshuffled:
+    return StockReshuffled(shuffle(cards, reshuffle_seed(_secret(state, seed), state.reshuffles + 1)))
 
 
-def _rebuild(state: GameState, cards: tuple[Card, ...]) -> list[Event]:
+def _rebuild(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> list[Event]:
     """The stock rebuilt from `cards`, or the end of a stalled deal (meldstream M1).
 
     `state` is the position the rebuild happens in (hands final). M1: when this rebuild would end
@@ -632,12 +665,12 @@ def _rebuild(state: GameState, cards: tuple[Card, ...]) -> list[Event]:
     if limit and not state.progressed and state.stale_cycles + 1 >= limit:
         if _stalemate_voids(state):
             zeros = tuple(0 for _ in state.active)
-            return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer)]
-        return _deal_over(state, None, kalooki=False, stalemate=True)
-    return [_reshuffled(state, cards)]
+            return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer, seed)]
+        return _deal_over(state, seed, None, kalooki=False, stalemate=True)
+    return [_reshuffled(state, cards, seed)]
 
 
-def _take_discard(state: GameState, command: TakeDiscard) -> list[Event]:
+def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.DRAW)
     rules = state.rules
     if not state.discard:
@@ -667,7 +700,7 @@ def _top_free(rules: Rules) -> bool:
     return bool(getattr(rules.options, "top_discard_free", False))
 
 
-def _pick(state: GameState, command: PickFromPile) -> list[Event]:
+def _pick(state: GameState, command: PickFromPile, seed: _Seed) -> list[Event]:
     """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
     _need_phase(state, Phase.DRAW)
     rules = state.rules
@@ -701,7 +734,7 @@ def _pick(state: GameState, command: PickFromPile) -> list[Event]:
             f"the meld or layoff sent with the pick must use {selected.text}",
             rules.cite("pick"),
         )
-    return [*events, *decide(_evolved(state, events), then)]
+    return [*events, *_decide(_evolved(state, events), then, seed)]
 
 
 def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]:
@@ -727,7 +760,7 @@ def _opening_value(melds: Sequence[Meld], rules: Rules) -> int:
     return max(values) if rules.opening_single_meld else sum(values)
 
 
-def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
+def _lay_melds(state: GameState, command: LayMelds, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     rules = state.rules
     seat = command.seat
@@ -754,7 +787,7 @@ def _lay_melds(state: GameState, command: LayMelds) -> list[Event]:
     _check_rest(state, seat, rest, state.melds + melds)
     events: list[Event] = [MeldsLaid(seat, melds)]
     if not rest:
-        events.extend(_deal_over(_evolved(state, events), seat, kalooki=False))
+        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=False))
     return events
 
 
@@ -783,7 +816,7 @@ def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
     return state.melds[index]
 
 
-def _lay_off(state: GameState, command: LayOff) -> list[Event]:
+def _lay_off(state: GameState, command: LayOff, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     rules = state.rules
     seat = command.seat
@@ -801,11 +834,11 @@ def _lay_off(state: GameState, command: LayOff) -> list[Event]:
     _check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
     events: list[Event] = [CardsLaidOff(seat, command.meld, tuple(command.cards), result)]
     if not rest:
-        events.extend(_deal_over(_evolved(state, events), seat, kalooki=False))
+        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=False))
     return events
 
 
-def _swap(state: GameState, command: SwapJoker) -> list[Event]:
+def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     rules = state.rules
     seat = command.seat
@@ -831,10 +864,10 @@ def _swap(state: GameState, command: SwapJoker) -> list[Event]:
         raise RuleViolation(
             "freed_joker_unused", "the follow-up must use the freed joker", rules.cite("swap_use")
         )
-    return [swapped, *decide(evolve(state, swapped), then)]
+    return [swapped, *_decide(evolve(state, swapped), then, seed)]
 
 
-def _discard(state: GameState, command: Discard) -> list[Event]:
+def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     rules = state.rules
     seat = command.seat
@@ -864,7 +897,7 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
                 rules.cite("go_out"),
             )
         kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
-        events.extend(_deal_over(_evolved(state, events), seat, kalooki=kalooki))
+        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=kalooki))
         return events
     if _buying(rules, state.deal):
         # contract §3.7.1: the discard is offered; the next player has first right to it.
@@ -875,17 +908,17 @@ def _discard(state: GameState, command: Discard) -> list[Event]:
         if rules.reshuffle is Reshuffle.KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
             if not state.discard:
-                events.extend(_void_deal(state))  # kalooki §3.11.3
+                events.extend(_void_deal(state, seed))  # kalooki §3.11.3
             else:
-                events.extend(_rebuild(_evolved(state, events), state.discard))
+                events.extend(_rebuild(_evolved(state, events), state.discard, seed))
         elif rules.reshuffle is Reshuffle.ALL_AT_ONCE:
             # rummy40 D12 when the pile was empty as the last card was drawn: reshuffle as soon as
             # face-up cards exist, so the next player can draw from the stock.
-            events.extend(_rebuild(_evolved(state, events), (*state.discard, card)))
+            events.extend(_rebuild(_evolved(state, events), (*state.discard, card), seed))
     return events
 
 
-def _go_out(state: GameState, command: GoOut) -> list[Event]:
+def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
     _need_phase(state, Phase.PLAY)
     seat = command.seat
     events: list[Event] = []
@@ -899,7 +932,7 @@ def _go_out(state: GameState, command: GoOut) -> list[Event]:
     for step in steps:
         if current.phase is not Phase.PLAY:
             break
-        produced = decide(current, step)
+        produced = _decide(current, step, seed)
         for event in produced:
             current = evolve(current, event)
         events.extend(produced)
@@ -933,7 +966,9 @@ def _deal_points(state: GameState, winner: int | None, kalooki: bool) -> tuple[i
     )
 
 
-def _deal_over(state: GameState, winner: int | None, kalooki: bool, stalemate: bool = False) -> list[Event]:
+def _deal_over(
+    state: GameState, seed: _Seed, winner: int | None, kalooki: bool, stalemate: bool = False
+) -> list[Event]:
     """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed).
 
     `state` is the position after the closing move, so hands and table are final.
@@ -949,24 +984,24 @@ def _deal_over(state: GameState, winner: int | None, kalooki: bool, stalemate: b
         if top is not None:
             owed = settlement(scores, top)  # D14
             settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
-            return [ended, GameEnded((top,), after.totals, settled, state.seed)]
+            return [ended, GameEnded((top,), after.totals, settled, _secret(state, seed))]
     elif mode is MatchMode.CONTRACT_ROUNDS:
         if after.deal >= rules.deals:  # the deal number is the round: contract has no void deals
             # contract §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
             totals = dict(enumerate(after.totals))
-            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
+            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
     elif mode is MatchMode.SINGLE_DEAL:
         if winner is None:
             # meldstream M1, a scored stalemate: fewest points win, ties share (as rummy40 D14);
             # without a closer there is no prize split (§3.13.2 divides after a going out).
             totals = dict(enumerate(after.totals))
-            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
+            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
         payouts: tuple[int, ...] = ()
         if rules.prize_pool:
             losers = {seat: penalty for seat, penalty in enumerate(penalties) if seat != winner}
             split = prize_split(rules.prize_pool, winner, losers, rules, kalooki)
             payouts = tuple(split[seat] for seat in range(rules.players))
-        return [ended, GameEnded((winner,), after.totals, payouts, state.seed)]
+        return [ended, GameEnded((winner,), after.totals, payouts, _secret(state, seed))]
     elif mode is MatchMode.ELIMINATION:
         alive = [seat for seat, is_alive in enumerate(after.active) if is_alive]
         if not alive:
@@ -975,23 +1010,23 @@ def _deal_over(state: GameState, winner: int | None, kalooki: bool, stalemate: b
             playing = [seat for seat, is_alive in enumerate(state.active) if is_alive]
             alive = match_winners(dict(enumerate(after.totals)), playing)
         if len(alive) <= 1 or not any(after.active):
-            return [ended, GameEnded(tuple(alive), after.totals, (), state.seed)]
+            return [ended, GameEnded(tuple(alive), after.totals, (), _secret(state, seed))]
     elif mode is MatchMode.FIXED_DEALS and after.deals_done >= rules.deals:
         totals = dict(enumerate(after.totals))
-        return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), state.seed)]
+        return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
     dealer = _next_seat(after.active, state.dealer)  # kalooki D2, rummy40 src S1: the deal rotates
-    return [ended, _new_deal(state, dealer)]
+    return [ended, _new_deal(state, dealer, seed)]
 
 
-def _new_deal(state: GameState, dealer: int) -> DealStarted:
+def _new_deal(state: GameState, dealer: int, seed: _Seed) -> DealStarted:
     rules = state.rules
-    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(state.seed, state.deal + 1))
+    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(_secret(state, seed), state.deal + 1))
     return DealStarted(state.deal + 1, dealer, deck)
 
 
-def _void_deal(state: GameState) -> list[Event]:
+def _void_deal(state: GameState, seed: _Seed) -> list[Event]:
     zeros = tuple(0 for _ in state.active)
-    return [DealEnded(None, False, zeros), _new_deal(state, state.dealer)]
+    return [DealEnded(None, False, zeros), _new_deal(state, state.dealer, seed)]
 
 
 _HANDLERS: Final[dict[type[Any], Any]] = {
@@ -1207,7 +1242,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
             used = len(use.cards) if isinstance(use, LayOff) else len(use.melds[0])
             if held - used <= 1:  # only then may the rest be unfinishable
                 try:
-                    decide(state, command)
+                    _decide(state, command, _PROBE)
                 except RuleViolation:
                     continue
             commands.append(command)
@@ -1352,7 +1387,7 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
             use = uses[0]
         action = SwapJoker(seat, index, cards, use)
         try:
-            decide(state, action)  # swaps are rare; checking them whole keeps legal_actions exact
+            _decide(state, action, _PROBE)  # swaps are rare; checking them whole keeps legal_actions exact
         except RuleViolation:
             continue
         actions.append(action)

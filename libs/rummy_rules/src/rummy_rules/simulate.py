@@ -78,7 +78,7 @@ def simulate(
             asked.clear()
         actions = legal_actions(state, seat)
         command = seat_bots[seat](SeatView(state, seat), actions, rngs[seat])
-        produced = decide(state, command)
+        produced = decide(state, command, seed=seed)
         for event in produced:
             state = evolve(state, event)
         events.extend(produced)

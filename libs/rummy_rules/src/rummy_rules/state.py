@@ -37,10 +37,12 @@ class GameState(NamedTuple):
     since the last stock rebuild of the deal (or its start), `stale_cycles` counts the consecutive
     rebuilds before which nothing progressed, `stalemates` the deals of the match ended by M1.
     They come last with defaults so positions built without them stay valid.
+
+    The state holds no seed, so a snapshot cannot predict later deals: `decide` is handed it.
+    `revealed_seed` is None until `GameEnded` reveals it.
     """
 
     rules: Rules
-    seed: bytes
     seed_commitment: str
     deal: int
     dealer: int
@@ -71,3 +73,4 @@ class GameState(NamedTuple):
     progressed: bool = False
     stale_cycles: int = 0
     stalemates: int = 0
+    revealed_seed: bytes | None = None

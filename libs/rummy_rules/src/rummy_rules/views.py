@@ -91,5 +91,5 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
         winners=state.winners,
         payouts=state.payouts,
         seed_commitment=state.seed_commitment,
-        seed=state.seed if over else None,
+        seed=state.revealed_seed if over else None,
     )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import logging
-import os
 import re
 import time
 import uuid
@@ -50,6 +51,8 @@ log = logging.getLogger("rummy_engine")
 T = TypeVar("T")
 _GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_COMMAND_ID: Final = 128
+# Stand-in until the seed key comes from the engine's configuration (its engineer takes this over).
+DEV_SEED_KEY: Final = b"meldstream development seed key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +88,12 @@ class GameApp:
         stores: Stores,
         config: EngineConfig,
         clock: Callable[[], float] = time.time,
-        seeds: Callable[[int], bytes] = os.urandom,
+        seed_key: bytes = DEV_SEED_KEY,
     ) -> None:
         self._stores = stores
         self._config = config
         self._clock = clock
-        self._seeds = seeds
+        self._seed_key = seed_key
         self._projection = GameProjection(config.away_after)
         self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
             stores.log, self._projection, stores.snapshots, config.snapshot_every
@@ -100,6 +103,10 @@ class GameApp:
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
         self._closed = False
         self._resuming: asyncio.Task[None] | None = None
+
+    def _seed(self, game_id: str) -> bytes:
+        """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
+        return hmac.new(self._seed_key, game_id.encode(), hashlib.sha256).digest()
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -206,7 +213,7 @@ class GameApp:
             raise InvalidArgument("bad_players", "name a player id for every seat")
         table = Table(tuple(players), turn_timeout_ms)
         try:
-            first = start(variant, len(players), self._seeds(32), **dict(options))
+            first = start(variant, len(players), self._seed(game_id), **dict(options))
         except RuleViolation as exc:  # unknown variant, table size or option: a malformed request
             raise InvalidArgument(exc.code, exc.message) from None
         existing = self._games.get(game_id)
@@ -253,7 +260,7 @@ class GameApp:
             if known is not None:
                 return Outcome(known[0], known[1], True, live.state, live.seq)
             try:
-                produced = decide(live.state.game, command)
+                produced = decide(live.state.game, command, seed=self._seed(live.game_id))
             except RuleViolation as exc:
                 text = exc.message + (f" ({exc.rule})" if exc.rule else "")
                 raise FailedPrecondition(exc.code, text) from None
