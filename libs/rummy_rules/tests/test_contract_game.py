@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from rummy_rules.bots import random_legal
 from rummy_rules.cards import parse_card, parse_cards
 from rummy_rules.commands import (
     BuyDiscard,
@@ -31,6 +32,7 @@ from rummy_rules.events import (
 )
 from rummy_rules.game import apply, buyers, decide, legal_actions, replay, start
 from rummy_rules.melds import End, make_meld
+from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import rules_for
 
@@ -51,10 +53,11 @@ def position(
     opened: Sequence[bool] = (False, False, False, False),
     buys: Sequence[int] = (0, 0, 0, 0),
     totals: Sequence[int] = (0, 0, 0, 0),
+    **options: int,
 ) -> GameState:
     """Seat `turn` to move holding `hand`, the other seats `OTHERS`; `stock` is listed top first."""
     melds = tuple(make_meld(parse_cards(cards), CONTRACT) for cards, _ in table)
-    state = replay([start("contract", 4, SEED)])
+    state = replay([start("contract", 4, SEED, **options)])
     return state._replace(
         deal=deal,
         dealer=(turn - 1) % 4,
@@ -216,3 +219,66 @@ def test_upcard_offered_with_the_deal_but_not_in_round_eight() -> None:
     state = replay([start("contract", 4, SEED)])
     assert state.offer is state.discard[-1]  # src ¶25, D15
     assert state.offer_from is None and len(buyers(state)) == 3
+
+
+def test_single_round_game_plays_its_contract_and_ends_after_it() -> None:
+    first = start("contract", 4, SEED, first_round=3, last_round=3, first_dealer=1)
+    state = replay([first])
+    assert (state.deal, state.dealer, state.turn) == (3, 1, 2)  # §3.14.4: the dealer the rotation sets
+    assert state.offer is state.discard[-1]  # round 3 buys as usual (src ¶25)
+    state = position("2H 3H 4H 5H 9S 10S JS QS KC", first_round=3, last_round=3, totals=(0, 5, 0, 0))
+    assert (
+        refused(state, LayMelds(0, (parse_cards("2H 3H 4H 5H"),))) == "not_the_contract"
+    )  # round 3: two runs
+    state, _ = apply(state, LayMelds(0, (parse_cards("2H 3H 4H 5H"), parse_cards("9S 10S JS QS"))), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("KC")), seed=SEED)
+    ended = next(event for event in events if isinstance(event, DealEnded))
+    assert ended.winner == 0 and ended.penalties == (0, 25, 25, 25)  # the closer, as scoring reads it
+    assert events[-1] == GameEnded((0,), (0, 30, 25, 25), (), SEED)  # no further round
+    assert state.phase is Phase.GAME_OVER
+
+
+def test_game_of_rounds_two_to_three_deals_round_three_next() -> None:
+    state = position("5C 5D 5H 9S 9D 9C KC", deal=2, first_round=2, last_round=3)
+    state, _ = apply(state, LayMelds(0, (parse_cards("5C 5D 5H"), parse_cards("9S 9D 9C"))), seed=SEED)
+    state, events = apply(state, Discard(0, parse_card("KC")), seed=SEED)
+    assert isinstance(events[-1], DealStarted) and events[-1].deal == 3
+    assert state.deal == 3 and state.phase is Phase.DRAW
+
+
+def test_round_eight_alone_keeps_its_rules() -> None:
+    state = replay([start("contract", 4, SEED, first_round=8, last_round=8)])
+    assert state.deal == 8 and state.offer is None  # src ¶30: no buying in round 8
+    hand = "AH 2H 3H 4H 9S 10S JS QS 5C 5D 5D KH KC JK 7C"
+    melds = tuple(parse_cards(m) for m in ("AH 2H 3H 4H", "9S 10S JS QS", "5C 5D 5D", "KH KC JK"))
+    state = position(hand, deal=8, first_round=8, last_round=8)
+    assert refused(state, LayMelds(0, melds)) == "whole_hand_required"  # §3.11.2
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"first_round": 0},
+        {"first_round": 9, "last_round": 9},
+        {"last_round": 9},
+        {"first_round": 5, "last_round": 4},
+        {"first_round": True},
+        {"first_dealer": 4},
+        {"first_dealer": -1},
+    ],
+)
+def test_bad_round_and_dealer_options_refused(options: dict[str, int]) -> None:
+    with pytest.raises(RuleViolation) as caught:
+        start("contract", 4, SEED, **options)
+    assert caught.value.code == "bad_option_value" and caught.value.message
+
+
+def test_every_round_plays_alone_to_one_closer_with_random_bots() -> None:
+    for round_number in range(1, 9):
+        options = {"first_round": round_number, "last_round": round_number}
+        result = simulate("contract", 4, bytes([round_number]) * 16, random_legal, options=options)
+        ends = [event for event in result.events if isinstance(event, DealEnded)]
+        assert result.finished and len(ends) == 1 and result.final.deal == round_number
+        assert not any(isinstance(event, DealStarted) for event in result.events)
+        winner = ends[0].winner
+        assert winner is None or not result.final.hands[winner]  # the closer emptied their hand

@@ -110,7 +110,8 @@ def reshuffle_seed(seed: bytes, count: int) -> bytes:
 
 
 def _first_dealer(seed: bytes, players: int) -> int:
-    # kalooki D2 / rummy40 src S1: the first dealer is chosen at random, here from the seed.
+    # kalooki D2 / rummy40 src S1 / contract D2: the first dealer is chosen at random, here from the
+    # seed, unless the options fix it (contract first_dealer, meldstream M2).
     return int.from_bytes(hashlib.sha256(seed + b"/dealer").digest()[:8], "big") % players
 
 
@@ -131,7 +132,7 @@ def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> Ga
         players=players,
         options=tuple(sorted(options.items())),
         seed_commitment=seed_commitment(seed),
-        dealer=_first_dealer(seed, players),
+        dealer=_first_dealer(seed, players) if rules.first_dealer is None else rules.first_dealer,
         deck=deck,
     )
 
@@ -254,7 +255,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             winners=(),
             payouts=(),
         )
-        return _dealt(blank, 1, event.dealer, event.deck)
+        return _dealt(blank, rules.first_deal, event.dealer, event.deck)
     assert state is not None, "a game's first event is GameStarted"
     if isinstance(event, CardDrawn):
         seat = event.seat
@@ -986,7 +987,8 @@ def _deal_over(
             settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
             return [ended, GameEnded((top,), after.totals, settled, _secret(state, seed))]
     elif mode is MatchMode.CONTRACT_ROUNDS:
-        if after.deal >= rules.deals:  # the deal number is the round: contract has no void deals
+        # The deal number is the round (contract has no void deals); `deals` the last round (M2).
+        if after.deal >= rules.deals:
             # contract §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
             totals = dict(enumerate(after.totals))
             return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]

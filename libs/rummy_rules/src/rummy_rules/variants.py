@@ -112,6 +112,11 @@ class ContractOptions:
 
     `split_from_players` is read by `tables.table_sizes` (one game is one table); the buy timing
     options are the service's: the engine sees requests in event order (D12).
+
+    `first_round`..`last_round` (meldstream): the rounds one game plays, contracts in order. A
+    multi-table tournament (§3.14 D19) rotates players between rounds, so each table plays each
+    round as a game of its own (`first_round == last_round`); `first_dealer` then sets the dealer
+    seat the rotation prescribes (§3.14.4) instead of drawing it from the seed (D2).
     """
 
     packs_for_5_players: int = 3
@@ -125,6 +130,9 @@ class ContractOptions:
     closing_by_discard: bool = True
     min_natural_cards_per_meld: int = 1
     stalemate_reshuffles: int = 3  # meldstream M1 (README)
+    first_round: int = 1
+    last_round: int = 8
+    first_dealer: int | None = None
 
 
 VariantOptions = KalookiOptions | Rummy40Options | Rummy500Options | ContractOptions
@@ -187,6 +195,11 @@ class Rules:
     # meldstream M1: a deal ends after this many consecutive stock cycles without a card melded,
     # laid off or swapped (0 = never).
     stalemate_reshuffles: int = 3
+    # The number of the game's first deal: in contract the first round played (option first_round);
+    # the deal number is the round there, and `deals` the last round.
+    first_deal: int = 1
+    # The first dealer's seat when the options fix it (contract first_dealer), else None: drawn from the seed.
+    first_dealer: int | None = None
 
     def cite(self, key: str) -> str:
         """The spec citation for rule `key` of this variant, e.g. `kalooki §3.6 D7`."""
@@ -534,6 +547,19 @@ def _contract(players: int, o: ContractOptions) -> Rules:
             "max_buys_per_round is at most 4; melds need a natural card",
             "contract §5 D5 D13",
         )
+    if not 1 <= o.first_round <= o.last_round <= 8:
+        raise RuleViolation(
+            "bad_option_value",
+            f"first_round and last_round must satisfy 1 <= first_round <= last_round <= 8, "
+            f"got {o.first_round} and {o.last_round}",
+            "contract §3.4",
+        )
+    if o.first_dealer is not None and not o.first_dealer < players:
+        raise RuleViolation(
+            "bad_option_value",
+            f"first_dealer is a seat from 0 to {players - 1}, got {o.first_dealer}",
+            "contract §3.14.4 D2",
+        )
     return Rules(
         variant="contract",
         players=players,
@@ -563,9 +589,11 @@ def _contract(players: int, o: ContractOptions) -> Rules:
         kalooki_exempt_from_opening=False,
         discard_draw_must_open=False,
         match_mode=MatchMode.CONTRACT_ROUNDS,
-        deals=8,  # src ¶1
+        deals=o.last_round,  # src ¶1: eight rounds, unless the game plays fewer
         elimination_limit=0,
         prize_pool=0,
         options=o,
         stalemate_reshuffles=o.stalemate_reshuffles,
+        first_deal=o.first_round,
+        first_dealer=o.first_dealer,
     )
