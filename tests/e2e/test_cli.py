@@ -1,4 +1,5 @@
-"""`meldstream run --demo`, then `meldstream replay` and `meldstream verify` on what it played."""
+"""`meldstream run --demo` on the embedded default shows the whole flow (queue, table, play, result,
+ratings, leaderboard), then `meldstream replay` and `meldstream verify` work on what it played."""
 
 from __future__ import annotations
 
@@ -20,28 +21,43 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     data = tmp_path / "store"
     address = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", "--data-dir", str(data)]
-    env = {**os.environ, "ENGINE_ADDRESS": address}
+    env = {
+        **os.environ,
+        "ENGINE_ADDRESS": address,
+        "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
+    }
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
         lines = []
         try:
             for line in proc.stdout:
                 lines.append(line)
-                if " over after " in line:
+                if "leaderboard" in line or "demo stopped" in line:
                     break
         finally:
             proc.send_signal(signal.SIGINT)
             proc.wait(30)
+    out = "".join(lines)
     assert lines[0].startswith(f"meldstream engine listening on {address}")
-    match = re.search(r"game (\w+) over after (\d+) events", lines[-1])
-    assert match, "".join(lines)
+    assert "round 1: 3 tickets for kalooki: ada +0.00, ben +0.00, cleo +0.00" in out, out
+    table = re.search(r"table (\S+): ada, ben, cleo", out)
+    match = re.search(r"game (\S+) over after (\d+) events \(kalooki, 1 deals scored\)", out)
+    assert table and match and match.group(1) == table.group(1), out
     game, events = match.group(1), int(match.group(2))
+    result = re.search(r"result: +winner (\w+); totals ada (\d+), ben (\d+), cleo (\d+)", out)
+    assert (
+        result
+        and {"ada": result.group(2), "ben": result.group(3), "cleo": result.group(4)}[result.group(1)] == "0"
+    )
+    assert re.search(rf"ratings: .*{result.group(1)} \+0\.00 -> \+\d", out), out  # the winner's rating rose
+    assert f"kalooki leaderboard (wins, all time): 1. {result.group(1)} (1)" in out
 
     assert main(["verify", game, "--data-dir", str(data)]) == 0
     assert "verified" in capsys.readouterr().out
-    assert main(["replay", game, "--data-dir", str(data), "--to", "2"]) == 0
+    assert main(["replay", game, "--data-dir", str(data), "--to", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("seq 1: GameStarted(") and "seq 2: CardDrawn(" in out and "seq 3" not in out
+    assert out.startswith("seq 1: GameStarted(") and "seq 3: " in out and "seq 4" not in out
     assert "ada" in out and "discard:" in out
     assert main(["replay", game, "--data-dir", str(data)]) == 0
     assert f"seq {events}: GameEnded(" in capsys.readouterr().out

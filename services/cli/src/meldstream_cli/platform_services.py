@@ -1,13 +1,15 @@
-"""Matchmaking and scoring beside the engine in `meldstream run` (the hook `run.py` calls).
+"""Matchmaking and scoring beside the engine in `meldstream run`, and the demo that goes through them.
 
-Matchmaking always runs: on the embedded store it publishes tables to a sqlite file next to the
-engine's, on Kafka to `rummy.matchmaking.events.v1`; the engine creates games from it (`ENGINE_TABLES`).
-Scoring needs Redis, so it runs only with `--kafka`/`--redis`.
+Both always run. On the embedded store matchmaking publishes tables to a sqlite file next to the
+engine's, scoring keeps its results in `SqliteKV` files next to both and publishes to its own sqlite
+log, which matchmaking follows for ratings; on Kafka + Redis they use the topics and Redis.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,13 +26,22 @@ from rummy_client.client import RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_matchmaking import config as matchmaking_config
 from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
+from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_scoring import config as scoring_config
 from rummy_scoring.service import RunningScoring, start_scoring
 from rummy_service.auth import TokenIssuer
 
+DEMO_NAMES = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus", "hal", "ivy", "jon", "kit", "lou")
+TABLE = 3  # demo tables seat three
+RESULT_WAIT_S = 30.0
+
 
 def matchmaking_dir(config: EngineConfig) -> Path:
     return Path(config.data_dir).parent / "matchmaking"
+
+
+def scoring_dir(config: EngineConfig) -> Path:
+    return Path(config.data_dir).parent / "scoring"
 
 
 def with_tables(config: EngineConfig) -> EngineConfig:
@@ -45,53 +56,54 @@ def with_tables(config: EngineConfig) -> EngineConfig:
 @dataclass(slots=True)
 class PlatformServices:
     matchmaking: RunningMatchmaking
-    scoring: RunningScoring | None = None
+    scoring: RunningScoring
     lines: list[str] = field(default_factory=list)
 
     async def stop(self) -> None:
         await self.matchmaking.stop()
-        if self.scoring is not None:
-            await self.scoring.stop()
+        await self.scoring.stop()
 
 
 async def start_services(config: EngineConfig) -> PlatformServices:
-    """Start matchmaking (and scoring on Kafka + Redis) for an engine configured by `with_tables`."""
-    mm = replace(
+    """Start matchmaking and scoring for an engine configured by `with_tables`."""
+    scoring = replace(
+        scoring_config.load(),
+        kafka=config.kafka,
+        redis=config.redis,
+        game_topic=config.topic,
+        matchmaking_topic=config.tables,
+        key_prefix=config.key_prefix,
+        data_dir=str(scoring_dir(config)),
+        game_file=str(Path(config.data_dir) / "events.sqlite"),
+        tables_file=config.tables,
+    )
+    mm_config = replace(
         matchmaking_config.load(),
         kafka=config.kafka,
         topic=config.tables if not config.embedded else matchmaking_config.MATCHMAKING_TOPIC,
         data_dir=str(matchmaking_dir(config)),
+        scoring_file=str(scoring_dir(config) / "scores.sqlite") if config.embedded else "",
         token_secret=config.token_secret,
     )
-    services = PlatformServices(await start_matchmaking(mm))
+    started_scoring = await start_scoring(scoring)
+    services = PlatformServices(await start_matchmaking(mm_config), started_scoring)
     services.lines.append(f"meldstream matchmaking listening on {services.matchmaking.address}")
-    if not config.embedded:
-        sc = replace(
-            scoring_config.ScoringConfig(),
-            kafka=config.kafka,
-            redis=config.redis,
-            game_topic=config.topic,
-            matchmaking_topic=config.tables,
-            key_prefix=config.key_prefix,
-        )
-        services.scoring = await start_scoring(sc)
-        services.lines.append(f"meldstream scoring listening on {services.scoring.address}")
-    else:
-        services.lines.append("  scoring: needs --kafka and --redis (Redis holds its results)")
+    services.lines.append(f"meldstream scoring listening on {services.scoring.address}")
     return services
 
 
-QUEUE_PLAYERS = ("dana", "eli", "fay")
+def _auth(tokens: TokenIssuer, player: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {tokens.issue(player)}"),)
 
 
-async def _seat(stub: Any, tokens: TokenIssuer, player: str) -> mm.WatchTicketResponse:
-    metadata = (("authorization", f"Bearer {tokens.issue(player)}"),)
-    request = mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=3)
-    ticket = await stub.Enqueue(request, metadata=metadata)
+async def _seat(stub: Any, tokens: TokenIssuer, player: str, variant: str) -> mm.WatchTicketResponse:
+    request = mm.EnqueueRequest(variant=variant, min_players=TABLE, max_players=TABLE)
+    ticket = await stub.Enqueue(request, metadata=_auth(tokens, player))
     last: mm.WatchTicketResponse | None = None
-    async for reply in stub.WatchTicket(mm.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=metadata):
+    watch = mm.WatchTicketRequest(ticket_id=ticket.ticket_id)
+    async for reply in stub.WatchTicket(watch, metadata=_auth(tokens, player)):
         last = reply
-    assert last is not None
+    assert last is not None and last.state == mm.TICKET_STATE_SEATED
     return last
 
 
@@ -109,34 +121,100 @@ async def _play_seat(engine_address: str, player: str, seated: mm.WatchTicketRes
         return await BotPlayer(client, seated.game_id, seat.seat).play()
 
 
-async def queue_demo(services: PlatformServices, engine_address: str, tokens: TokenIssuer) -> None:
-    """Bots that go the whole way, again and again: queue, get seated, play, and (with scoring) get rated."""
-    channels = [grpc.aio.insecure_channel(services.matchmaking.address)]
-    stub: Any = mm_grpc.MatchmakingServiceStub(channels[0])
-    scores: Any = None
-    if services.scoring is not None:
-        channels.append(grpc.aio.insecure_channel(services.scoring.address))
-        scores = sc_grpc.ScoringServiceStub(channels[1])
-    try:
-        while True:
-            seated = await asyncio.gather(*(_seat(stub, tokens, p) for p in QUEUE_PLAYERS))
-            game_id = seated[0].game_id
+async def _result(scores: Any, game_id: str) -> sc.GetMatchResultResponse | None:
+    """The scored match, once scoring has followed the game's events to its end."""
+    for _ in range(int(RESULT_WAIT_S / 0.1)):
+        try:
+            reply: sc.GetMatchResultResponse = await scores.GetMatchResult(
+                sc.GetMatchResultRequest(game_id=game_id)
+            )
+            if reply.HasField("match"):
+                return reply
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+        await asyncio.sleep(0.1)
+    return None
+
+
+def _ordinal(mu: float, sigma: float) -> float:
+    return mu - 3 * sigma
+
+
+async def _report(scores: Any, variant: str, game_id: str, final: gs.PlayerView) -> list[str]:
+    """What scoring made of a finished game: result, payouts, rating changes and the leaderboard."""
+    reply = await _result(scores, game_id)
+    if reply is None:
+        return [f"  scoring: no result for {game_id} after {RESULT_WAIT_S:.0f} s"]
+    match = reply.match
+    totals = ", ".join(f"{p} {t}" for p, t in zip(match.player_ids, match.totals, strict=True))
+    lines = [
+        f"game {game_id} over after {final.seq} events ({variant}, {len(reply.hands)} deals scored)",
+        f"  result:   winner {', '.join(match.winners) or '-'}; totals {totals}",
+    ]
+    if match.payouts:
+        pays = ", ".join(f"{p} {a}" for p, a in zip(match.player_ids, match.payouts, strict=True))
+        lines.append(f"  payouts:  {pays}")
+    changes = []
+    for player in match.player_ids:
+        history = await scores.GetRatingHistory(sc.GetRatingHistoryRequest(player_id=player, variant=variant))
+        if history.changes:
+            last = history.changes[-1]
+            before = _ordinal(last.mu_before, last.sigma_before)
+            changes.append(f"{player} {before:+.2f} -> {last.ordinal:+.2f}")
+    lines.append(f"  ratings:  {', '.join(changes)}")
+    board = await scores.GetLeaderboard(sc.GetLeaderboardRequest(variant=variant, period="all", limit=5))
+    top = "  ".join(f"{e.rank}. {e.player_id} ({e.wins:.0f})" for e in board.entries)
+    lines.append(f"  {variant} leaderboard (wins, all time): {top}")
+    return lines
+
+
+async def _table(
+    engine_address: str, scores: Any, variant: str, players: Sequence[str], seats: dict[str, Any]
+) -> None:
+    game_id = seats[players[0]].game_id
+    views = await asyncio.gather(*(_play_seat(engine_address, p, seats[p]) for p in players))
+    for line in await _report(scores, variant, game_id, views[0]):
+        print(line, flush=True)
+
+
+async def demo(services: PlatformServices, engine_address: str, tokens: TokenIssuer, tables: int) -> None:
+    """Bots that go the whole way, round after round: queue, get seated by rating, play, get scored.
+
+    Each round every bot queues for the round's variant (the variants in turn); matchmaking forms
+    `tables` tables of three from the ratings scoring published; each result is printed as its game ends.
+    """
+    players = [
+        f"{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}" for i in range(TABLE * tables)
+    ]
+    async with (
+        grpc.aio.insecure_channel(services.matchmaking.address) as mm_channel,
+        grpc.aio.insecure_channel(services.scoring.address) as sc_channel,
+    ):
+        queue: Any = mm_grpc.MatchmakingServiceStub(mm_channel)
+        scores: Any = sc_grpc.ScoringServiceStub(sc_channel)
+        for round_number in itertools.count(1):
+            variant = PLAYABLE_VARIANTS[(round_number - 1) % len(PLAYABLE_VARIANTS)]
+            ratings = []
+            for player in players:
+                rating = await queue.GetRating(
+                    mm.GetRatingRequest(player_id=player, variant=variant), metadata=_auth(tokens, player)
+                )
+                ratings.append(f"{player} {rating.rating:+.2f}")
             print(
-                f"queue demo: {', '.join(QUEUE_PLAYERS)} seated by matchmaking in game {game_id}", flush=True
+                f"round {round_number}: {len(players)} tickets for {variant}: {', '.join(ratings)}",
+                flush=True,
             )
-            views = await asyncio.gather(
-                *(_play_seat(engine_address, p, s) for p, s in zip(QUEUE_PLAYERS, seated, strict=True))
+            seated = await asyncio.gather(*(_seat(queue, tokens, p, variant) for p in players))
+            seats = dict(zip(players, seated, strict=True))
+            by_game: dict[str, list[str]] = {}
+            for player, seat in seats.items():
+                by_game.setdefault(seat.game_id, []).append(player)
+            for game_id, at_table in by_game.items():
+                ordered = sorted(
+                    at_table, key=lambda p: next(s.seat for s in seats[p].seats if s.player_id == p)
+                )
+                print(f"  table {game_id}: {', '.join(ordered)}", flush=True)
+            await asyncio.gather(
+                *(_table(engine_address, scores, variant, at_table, seats) for at_table in by_game.values())
             )
-            print(f"queue demo: game {game_id} over, totals {list(views[0].totals)}", flush=True)
-            if scores is not None:
-                await asyncio.sleep(2.0)  # scoring follows the game topic
-                for player in QUEUE_PLAYERS:
-                    history = await scores.GetRatingHistory(
-                        sc.GetRatingHistoryRequest(player_id=player, variant="kalooki")
-                    )
-                    print(
-                        f"queue demo: {player} rated {history.ordinal:.2f} after {len(history.changes)} games"
-                    )
-    finally:
-        for channel in channels:
-            await channel.close()

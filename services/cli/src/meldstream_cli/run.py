@@ -1,7 +1,8 @@
-"""`meldstream run`: the platform on one machine: the engine on the embedded store, or Kafka + Redis.
+"""`meldstream run`: the platform on one machine (engine, matchmaking, scoring), embedded or on Kafka + Redis.
 
-`--demo N` keeps N tables of bots playing through the client SDK, so a newcomer has games to watch
-(`WatchGame`) and replay; each finished demo game is replaced by a new one.
+`--demo N` keeps N tables of bots going the whole way through the client SDK: they queue, matchmaking
+seats them, they play, and each result is printed with its rating changes and the leaderboard as the
+game ends, so a newcomer sees the flow and has games to watch (`WatchGame`) and replay.
 """
 
 from __future__ import annotations
@@ -9,21 +10,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import signal
 from dataclasses import replace
 from typing import Any
 
-from rummy_client import GameClient
-from rummy_client.bots import BotPlayer
-from rummy_engine.engine import RunningEngine, start_engine
-from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_engine.engine import start_engine
 from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
-from meldstream_cli.platform_services import queue_demo, start_services, with_tables
-
-DEMO_PLAYERS = ("ada", "ben", "cleo")
+from meldstream_cli.platform_services import demo, start_services, with_tables
 
 
 def register(commands: Any) -> None:
@@ -48,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(config: Any, demo: int) -> None:
+async def _serve(config: Any, tables: int) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
     services = await start_services(config)
@@ -63,32 +58,18 @@ async def _serve(config: Any, demo: int) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    tables = [asyncio.create_task(_demo_table(engine, tokens, n)) for n in range(demo)]
-    if demo:  # and one table that goes through matchmaking (and scoring, on Kafka + Redis)
-        tables.append(asyncio.create_task(queue_demo(services, engine.address, tokens)))
+    bots = asyncio.create_task(demo(services, engine.address, tokens, tables)) if tables else None
+    if bots is not None:
+        bots.add_done_callback(_report_failure)
     await stop.wait()
-    for task in tables:
-        task.cancel()
-    await asyncio.gather(*tables, return_exceptions=True)
+    if bots is not None:
+        bots.cancel()
+        await asyncio.gather(bots, return_exceptions=True)
     await services.stop()
     await engine.stop()
 
 
-async def _demo_table(engine: RunningEngine, tokens: TokenIssuer, table: int) -> None:
-    clients = [GameClient(engine.address, tokens.issue(player)) for player in DEMO_PLAYERS]
-    try:
-        for game in itertools.count(1):
-            variant = PLAYABLE_VARIANTS[(table + game - 1) % len(PLAYABLE_VARIANTS)]
-            created = await clients[0].create_game(variant, list(DEMO_PLAYERS))
-            print(f"demo table {table}: {variant} game {created.game_id} started", flush=True)
-            bots = [BotPlayer(client, created.game_id, seat) for seat, client in enumerate(clients)]
-            finals = await asyncio.gather(*(bot.play() for bot in bots))
-            final = finals[0]
-            print(
-                f"demo table {table}: game {created.game_id} over after {final.seq} events; "
-                f"winners {list(final.winners)}, totals {list(final.totals)}",
-                flush=True,
-            )
-    finally:
-        for client in clients:
-            await client.close()
+def _report_failure(task: asyncio.Task[None]) -> None:
+    """A demo that stops on an error says so (the platform keeps serving)."""
+    if not task.cancelled() and task.exception() is not None:
+        print(f"demo stopped: {task.exception()!r}", flush=True)
