@@ -82,3 +82,22 @@ def test_series_keeps_its_tables_and_adds_up_standings() -> None:
     second = t.record(first[1].game_id, sc.MatchScored(player_ids=first[1].players, totals=[7, 0, 1]))
     assert [table.players for table in second] == [("a", "b", "c"), ("d", "e", "f")]
     assert t.standings()[:2] == [("a", 0), ("e", 0)]
+
+
+def test_each_rotation_table_plays_its_round_alone_and_the_deal_passes_on() -> None:
+    t = _rotation(8, rounds=3)
+    first = t.start()
+    # contract M2: tournament round k is contract round k alone; round 1's dealer is drawn per game
+    assert t.options_for(first[0]) == {"first_round": 1, "last_round": 1}
+    results = []
+    for number, table in enumerate(first):
+        result = _result(table.players, table.players[0])
+        result.last_dealer = 3 - number  # table 1 dealt from seat 3, table 2 from seat 2
+        results.append(result)
+    t.record(first[0].game_id, results[0])
+    second = t.record(first[1].game_id, results[1])
+    # §3.14.4: the deal passes to the seat left of the table's last dealer, whoever sits there now
+    assert [table.dealer for table in second] == [0, 3]
+    assert t.options_for(second[1]) == {"first_round": 2, "last_round": 2, "first_dealer": 3}
+    series = Tournament("t4", "kalooki", mm.TOURNAMENT_FORMAT_SERIES, 2, 3, {"prize_pool": 10}, b"s")
+    assert series.options_for(first[0]) == {"prize_pool": 10}  # a series table plays whole matches
