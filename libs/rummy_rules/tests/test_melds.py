@@ -202,3 +202,37 @@ def test_meld_options_layoffs_equal_lay_off(variant: str, players: int, options:
                 assert result == lay_off(meld, (card,), rules, at)
                 checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize(
+    ("variant", "players", "options"),
+    [
+        ("kalooki", 3, {}),
+        ("rummy40", 2, {"allow_repeated_suits_in_sets": True}),
+        ("contract", 4, {}),
+        ("rummy500", 2, {}),
+    ],
+)
+def test_meld_options_list_every_single_card_lay_off_accepts(
+    variant: str, players: int, options: dict[str, bool]
+) -> None:
+    """The game asks meld_options, not lay_off, whether a last card fits a meld (rummy40 D11)."""
+    rules = rules_for(variant, players, **options)
+    deck = make_deck(rules.packs, rules.jokers)
+    cards = sorted(set(deck), key=lambda card: card.code)
+    rng = random.Random(variant)
+    accepted = 0
+    for _ in range(25):
+        for meld in find_melds(rng.sample(deck, 14), rules):
+            listed = {card for card, _, _ in meld_options(meld, rules).layoffs}
+            for card in cards:
+                fits = False
+                for at in (End.LOW, End.HIGH):
+                    try:
+                        lay_off(meld, (card,), rules, at)
+                    except RuleViolation:
+                        continue
+                    fits = True
+                accepted += fits
+                assert fits == (card in listed), f"{card.text} on {meld}"
+    assert accepted > 100

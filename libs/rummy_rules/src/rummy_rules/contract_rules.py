@@ -13,7 +13,7 @@ from enum import Enum
 from itertools import combinations, product
 from typing import Final, TypeVar
 
-from rummy_rules.cards import JOKER, Card
+from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import End, Meld, MeldKind, find_melds, lay_off, make_meld
 from rummy_rules.variants import ContractOptions, Rules
@@ -341,45 +341,65 @@ def laydowns(
     found: list[tuple[Meld, ...]] = []
     seen: set[tuple[tuple[Card, ...], ...]] = set()
     whole = round_number == ROUNDS
+    # Cards left, counted per card code and taken and given back as the search goes (no copies);
+    # each candidate's cards as (code, copies) pairs.
+    pool = [0] * len(CARD_BY_CODE)
+    for card in hand:
+        pool[card.code] += 1
+    run_needs = [_needs(meld) for meld in runs]
+    three_needs = [_needs(meld) for meld in threes]
+    same_rank = options.threes_same_rank_allowed
 
-    def extend(chosen: list[Meld], pool: Counter[Card], run_from: int, three_from: int) -> None:
+    def extend(chosen: list[Meld], run_count: int, run_from: int, three_from: int) -> None:
         if len(found) >= limit:
             return
-        run_count = sum(1 for meld in chosen if meld.kind is MeldKind.RUN)
         if run_count < contract.runs:
-            candidates, start, kind = runs, run_from, MeldKind.RUN
+            candidates, needs, start, kind = runs, run_needs, run_from, MeldKind.RUN
         elif len(chosen) - run_count < contract.threes:
-            candidates, start, kind = threes, three_from, MeldKind.SET
+            candidates, needs, start, kind = threes, three_needs, three_from, MeldKind.SET
         else:
             melds = list(chosen)
-            if whole and not _absorb(melds, Counter(pool), rules):
+            if whole and not _absorb(melds, _left(hand, pool), rules):
                 return
             key = tuple(sorted(meld.cards for meld in melds))
             if key not in seen:
                 seen.add(key)
                 found.append(tuple(melds))
             return
+        is_run = kind is MeldKind.RUN
         for index in range(start, len(candidates)):
             meld = candidates[index]
-            if kind is MeldKind.RUN and any(
-                other.suit is meld.suit for other in chosen if other.kind is kind
-            ):
+            if is_run:
+                if any(other.suit is meld.suit for other in chosen if other.kind is kind):
+                    continue
+            elif not same_rank and any(other.rank == meld.rank for other in chosen if other.kind is kind):
                 continue
-            if (
-                kind is MeldKind.SET
-                and not options.threes_same_rank_allowed
-                and any(other.rank == meld.rank for other in chosen if other.kind is kind)
-            ):
+            need = needs[index]
+            if any(pool[code] < count for code, count in need):
                 continue
-            need = Counter(meld.cards)
-            if any(pool[card] < count for card, count in need.items()):
-                continue
+            for code, count in need:
+                pool[code] -= count
             chosen.append(meld)
-            next_runs, next_threes = (
-                (index + 1, three_from) if kind is MeldKind.RUN else (run_from, index + 1)
-            )
-            extend(chosen, pool - need, next_runs, next_threes)
+            if is_run:
+                extend(chosen, run_count + 1, index + 1, three_from)
+            else:
+                extend(chosen, run_count, run_from, index + 1)
             chosen.pop()
+            for code, count in need:
+                pool[code] += count
 
-    extend([], Counter(hand), 0, 0)
+    extend([], 0, 0, 0)
     return found
+
+
+def _needs(meld: Meld) -> tuple[tuple[int, int], ...]:
+    """A meld's cards as (card code, copies) pairs (threes may hold two copies of a card, D4)."""
+    counts: dict[int, int] = {}
+    for card in meld.cards:
+        counts[card.code] = counts.get(card.code, 0) + 1
+    return tuple(counts.items())
+
+
+def _left(hand: Sequence[Card], pool: Sequence[int]) -> Counter[Card]:
+    """The cards `pool` still counts, in the hand's order (the order `_absorb` tries them in)."""
+    return Counter({card: pool[card.code] for card in dict.fromkeys(hand) if pool[card.code]})

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from functools import reduce
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card, make_deck, seed_commitment, shuffle
 from rummy_rules.commands import (
@@ -66,7 +66,6 @@ from rummy_rules.melds import (
     End,
     Meld,
     MeldKind,
-    MeldOptions,
     find_melds,
     hand_penalty,
     lay_off,
@@ -211,12 +210,15 @@ def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*items[:index], value, *items[index + 1 :])
 
 
-# Field positions for the two commonest events, which build the next state directly: `_replace`
-# parses keywords and costs about twice as much, on every draw and discard.
+# Field positions: the events of play build the next state directly from a list of the fields;
+# `_replace` parses keywords and costs four times as much, on every move.
 _FIELD: Final = {name: index for index, name in enumerate(GameState._fields)}
 _HANDS, _STOCK, _DISCARD, _TURN = _FIELD["hands"], _FIELD["stock"], _FIELD["discard"], _FIELD["turn"]
 _PHASE, _TAKEN, _START_OPENED = _FIELD["phase"], _FIELD["taken"], _FIELD["turn_start_opened"]
 _EXTENDED, _TOOK_UNOPENED = _FIELD["extended"], _FIELD["took_unopened"]
+_MELDS, _OWNERS, _OPENED, _CREDITS = _FIELD["melds"], _FIELD["owners"], _FIELD["opened"], _FIELD["credits"]
+_PROGRESSED, _BUYS, _OFFER = _FIELD["progressed"], _FIELD["buys"], _FIELD["offer"]
+_OFFER_FROM, _BUY_REQUEST = _FIELD["offer_from"], _FIELD["buy_request"]
 _new_state: Final = tuple.__new__
 
 
@@ -289,15 +291,16 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         return _new_state(GameState, values)
     if isinstance(event, MeldsLaid):
         seat = event.seat
-        used = [card for meld in event.melds for card in meld.cards]
-        return state._replace(
-            hands=_set_at(state.hands, seat, _without(state.hands[seat], used)),
-            melds=state.melds + event.melds,
-            owners=state.owners + (seat,) * len(event.melds),
-            credits=state.credits + tuple((seat,) * len(meld.cards) for meld in event.melds),
-            opened=_set_at(state.opened, seat, True),
-            progressed=True,
-        )
+        melds = event.melds
+        used = [card for meld in melds for card in meld.cards]
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], used))
+        values[_MELDS] = state.melds + melds
+        values[_OWNERS] = state.owners + (seat,) * len(melds)
+        values[_CREDITS] = state.credits + tuple((seat,) * len(meld.cards) for meld in melds)
+        values[_OPENED] = _set_at(state.opened, seat, True)
+        values[_PROGRESSED] = True
+        return _new_state(GameState, values)
     if isinstance(event, CardsLaidOff):
         seat = event.seat
         before = state.melds[event.meld]
@@ -305,24 +308,24 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         below = before.rank - event.result.rank if before.kind is MeldKind.RUN else 0
         above = len(event.result.cards) - len(before.cards) - below
         credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
-        return state._replace(
-            hands=_set_at(state.hands, seat, _without(state.hands[seat], event.cards)),
-            melds=_set_at(state.melds, event.meld, event.result),
-            credits=_set_at(state.credits, event.meld, credit),
-            extended=True,
-            progressed=True,
-        )
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], event.cards))
+        values[_MELDS] = _set_at(state.melds, event.meld, event.result)
+        values[_CREDITS] = _set_at(state.credits, event.meld, credit)
+        values[_EXTENDED] = True
+        values[_PROGRESSED] = True
+        return _new_state(GameState, values)
     if isinstance(event, JokerSwapped):
         seat = event.seat
         hand = (*_without(state.hands[seat], event.cards), JOKER)
         grown = len(event.result.cards) - len(state.melds[event.meld].cards)  # kalooki D11 adds a card
-        return state._replace(
-            hands=_set_at(state.hands, seat, hand),
-            melds=_set_at(state.melds, event.meld, event.result),
-            credits=_set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown),
-            extended=True,
-            progressed=True,
-        )
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, hand)
+        values[_MELDS] = _set_at(state.melds, event.meld, event.result)
+        values[_CREDITS] = _set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown)
+        values[_EXTENDED] = True
+        values[_PROGRESSED] = True
+        return _new_state(GameState, values)
     if isinstance(event, StockReshuffled):
         keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
         return state._replace(
@@ -333,22 +336,28 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             stale_cycles=0 if state.progressed else state.stale_cycles + 1,
         )
     if isinstance(event, BuyOffered):
-        return state._replace(offer=event.card, offer_from=event.discarder, buy_request=None)
+        values = list(state)
+        values[_OFFER] = event.card
+        values[_OFFER_FROM] = event.discarder
+        values[_BUY_REQUEST] = None
+        return _new_state(GameState, values)
     if isinstance(event, BuyRequested):
-        return state._replace(buy_request=event.seat)
+        values = list(state)
+        values[_BUY_REQUEST] = event.seat
+        return _new_state(GameState, values)
     if isinstance(event, BuyGranted):
         seat = event.seat
-        return state._replace(
-            hands=_set_at(state.hands, seat, (*state.hands[seat], event.card, event.stock_card)),
-            discard=state.discard[:-1],
-            stock=state.stock[:-1],
-            buys=_set_at(state.buys, seat, event.buys_this_round),
-            offer=None,
-            offer_from=None,
-            buy_request=None,
-        )
+        values = list(state)
+        values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card, event.stock_card))
+        values[_DISCARD] = state.discard[:-1]
+        values[_STOCK] = state.stock[:-1]
+        values[_BUYS] = _set_at(state.buys, seat, event.buys_this_round)
+        values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+        return _new_state(GameState, values)
     if isinstance(event, BuyPassed):
-        return state._replace(offer=None, offer_from=None, buy_request=None)
+        values = list(state)
+        values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+        return _new_state(GameState, values)
     if isinstance(event, DealEnded):
         totals = tuple(total + penalty for total, penalty in zip(state.totals, event.penalties, strict=True))
         active = state.active
@@ -422,14 +431,8 @@ def _take(state: GameState, seat: int, cards: Sequence[Card]) -> tuple[Card, ...
 
 
 def _fits_somewhere(card: Card, melds: Sequence[Meld], rules: Rules) -> bool:
-    for meld in melds:
-        for at in (End.LOW, End.HIGH):
-            try:
-                lay_off(meld, (card,), rules, at)
-            except RuleViolation:
-                continue
-            return True
-    return False
+    # meld_options lists every single card lay_off accepts (test_melds checks it), memoised per meld.
+    return any(fits is card for meld in melds for fits, _, _ in meld_options(meld, rules).layoffs)
 
 
 def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequence[Meld]) -> None:
@@ -643,12 +646,17 @@ def buyers(state: GameState) -> tuple[int, ...]:
     """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3)."""
     if state.offer is None or state.buy_request is not None or state.phase is not Phase.DRAW:
         return ()
+    return _eligible_buyers(state, state.turn, state.offer_from)
+
+
+def _eligible_buyers(state: GameState, forehand: int, discarder: int | None) -> tuple[int, ...]:
+    """Seats other than `forehand` and `discarder` that may still buy this round, from the forehand's left."""
     limit = buy_limit(state.rules)
-    players = len(state.hands)
-    order = ((state.turn + step) % players for step in range(1, players))
-    return tuple(
-        seat for seat in order if seat != state.offer_from and state.active[seat] and state.buys[seat] < limit
-    )
+    active = state.active
+    buys = state.buys
+    players = len(active)
+    order = ((forehand + step) % players for step in range(1, players))
+    return tuple(seat for seat in order if seat != discarder and active[seat] and buys[seat] < limit)
 
 
 def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> StockReshuffled:
@@ -902,9 +910,9 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
         return events
     if _buying(rules, state.deal):
         # contract §3.7.1: the discard is offered; the next player has first right to it.
-        after = evolve(state, events[0])
-        if buyers(after._replace(offer=card, offer_from=seat)):
-            events.append(BuyOffered(card, after.turn, seat))
+        forehand = _next_seat(state.active, seat)
+        if state.buy_request is None and _eligible_buyers(state, forehand, seat):
+            events.append(BuyOffered(card, forehand, seat))
     if not state.stock:
         if rules.reshuffle is Reshuffle.KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
@@ -1197,7 +1205,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     hand = state.hands[seat]
     if pile and _top_free(rules):
         actions.append(TakeDiscard(seat))
-    targets = _pick_layoffs(state.melds, rules)
+    targets = _table_index(state.melds, rules).layoffs
     # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
     # from the top of the pile down, so the partner bound of each pick is a few lookups.
     # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
@@ -1225,7 +1233,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
         rank_suits[rank] |= suit_bit
         held += 1
         uses: list[LayMelds | LayOff] = [
-            LayOff(seat, meld, (selected,), at) for meld, at in targets.get(selected, ())
+            LayOff(seat, meld, (selected,), at) for _, meld, _, at, _ in targets.get(selected, ())
         ]
         # A new meld with the selected card needs two partners of its rank or of its suit within
         # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
@@ -1254,27 +1262,42 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     return tuple(actions)
 
 
-_PickLayoffs = tuple[tuple[Meld, ...], Rules, dict[Card, tuple[tuple[int, End | None], ...]]]
-_LAST_TABLE: list[_PickLayoffs | None] = [None]
+class _TableIndex(NamedTuple):
+    """The table's single-card layoffs by card, and its joker swaps, for legal actions.
 
-
-def _pick_layoffs(melds: tuple[Meld, ...], rules: Rules) -> dict[Card, tuple[tuple[int, End | None], ...]]:
-    """Single-card layoffs onto the table (meld index, end) by card, for pile picks (D20: anyone's).
-
-    Kept while the table is unchanged: the table tuple survives `_replace` until a meld changes, so
-    identity is a cheap, exact key; the entry is read and replaced as one object, so threads never
-    mix two tables.
+    `layoffs[card]`: (position, meld index, card, end, resulting meld) in table order (position
+    counts every layoff of the table, meld by meld), so the layoffs of a hand's cards are listed in
+    the order a walk over the table gives. `swaps`: (meld index, meld, cards that free a joker).
     """
-    entry = _LAST_TABLE[0]
+
+    layoffs: dict[Card, list[tuple[int, int, Card, End | None, Meld]]]
+    swaps: tuple[tuple[int, Meld, tuple[Card, ...]], ...]
+
+
+_LAST_INDEX: list[tuple[tuple[Meld, ...], Rules, _TableIndex] | None] = [None]
+
+
+def _table_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
+    """`_TableIndex` of `melds`, kept while the table is unchanged.
+
+    The table tuple survives `evolve` until a meld changes, so identity is a cheap, exact key; the
+    entry is read and replaced as one object, so threads never mix two tables.
+    """
+    entry = _LAST_INDEX[0]
     if entry is not None and entry[0] is melds and entry[1] is rules:
         return entry[2]
-    found: dict[Card, list[tuple[int, End | None]]] = {}
+    layoffs: dict[Card, list[tuple[int, int, Card, End | None, Meld]]] = {}
+    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
+    position = 0
     for meld_index, meld in enumerate(melds):
-        for card, at, _ in meld_options(meld, rules).layoffs:
-            found.setdefault(card, []).append((meld_index, at))
-    table = {card: tuple(places) for card, places in found.items()}
-    _LAST_TABLE[0] = (melds, rules, table)
-    return table
+        options = meld_options(meld, rules)
+        for card, at, result in options.layoffs:
+            layoffs.setdefault(card, []).append((position, meld_index, card, at, result))
+            position += 1
+        swaps.extend((meld_index, meld, cards) for cards in options.swaps)
+    index = _TableIndex(layoffs, tuple(swaps))
+    _LAST_INDEX[0] = (melds, rules, index)
+    return index
 
 
 # Card codes of the same suit within two ranks of each card, the ace touching the king.
@@ -1354,60 +1377,49 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand
 
 
 def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
-    """Layoffs (as `_layoff_actions`) and joker swaps, in one pass over the table melds."""
+    """Layoffs (as `_layoff_actions`, in table order) and joker swaps, read off the table index."""
     rules = state.rules
-    in_hand = set(hand)
+    index = _table_index(state.melds, rules)
     actions: list[Command] = []
-    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
     short = len(hand) <= 2
     owners = state.owners
     others = rules.layoff_on_others
-    table = _table_options(state.melds, rules)
-    for index, (meld, options) in enumerate(zip(state.melds, table, strict=True)):
-        if others or owners[index] == seat:
-            for card, at, result in options.layoffs:
-                if card not in in_hand:
-                    continue
-                if short:
-                    try:
-                        _check_rest(
-                            state, seat, _without_one(hand, card), _set_at(state.melds, index, result)
-                        )
-                    except RuleViolation:
-                        continue
-                actions.append(LayOff(seat, index, (card,), at))
-        for cards in options.swaps:
-            if all(card in in_hand for card in cards):
-                swaps.append((index, meld, cards))
-    for index, meld, cards in swaps:
+    layoffs = index.layoffs
+    found: list[tuple[int, int, Card, End | None, Meld]] = []
+    for card in dict.fromkeys(hand):
+        entries = layoffs.get(card)
+        if entries is not None:
+            found.extend(entries)
+    found.sort()  # positions are distinct, so only they are compared
+    for _, meld_index, card, at, result in found:
+        if not others and owners[meld_index] != seat:
+            continue
+        if short:
+            try:
+                _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, meld_index, result))
+            except RuleViolation:
+                continue
+        actions.append(LayOff(seat, meld_index, (card,), at))
+    if not index.swaps:
+        return actions
+    in_hand = set(hand)
+    for meld_index, meld, cards in index.swaps:
+        if not all(card in in_hand for card in cards):
+            continue
         use: LayMelds | LayOff | None = None
         if rules.freed_joker_must_be_used:
-            swapped = evolve(state, JokerSwapped(seat, index, cards, swap_joker(meld, cards, rules)))
+            swapped = evolve(state, JokerSwapped(seat, meld_index, cards, swap_joker(meld, cards, rules)))
             uses = _joker_uses(swapped, seat)
             if not uses:
                 continue
             use = uses[0]
-        action = SwapJoker(seat, index, cards, use)
+        action = SwapJoker(seat, meld_index, cards, use)
         try:
             _decide(state, action, _PROBE)  # swaps are rare; checking them whole keeps legal_actions exact
         except RuleViolation:
             continue
         actions.append(action)
     return actions
-
-
-_TableOptions = tuple[tuple[Meld, ...], Rules, tuple[MeldOptions, ...]]
-_LAST_OPTIONS: list[_TableOptions | None] = [None]
-
-
-def _table_options(melds: tuple[Meld, ...], rules: Rules) -> tuple[MeldOptions, ...]:
-    """`meld_options` of every table meld, kept while the table is unchanged (as `_pick_layoffs`)."""
-    entry = _LAST_OPTIONS[0]
-    if entry is not None and entry[0] is melds and entry[1] is rules:
-        return entry[2]
-    options = tuple(meld_options(meld, rules) for meld in melds)
-    _LAST_OPTIONS[0] = (melds, rules, options)
-    return options
 
 
 def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:
