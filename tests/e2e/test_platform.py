@@ -3,7 +3,8 @@
 Twelve players queue for kalooki (tables of 3-4, a prize pool per table); tables form; bots play every
 game through the engine over gRPC; scoring publishes hand and match results, payouts and rating
 changes. The twelve queue again: matchmaking pairs them on the ratings scoring published. A contract
-tournament of 8 rotates its tables round by round. Finally scoring restarts under a new consumer group,
+tournament of 8 is played by bots, one contract round per table per tournament round, and its tables
+rotate as the spec says after every round. Finally scoring restarts under a new consumer group,
 replays the game topic from the beginning, and no result, rating or published event changes.
 """
 
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 from typing import Any
 
 import grpc
 import pytest
 import redis
+from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
@@ -34,9 +35,7 @@ from rummy_rules.variants import rules_for
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.service import RunningScoring, start_scoring
 from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
-from rummy_store import NewEvent
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 
 TOKENS = TokenIssuer(DEV_SECRET)
 PLAYERS = [f"p{i:02d}" for i in range(12)]
@@ -83,7 +82,7 @@ async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
             redis=redis_url,
             topic=topics["games"],
             key_prefix=f"{prefix}:",
-            turn_timeout_ms=0,  # tournament tables (played by the test, not by bots) wait
+            turn_timeout_ms=0,  # tournament tables have no turn timer: their bots never stop
             tables=topics["tables"],
         )
     )
@@ -283,7 +282,7 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
         await _until(rated_twice, 60, "the second rating changes")
 
         # --- a contract tournament of 8 rotates its tables ----------------------------------------------
-        await _contract_tournament(platform, mm_stub, kafka, redis_url, prefix)
+        await _contract_tournament(platform, mm_stub, sc_stub, kafka)
 
         # --- restart scoring and replay the game topic from the beginning: nothing changes ------------
         scores = KafkaEventLog(kafka, platform.topics["scores"], 3)
@@ -292,7 +291,7 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
 
         async def settled() -> bool:  # every table created, every game event scored
             assert platform.engine.tables is not None
-            formed = sum(tables.end_offset(p) for p in range(3))
+            formed = sum(r.event_type == "table_formed" for p in range(3) for r in tables.read_partition(p))
             logged = sum(games.end_offset(p) for p in range(3))
             outbox = client.llen(f"{prefix}:scoring:outbox")
             return (
@@ -328,16 +327,57 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
         await platform.engine.stop()
 
 
-async def _contract_tournament(
-    platform: Platform, mm_stub: Any, kafka: str, redis_url: str, prefix: str
-) -> None:
-    """Eight players, three rounds. The engine cannot play contract rummy yet (PLAYABLE_VARIANTS), so each
-    table's result is published on scoring's topic in scoring's own format, as scoring would."""
+def _game_events(games: KafkaEventLog, game_id: str) -> dict[str, ev.GameEvent]:
+    """The game's rules events by case (a single-round game has one of each that matters here)."""
+    events: dict[str, ev.GameEvent] = {}
+    for record in games.read_stream(game_id):
+        envelope = ev.GameEvent.FromString(record.payload)
+        events.setdefault(envelope.WhichOneof("event") or "", envelope)
+    return events
+
+
+def _mover(players: list[str], penalties: list[int], dealer: int) -> str:
+    """Contract §3.14.3 D19 without a closer: the lowest round score moves, ties clockwise from the
+    dealer's left (written out here from the spec, not taken from the rules engine)."""
+    best = min(penalties)
+    seat = next(
+        s for s in ((dealer + i) % len(players) for i in range(1, len(players) + 1)) if penalties[s] == best
+    )
+    return players[seat]
+
+
+async def _play_table(engine_address: str, table: Any) -> None:
+    """Every seat of a tournament table played by its own bot, each with its own player token."""
+
+    async def seat(index: int, player: str) -> None:
+        async with GameClient(engine_address, TOKENS.issue(player), retry_for_s=60) as client:
+
+            async def exists() -> bool:
+                try:
+                    await client.view(table.game_id, index)
+                except RpcFailure as failure:
+                    if failure.status != grpc.StatusCode.NOT_FOUND:
+                        raise
+                    return False
+                return True
+
+            await _until(exists, 60, f"game {table.game_id}")
+            await BotPlayer(client, table.game_id, index, "greedy").play()
+
+    await asyncio.gather(*(seat(i, p) for i, p in enumerate(table.player_ids)))
+
+
+async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, kafka: str) -> None:
+    """Eight players, three tournament rounds, bots at every seat. Round k's tables each play contract
+    round k alone; the log says who closed each table (DealEnded.winner), and the next round's tables
+    must show each closer moved on (contract §3.14.3 D19), the deal passed on (§3.14.4), and the
+    standings must be the sum of the round penalties scoring published."""
     operator = _metadata("ops", OPERATOR)
     players = [f"c{i}" for i in range(8)]
+    rounds = 3
     created = await mm_stub.CreateTournament(
         mm.CreateTournamentRequest(
-            variant="contract", format=mm.TOURNAMENT_FORMAT_ROTATION, rounds=3, seed=b"e2e"
+            variant="contract", format=mm.TOURNAMENT_FORMAT_ROTATION, rounds=rounds, seed=b"e2e"
         ),
         metadata=operator,
     )
@@ -348,62 +388,72 @@ async def _contract_tournament(
         )
     started = await mm_stub.StartTournament(mm.StartTournamentRequest(tournament_id=tid), metadata=operator)
     assert [len(t.player_ids) for t in started.tables] == [4, 4]  # contract §3.14.1: ceil(8/4) tables
-    client = redis.Redis.from_url(redis_url)
-    scores = KafkaEventLog(kafka, platform.topics["scores"], 3, RedisWriterFence(client, f"{prefix}:test:"))
+    games = KafkaEventLog(kafka, platform.topics["games"], 3)
+    penalties: dict[str, int] = dict.fromkeys(players, 0)
+    dealers: list[int] = []
     try:
-        for round_number in (1, 2, 3):
-            state = await mm_stub.GetTournament(mm.GetTournamentRequest(tournament_id=tid), metadata=operator)
-            tables = [t for t in state.tables if t.round == round_number]
-            closers = []
-            for index, table in enumerate(tables):
-                closer = table.player_ids[(round_number + index) % len(table.player_ids)]
-                closers.append(closer)
-                match = sc.MatchScored(
-                    variant="contract",
-                    player_ids=table.player_ids,
-                    totals=[0 if p == closer else 50 for p in table.player_ids],
-                    winners=[closer],
-                    closer=closer,
-                    last_deal_penalties=[0 if p == closer else 50 for p in table.player_ids],
-                    deals=8,
-                )
-                event = sc.ScoringEvent(game_id=table.game_id, match_scored=match)
-                await asyncio.to_thread(
-                    scores.append,
-                    table.game_id,
-                    uuid.uuid4().hex,
-                    0,
-                    [NewEvent("match_scored", event.SerializeToString())],
-                )
-            if round_number == 3:
-                break
+        for round_number in range(1, rounds + 1):
 
-            async def next_round(expected: int = round_number + 1) -> Any:
+            async def tables_of(number: int = round_number) -> Any:
                 reply = await mm_stub.GetTournament(
                     mm.GetTournamentRequest(tournament_id=tid), metadata=operator
                 )
-                return reply if reply.round == expected else None
+                current = [t for t in reply.tables if t.round == number]
+                return current if len(current) == 2 else None
 
-            after = await _until(next_round, 60, f"round {round_number + 1}")
-            new = [t for t in after.tables if t.round == round_number + 1]
-            # contract §3.14.3 D19: each closer moves to the next table (the last to the first) and sits in
-            # the seat that table's own closer left; everyone else keeps their seat.
+            tables = await _until(tables_of, 60, f"round {round_number}'s tables")
+            await asyncio.wait_for(
+                asyncio.gather(*(_play_table(platform.engine.address, t) for t in tables)), 240
+            )
+            movers, seats, round_dealers = [], [], []
             for index, table in enumerate(tables):
-                arriving = closers[index - 1]
-                seat = list(table.player_ids).index(closers[index])
-                expected_seats = list(table.player_ids)
-                expected_seats[seat] = arriving
-                assert list(new[index].player_ids) == expected_seats
+                seated = list(table.player_ids)
+                events = _game_events(games, table.game_id)
+                started_event = events["game_started"].game_started
+                # contract M2: the table plays contract `round_number` alone; §3.14.4: from round 2 the
+                # deal passes to the seat left of the table's previous dealer
+                assert started_event.options["first_round"].int_value == round_number
+                assert started_event.options["last_round"].int_value == round_number
+                if dealers:
+                    assert started_event.dealer == (dealers[index] + 1) % len(seated)
+                round_dealers.append(started_event.dealer)
+                deal = events["deal_ended"].deal_ended
+                closer = seated[deal.winner] if deal.HasField("winner") else None
+                mover = closer or _mover(seated, list(deal.penalties), started_event.dealer)
+                movers.append(mover)
+                seats.append(seated.index(mover))
+                match = await _match(sc_stub, table.game_id)  # scoring's result agrees with the log
+                assert match.closer == (closer or "") and list(match.totals) == list(deal.penalties)
+                for player, penalty in zip(seated, deal.penalties, strict=True):
+                    penalties[player] += penalty
+            dealers = round_dealers
+            if round_number == rounds:
+                break
+            following = await _until(lambda n=round_number + 1: tables_of(n), 60, f"round {round_number + 1}")
+            for index, table in enumerate(tables):
+                # D19: the previous table's mover (the last table's, for table 1) takes the seat this
+                # table's own mover left; everyone else keeps their seat
+                expected = list(table.player_ids)
+                expected[seats[index]] = movers[index - 1]
+                assert list(following[index].player_ids) == expected, (round_number, index)
 
         async def finished() -> Any:
             reply = await mm_stub.GetTournament(mm.GetTournamentRequest(tournament_id=tid), metadata=operator)
             return reply if reply.finished else None
 
         final = await _until(finished, 60, "the tournament's end")
-        assert final.round == 3 and sorted(s.player_id for s in final.standings) == sorted(players)
+        assert final.round == rounds
+        assert {s.player_id: s.points for s in final.standings} == penalties  # lowest first
+        assert [s.points for s in final.standings] == sorted(penalties.values())
+
+        async def standings() -> Any:
+            reply = await sc_stub.GetStandings(sc.GetStandingsRequest(tournament_id=tid))
+            return reply if sum(s.matches for s in reply.standings) == 4 * 2 * rounds else None
+
+        scored = await _until(standings, 60, "scoring's standings")
+        assert {s.player_id: s.points for s in scored.standings} == penalties
     finally:
-        scores.close()
-        client.close()
+        games.close()
 
 
 @pytest.mark.integration
