@@ -4,12 +4,14 @@ Complete games of every playable variant are played by bots through the client S
 watch; the engine is killed with SIGKILL mid-game and started again. Then: every acknowledged action is
 in the log at the seqs it was acknowledged with, every game finished, every stream resumed without a
 gap or a repeat, no message leaked a hidden card, replaying each log (from event 1, and from the Redis
-snapshot plus tail) reproduces the final state and scores, and each shuffle verifies.
+snapshot plus tail) reproduces the final state and scores, and each shuffle verifies. A game left
+unfinished has its seed nowhere in the raw topic or in Redis (a finished game's is, in GameEnded).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 import subprocess
@@ -23,11 +25,13 @@ import grpc
 import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from kafka import KafkaConsumer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
 from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_seq
 from rummy_engine.projection import EngineState, GameProjection
+from rummy_engine.seeds import game_seed
 from rummy_infra.local import free_port
 from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
@@ -38,6 +42,7 @@ from rummy_store.redis_snapshots import RedisSnapshotStore
 TOKENS = TokenIssuer(DEV_SECRET)
 PLAYERS = ["ann", "bob", "cy"]
 OPTIONS: dict[str, dict[str, int | bool | str]] = {"rummy40": {"deals_per_match": 1}}
+UNFINISHED = "e2e-unfinished"
 
 
 class EngineProcess:
@@ -97,6 +102,7 @@ def engine(
         "ENGINE_LEASE_MS": "2000",
         "ENGINE_SNAPSHOT_EVERY": "10",
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        "ENGINE_SEED_KEY": f"{unique_prefix}-seed-key",
     }
     process = EngineProcess(env, tmp_path / "engine.log")
     process.start()
@@ -128,6 +134,7 @@ async def _play(
     def progress() -> int:
         return min(max((m.seq for m in bots[0].stats.messages), default=0) for bots in games.values())
 
+    await _leave_unfinished(clients, UNFINISHED)
     while progress() < 12:  # every game is under way ...
         await asyncio.sleep(0.05)
     killed_at = progress()
@@ -145,9 +152,66 @@ async def _play(
     return games, watched, killed_at
 
 
+async def _leave_unfinished(clients: list[GameClient], game_id: str) -> None:
+    """Twelve draws and discards in a game nobody finishes (a snapshot is taken at seq 10)."""
+    await clients[0].create_game("kalooki", PLAYERS, game_id)
+    for _ in range(12):
+        turn = (await clients[0].view(game_id)).turn
+        listed = await clients[turn].legal_actions(game_id, turn)
+        kinds = ("draw_from_stock", "discard")
+        action = next(a for a in listed.actions if a.WhichOneof("kind") in kinds)
+        await clients[turn].submit(game_id, turn, action)
+
+
+def _raw_topic(bootstrap: str, topic: str) -> list[bytes]:
+    """Every record of the topic as raw bytes: key, value and headers."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        consumer.assign(parts)
+        consumer.seek_to_beginning(*parts)
+        end = consumer.end_offsets(parts)
+        raw: list[bytes] = []
+        while any(consumer.position(tp) < end[tp] for tp in parts):
+            for records in consumer.poll(timeout_ms=1000).values():
+                for r in records:
+                    raw.append((r.key or b"") + (r.value or b"") + b"".join(v for _, v in r.headers))
+        return raw
+    finally:
+        consumer.close()
+
+
+def _raw_redis(client: redis.Redis, prefix: str) -> list[bytes]:
+    """Every value under the engine's key prefix (snapshots, fence records), whatever its type."""
+    values: list[Any] = []
+    for key in client.scan_iter(match=f"{prefix}*"):
+        kind = client.type(key)
+        if kind == b"hash":
+            values += [part for item in client.hgetall(key).items() for part in item]
+        elif kind == b"string":
+            values.append(client.get(key))
+        elif kind == b"list":
+            values += client.lrange(key, 0, -1)
+        elif kind == b"set":
+            values += client.smembers(key)
+        elif kind == b"zset":
+            values += client.zrange(key, 0, -1)
+    return [v if isinstance(v, bytes) else str(v).encode() for v in values]
+
+
+def _holds(chunks: list[bytes], seed: bytes) -> bool:
+    forms = (seed, seed.hex().encode(), base64.b64encode(seed), base64.urlsafe_b64encode(seed))
+    return any(form in chunk for chunk in chunks for form in forms)
+
+
 async def _history(engine: EngineProcess, game_id: str) -> gs.GetHistoryResponse:
     async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
         return await operator.history(game_id)
+
+
+async def _verify(engine: EngineProcess, game_id: str) -> gs.VerifyShuffleResponse:
+    async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
+        return await operator.verify_shuffle(game_id)
 
 
 @pytest.mark.integration
@@ -191,6 +255,18 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
             snapshots = RedisSnapshotStore(client, engine.env["ENGINE_KEY_PREFIX"])
             cached = CatchUpReader[EngineState | None](log, projection, snapshots, 10).load(game_id)
             assert cached.from_snapshot > 0 and cached.state is not None and cached.state.game == final
+            # The revealed seed is the engine's derivation, and it re-derives every deal.
+            check = asyncio.run(_verify(engine, game_id))
+            assert check.verified and check.seed == game_seed(engine.env["ENGINE_SEED_KEY"], game_id)
+        # The seed of a game still in play is in no record and no Redis value; a finished game's is
+        # (GameEnded reveals it), which shows the scan would find one.
+        key = engine.env["ENGINE_SEED_KEY"]
+        topic = _raw_topic(kafka_bootstrap, engine.env["ENGINE_TOPIC"])
+        stored = _raw_redis(client, engine.env["ENGINE_KEY_PREFIX"])
+        assert RedisSnapshotStore(client, engine.env["ENGINE_KEY_PREFIX"]).load(UNFINISHED) is not None
+        assert not _holds(topic, game_seed(key, UNFINISHED))
+        assert not _holds(stored, game_seed(key, UNFINISHED))
+        assert all(_holds(topic, game_seed(key, game_id)) for game_id in games)
     finally:
         log.close()
         client.close()

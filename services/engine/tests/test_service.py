@@ -18,6 +18,8 @@ from rummy_client.bots import BotPlayer
 from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
+from rummy_engine.seeds import game_seed
+from rummy_rules.cards import seed_commitment
 from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_store.embedded_log import EmbeddedEventLog
 
@@ -243,3 +245,22 @@ def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(tmp_pat
             log.close()
 
     asyncio.run(scenario())
+
+
+def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        created = await seats[0].create_game("kalooki", PLAYERS, "open", turn_timeout_ms=NO_TIMER)
+        seed = game_seed(engine.config.seed_key, "open")
+        assert created.view.seed_commitment == seed_commitment(seed) and not created.view.seed
+        other = game_seed("another key", "open")
+        assert other != seed and game_seed(engine.config.seed_key, "other") != seed
+        entries = await engine.app.history("open")
+        stored = b"".join(path.read_bytes() for path in tmp_path.glob("*.sqlite*"))
+        assert entries and seed_commitment(seed).encode() in stored  # the scan reads the stores
+        for form in (seed, seed.hex().encode()):
+            assert form not in stored
+        for client in seats:
+            await client.close()
+
+    run(tmp_path, scenario)

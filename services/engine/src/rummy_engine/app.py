@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import logging
 import re
 import time
@@ -42,6 +40,7 @@ from rummy_store.catch_up import CatchUpReader
 from rummy_engine import codec
 from rummy_engine.config import EngineConfig
 from rummy_engine.projection import AWAY_PREFIX, TIMER_PREFIX, EngineState, GameProjection, Table
+from rummy_engine.seeds import game_seed
 from rummy_engine.stores import Stores
 from rummy_engine.streams import Fanout, Update, update_for
 from rummy_engine.timers import default_action
@@ -51,8 +50,6 @@ log = logging.getLogger("rummy_engine")
 T = TypeVar("T")
 _GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_COMMAND_ID: Final = 128
-# Stand-in until the seed key comes from the engine's configuration (its engineer takes this over).
-DEV_SEED_KEY: Final = b"meldstream development seed key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +85,10 @@ class GameApp:
         stores: Stores,
         config: EngineConfig,
         clock: Callable[[], float] = time.time,
-        seed_key: bytes = DEV_SEED_KEY,
     ) -> None:
         self._stores = stores
         self._config = config
         self._clock = clock
-        self._seed_key = seed_key
         self._projection = GameProjection(config.away_after)
         self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
             stores.log, self._projection, stores.snapshots, config.snapshot_every
@@ -106,7 +101,7 @@ class GameApp:
 
     def _seed(self, game_id: str) -> bytes:
         """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
-        return hmac.new(self._seed_key, game_id.encode(), hashlib.sha256).digest()
+        return game_seed(self._config.seed_key, game_id)
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)

@@ -9,6 +9,8 @@ from rummy_service.auth import DEV_SECRET
 from rummy_service.config import ConfigError, env_int, env_str
 from rummy_store.event_log import TOPIC
 
+from rummy_engine.seeds import DEV_SEED_KEY
+
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
@@ -31,6 +33,7 @@ class EngineConfig:
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
     lease_ms: int = 10_000  # Kafka write lease; a restarted engine waits at most this long per game
     token_secret: str = DEV_SECRET
+    seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
     workers: int = 32  # threads for blocking store calls
     tables: str = ""  # create games from TableFormed: Kafka topic, or embedded sqlite file ("" = off)
 
@@ -56,6 +59,7 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
         away_grace_ms=env_int("ENGINE_AWAY_GRACE_MS", d.away_grace_ms, env),
         lease_ms=env_int("ENGINE_LEASE_MS", d.lease_ms, env, minimum=1_000),
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
+        seed_key=env_str("ENGINE_SEED_KEY", d.seed_key, env),
         workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),
         tables=env_str("ENGINE_TABLES", d.tables, env),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
@@ -11,10 +12,12 @@ from rummy_service.server import ServiceHost
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
+from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
 from rummy_engine.tables import TableConsumer
 
+log = logging.getLogger("rummy_engine")
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
 
 
@@ -43,6 +46,12 @@ class RunningEngine:
 
 async def start_engine(config: EngineConfig) -> RunningEngine:
     """Open the stores and serve; health turns SERVING once both stores answer."""
+    if config.seed_key == DEV_SEED_KEY:
+        log.warning(
+            "ENGINE_SEED_KEY is not set: game seeds derive from the public development key, so anyone "
+            "can predict every deal and reshuffle. Set ENGINE_SEED_KEY to a long random secret "
+            "(and keep it while games are open) for anything but local development."
+        )
     stores = open_stores(config)
     app = GameApp(stores, config)
     host = ServiceHost(config.address, [SERVICE_NAME], app.ready)
