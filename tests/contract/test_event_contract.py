@@ -6,6 +6,7 @@ import re
 import typing
 
 from rummy.game.v1 import events_pb2
+from rummy_engine import facts
 from rummy_rules import events
 
 CASES = {field.name: field for field in events_pb2.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields}
@@ -39,3 +40,15 @@ def test_envelope_numbers_never_collide_with_event_cases() -> None:
     assert {"game_id", "seq", "command_id", "occurred_at", "schema_version"} <= set(
         events_pb2.GameEvent.DESCRIPTOR.fields_by_name
     )
+
+
+def test_every_oneof_case_is_a_rules_event_or_an_engine_fact() -> None:
+    """Cases 10-39 mirror rules events; from 40 the engine's facts, field for field (rummy_engine.facts)."""
+    rules = {snake(cls.__name__): cls for cls in typing.get_args(events.Event)}
+    engine = {snake(cls.__name__): cls for cls in typing.get_args(facts.Fact)}
+    assert set(CASES) == set(rules) | set(engine)
+    for name, cls in engine.items():
+        case = CASES[name]
+        assert case.number >= 40 and case.message_type is not None
+        assert set(case.message_type.fields_by_name) == set(cls.__dataclass_fields__), name
+    assert all(CASES[name].number < 40 for name in rules)

@@ -221,7 +221,7 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
 ) -> None:
     games, watched, killed_at = asyncio.run(_play(engine))
     assert killed_at >= 12
-    projection = GameProjection(away_after=3)
+    projection = GameProjection()
     client = redis.Redis.from_url(redis_url)
     log = KafkaEventLog(kafka_bootstrap, engine.env["ENGINE_TOPIC"], 3)
     try:

@@ -39,6 +39,6 @@ async def _scenario(tmp_path: Path) -> tuple[list[str], int, list[str]]:
 
 def test_a_redelivered_table_makes_one_game_and_a_bad_table_none(tmp_path: Path) -> None:
     types, created, refused = asyncio.run(_scenario(tmp_path))
-    assert types == ["game_started"]
+    assert types == ["game_started", "table_seated"]
     assert created == 2  # the first delivery and the redelivery answer the same game
     assert sorted(refused) == ["t-1", "t-2"]  # another table under an existing id; an unknown variant

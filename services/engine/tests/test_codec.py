@@ -9,6 +9,7 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_engine import codec
+from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules import bots
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped
@@ -33,10 +34,17 @@ def _games() -> list[tuple[str, list[Event]]]:
 
 
 GAMES = _games()
-# Cases a short simulation may not reach, built by hand: a joker swap, a void deal (no winner).
-EXTRA: list[Event] = [
+# Cases a short simulation may not reach, built by hand: a joker swap, a void deal (no winner), and
+# the engine's facts (no simulation makes them).
+EXTRA: list[codec.Logged] = [
     JokerSwapped(1, 0, parse_cards("5H"), Meld(MeldKind.RUN, parse_cards("4H 5H 6H"), 4, Suit.HEARTS)),
     DealEnded(None, False, (0, 0, 0)),
+    TableSeated(("ann", "bob"), 0, (), "ann"),
+    TableSeated(("ann", "bob", "cy"), 5000, (("deals_per_match", 2), ("rotate", True)), "matchmaking"),
+    TurnTimedOut(2, 3, False),
+    TurnTimedOut(0, 4, True),
+    PlayerAway(1),
+    PlayerReturned(1),
 ]
 
 
@@ -64,7 +72,8 @@ def test_events_of_whole_games_round_trip_and_replay_to_the_same_state() -> None
             back = codec.event_from_pb(events_pb2.GameEvent.FromString(wire))
             seen.add(codec.event_type(back))
             state = evolve(state, event)
-            decoded_state = evolve(decoded_state, back)
+            (rules_event,) = codec.rules_events([back])
+            decoded_state = evolve(decoded_state, rules_event)
         assert decoded_state == state
     # The simulations exercise the common events; a missing one here means the fixture games shrank.
     assert {"game_started", "card_drawn", "card_discarded", "melds_laid", "deal_ended", "game_ended"} <= seen

@@ -44,7 +44,7 @@ def test_a_game_loaded_while_it_is_created_stays_one_game(tmp_path: Path) -> Non
         try:
             loading = asyncio.create_task(app.game("g1"))  # a player's stream, opened at once
             await asyncio.sleep(0.05)
-            created = await app.create("g1", "rummy40", ["a", "b"], {}, 0)
+            created = await app.create("g1", "rummy40", ["a", "b"], {}, 0, requested_by="a")
             stream = app.watch("g1", 0)
             opening = await anext(stream)
             loaded = await loading  # the log already holds the game when this load reads it
@@ -72,7 +72,7 @@ def test_a_move_found_in_the_log_reaches_the_streams(tmp_path: Path) -> None:
         here = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
         other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
         try:
-            await here.create("g2", "rummy40", ["a", "b"], {}, 0)
+            await here.create("g2", "rummy40", ["a", "b"], {}, 0, requested_by="a")
             stream = here.watch("g2", 0)
             opening = await anext(stream)
             seat = opening.game.turn
@@ -96,7 +96,7 @@ def test_a_turn_timer_that_lost_the_race_times_the_next_move(tmp_path: Path) -> 
         timed = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=300))
         other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
         try:
-            await timed.create("g3", "rummy40", ["a", "b"], {}, 0)
+            await timed.create("g3", "rummy40", ["a", "b"], {}, 0, requested_by="a")
             stream = timed.watch("g3", 0)
             opening = await anext(stream)
             seat = opening.game.turn
@@ -105,8 +105,10 @@ def test_a_turn_timer_that_lost_the_race_times_the_next_move(tmp_path: Path) -> 
             await other.submit("g3", seat, "draw-1", DrawFromStock(seat))
             caught_up = await asyncio.wait_for(anext(stream), 2.0)
             assert caught_up.seq == opening.seq + 1
+            timed_out = await asyncio.wait_for(anext(stream), 2.0)
+            assert timed_out.seq == opening.seq + 2 and timed_out.event_type == "turn_timed_out"
             played = await asyncio.wait_for(anext(stream), 2.0)
-            assert played.seq == opening.seq + 2
+            assert played.seq == opening.seq + 3
             assert played.by_timer and played.actor == seat
             assert played.event_type != "card_drawn"
         finally:

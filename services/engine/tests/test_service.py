@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from rummy_client.bots import BotPlayer
 from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
+from rummy_engine.projection import engine_commands
 from rummy_engine.seeds import game_seed
 from rummy_rules.cards import seed_commitment
 from rummy_rules.variants import PLAYABLE_VARIANTS
@@ -57,7 +59,7 @@ def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
         turn = created.view.turn
         mover, other = ([ann, bob, _][turn], [ann, bob, _][(turn + 1) % 3])
         log = engine.stores.log
-        assert log.last_seq("t1") == 1
+        assert log.last_seq("t1") == 2
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
         discard = gs.Action(discard=gs.Discard(card=events_pb2.Card(rank=2, suit=events_pb2.SUIT_CLUBS)))
 
@@ -85,7 +87,7 @@ def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
         assert early.status is grpc.StatusCode.FAILED_PRECONDITION and early.code == "must_draw_first"
         wrong = await refused(other.submit("t1", (turn + 1) % 3, draw))
         assert wrong.status is grpc.StatusCode.FAILED_PRECONDITION and wrong.code == "not_your_turn"
-        assert log.last_seq("t1") == 1
+        assert log.last_seq("t1") == 2
         for client in (ann, bob, _, stranger):
             await client.close()
 
@@ -198,7 +200,11 @@ def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: P
         view = await seats[first].view("slow", first)
         assert view.seq > seq
         entries = await engine.app.history("slow")
-        assert all(record.command_id.startswith(("timer/", "away/")) for record, _, _ in entries[1:])
+        by_engine = engine_commands(message for _, message, _ in entries)
+        assert all(message.command_id in by_engine for _, message, _ in entries[2:])
+        kinds = [message.WhichOneof("event") for _, message, _ in entries]
+        assert kinds[:2] == ["game_started", "table_seated"]
+        assert kinds.count("player_away") == 3
         for client in seats:
             await client.close()
 
@@ -239,10 +245,50 @@ def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(tmp_pat
                 if log.last_seq("left") > before + 2:
                     break
             assert log.last_seq("left") > before + 2
-            assert log.last_seq("kept") == 1
+            assert log.last_seq("kept") == 2
         finally:
             await engine.stop()
             log.close()
+
+    asyncio.run(scenario())
+
+
+def test_away_and_returned_seats_survive_a_restart(tmp_path: Path) -> None:
+    """Away status lives in the log (PlayerAway/PlayerReturned), not in the engine's memory."""
+
+    async def scenario() -> None:
+        config = EngineConfig(
+            address="127.0.0.1:0", data_dir=str(tmp_path), away_after=1, away_grace_ms=NO_TIMER
+        )
+        engine = await start_engine(config)
+        seats = clients(engine)
+        await seats[0].create_game("kalooki", PLAYERS, "afk", turn_timeout_ms=30)
+        for _ in range(100):  # one timeout each marks a seat away; away seats then wait for the grace
+            await asyncio.sleep(0.05)
+            view = await seats[0].view("afk", 0)
+            if all(s.away for s in view.seats):
+                break
+        assert all(s.away for s in view.seats)
+        back = (view.turn + 1) % 3
+        returned = await seats[back].return_to_table("afk", back)
+        assert [s.away for s in returned.seats] == [seat != back for seat in range(3)]
+        for client in seats:
+            await client.close()
+        await engine.stop()
+
+        engine = await start_engine(config)
+        seats = clients(engine)
+        try:
+            after = await seats[0].view("afk", 0)
+            assert after.seq == returned.seq
+            assert [s.away for s in after.seats] == [seat != back for seat in range(3)]
+            assert after.seats[back].timeouts == 0
+            # The seat to move is still away: its timer is the away grace, not the 30 ms turn limit.
+            assert after.turn_deadline.ToSeconds() > time.time() + 60
+        finally:
+            for client in seats:
+                await client.close()
+            await engine.stop()
 
     asyncio.run(scenario())
 

@@ -79,8 +79,17 @@ def test_rummy40_match_winners_are_the_lowest_totals_and_void_deals_score_nothin
 def test_events_before_the_start_or_an_unreadable_table_are_refused() -> None:
     with pytest.raises(ScoringError, match="before game_started"):
         step(None, 3, "c", deal_ended(3, 0, [0, 1, 2]))
-    with pytest.raises(ScoringError, match="names its table"):
-        step(None, 1, "not-a-table", started("kalooki"))
+    unseated, _ = step(None, 1, "engine/create", started("kalooki"))
+    with pytest.raises(ScoringError, match="before table_seated"):
+        step(unseated, 3, "c", deal_ended(3, 0, [0, 1, 2]))
+
+
+def test_players_come_from_table_seated() -> None:
+    state, _ = step(None, 1, "engine/create", started("kalooki"))
+    seated = ev.GameEvent(game_id="g", seq=2, table_seated=ev.TableSeated(player_ids=["cy", "ann", "bob"]))
+    state, _ = step(state, 2, "engine/create", seated)
+    state, out = step(state, 9, "c", deal_ended(9, 0, [0, 5, 7]))
+    assert list(out[0].hand_scored.player_ids) == ["cy", "ann", "bob"] and state.totals == (0, 5, 7)
 
 
 def test_ranks_share_ties_and_follow_the_variant_direction() -> None:

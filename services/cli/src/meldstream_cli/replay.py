@@ -9,10 +9,9 @@ import argparse
 from typing import Any
 
 from rummy.game.v1 import events_pb2
-from rummy_engine.codec import event_from_pb
-from rummy_engine.projection import TABLE_PREFIX, Table, by_engine
+from rummy_engine.codec import Logged, event_from_pb
+from rummy_engine.facts import Fact, TableSeated, TurnTimedOut
 from rummy_rules.cards import format_cards
-from rummy_rules.events import Event
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 
@@ -27,7 +26,7 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def describe(event: Event) -> str:
+def describe(event: Logged) -> str:
     fields = []
     for name in type(event).__slots__:
         if name in ("deck", "seed", "cards") and isinstance(getattr(event, name), tuple | bytes):
@@ -68,16 +67,26 @@ def run(args: argparse.Namespace) -> int:
     try:
         state: GameState | None = None
         players: tuple[str, ...] = ()
+        engine_command = ""
         for record in log.read_stream(args.game):
             if args.to is not None and record.seq > args.to:
                 break
             event = event_from_pb(events_pb2.GameEvent.FromString(record.payload))
-            if record.command_id.startswith(TABLE_PREFIX):
-                players = Table.from_command_id(record.command_id).players
-            state = evolve(state, event)
-            who = " (played by the engine: the player was absent)" if by_engine(record.command_id) else ""
+            if isinstance(event, TurnTimedOut):
+                engine_command = record.command_id
+            who = (
+                " (played by the engine: the player was absent)"
+                if record.command_id == engine_command
+                else ""
+            )
             print(f"seq {record.seq}: {describe(event)}{who}")
-            print("\n".join(table(state, players)))
+            if isinstance(event, TableSeated):
+                players = event.player_ids
+            if isinstance(event, Fact):  # the engine's facts change no cards: no new table to print
+                continue
+            state = evolve(state, event)
+            if players:
+                print("\n".join(table(state, players)))
         if state is None:
             print(f"meldstream replay: no game {args.game!r} in this store")
             return 1

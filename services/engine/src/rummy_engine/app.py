@@ -15,7 +15,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -24,8 +24,8 @@ from rummy.game.v1 import events_pb2
 from rummy_rules.commands import Command
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, OptionValue
-from rummy_rules.game import decide, start
-from rummy_rules.state import Phase
+from rummy_rules.game import decide, evolve, start
+from rummy_rules.state import GameState, Phase
 from rummy_service.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -39,7 +39,8 @@ from rummy_store.catch_up import CatchUpReader
 
 from rummy_engine import codec
 from rummy_engine.config import EngineConfig
-from rummy_engine.projection import AWAY_PREFIX, TIMER_PREFIX, EngineState, GameProjection, Table
+from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import game_seed
 from rummy_engine.stores import Stores
 from rummy_engine.streams import Fanout, Update, update_for
@@ -50,6 +51,10 @@ log = logging.getLogger("rummy_engine")
 T = TypeVar("T")
 _GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_COMMAND_ID: Final = 128
+CREATE_COMMAND: Final = ENGINE_PREFIX + "create"
+MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
+Plan = Callable[["EngineState"], list[codec.Logged]]
+"""What a command appends, decided from the game's state under its lock ([] = nothing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +79,6 @@ class LiveGame:
         self.fanout = Fanout()
         self.timer: asyncio.Task[None] | None = None
         self.deadline: float | None = None
-        self.returned: set[int] = set()  # seats whose player came back since the last timeout
 
 
 class GameApp:
@@ -89,7 +93,7 @@ class GameApp:
         self._stores = stores
         self._config = config
         self._clock = clock
-        self._projection = GameProjection(config.away_after)
+        self._projection = GameProjection()
         self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
             stores.log, self._projection, stores.snapshots, config.snapshot_every
         )
@@ -200,7 +204,10 @@ class GameApp:
         players: Sequence[str],
         options: Mapping[str, OptionValue],
         turn_timeout_ms: int,
+        *,
+        requested_by: str,
     ) -> LiveGame:
+        """A new game (GameStarted, then TableSeated, in one command), or the same one again."""
         game_id = game_id or uuid.uuid4().hex
         if not _GAME_ID.match(game_id):
             raise InvalidArgument("bad_game_id", "a game id is 1-64 letters, digits, '-', '_' or '.'")
@@ -214,16 +221,18 @@ class GameApp:
         existing = self._games.get(game_id)
         if existing is not None:
             return self._same_table(existing, table, first)
-        state = self._projection.fold(None, table.command_id(), 1, first)
+        seated = TableSeated(table.players, turn_timeout_ms, tuple(sorted(options.items())), requested_by)
+        state = self._projection.fold(None, CREATE_COMMAND, 1, first)
+        state = self._projection.fold(state, CREATE_COMMAND, 2, seated)
         try:
             # No read first: an append expecting seq 0 fails when the game exists (and, on Kafka,
             # looking a game up means scanning its partition).
-            result = await self._append_events(game_id, table.command_id(), 0, [first])
+            result = await self._append_events(game_id, CREATE_COMMAND, 0, [first, seated])
         except ConcurrencyError:
             return self._same_table(await self.game(game_id), table, first)
-        if result.duplicate:  # created before with this very table (the command id names it)
+        if result.duplicate:  # created before; the same table answers the same game
             return self._same_table(await self.game(game_id), table, first)
-        return self._adopt(LiveGame(game_id, state, 1))
+        return self._adopt(LiveGame(game_id, state, 2))
 
     @staticmethod
     def _same_table(live: LiveGame, table: Table, first: Any) -> LiveGame:
@@ -235,30 +244,36 @@ class GameApp:
     # --- acting ---------------------------------------------------------------------------------------
 
     async def submit(self, game_id: str, seat: int, command_id: str, command: Command) -> Outcome:
-        if (
-            not command_id
-            or len(command_id) > MAX_COMMAND_ID
-            or command_id.startswith(("table:", TIMER_PREFIX, AWAY_PREFIX))
-        ):
+        """A player's command; a player who acts while marked away is back (PlayerReturned first)."""
+        if not command_id or len(command_id) > MAX_COMMAND_ID or command_id.startswith(ENGINE_PREFIX):
             raise InvalidArgument(
-                "bad_command_id", f"a command id is 1-{MAX_COMMAND_ID} characters, not reserved"
+                "bad_command_id",
+                f"a command id is 1-{MAX_COMMAND_ID} characters, not starting with {ENGINE_PREFIX!r}",
             )
+
+        def plan(state: EngineState) -> list[codec.Logged]:
+            back: list[codec.Logged] = [PlayerReturned(seat)] if state.away[seat] else []
+            return back + self._decide(game_id, state.game, command)
+
         live = await self.game(game_id)
         async with live.lock:
-            live.returned.add(seat)
-            return await self._apply(live, command_id, command)
+            return await self._apply(live, command_id, plan)
 
-    async def _apply(self, live: LiveGame, command_id: str, command: Command) -> Outcome:
-        """Decide and append under the game's lock; the original outcome for a known command id."""
+    def _decide(self, game_id: str, game: GameState, command: Command) -> list[Event]:
+        """The rules' decision; a refusal is FAILED_PRECONDITION with the rule code and citation."""
+        try:
+            return decide(game, command, seed=self._seed(game_id))
+        except RuleViolation as exc:
+            text = exc.message + (f" ({exc.rule})" if exc.rule else "")
+            raise FailedPrecondition(exc.code, text) from None
+
+    async def _apply(self, live: LiveGame, command_id: str, plan: Plan) -> Outcome:
+        """Plan and append under the game's lock; the original outcome for a known command id."""
         for attempt in (1, 2):
             known = live.state.commands.get(command_id)
             if known is not None:
                 return Outcome(known[0], known[1], True, live.state, live.seq)
-            try:
-                produced = decide(live.state.game, command, seed=self._seed(live.game_id))
-            except RuleViolation as exc:
-                text = exc.message + (f" ({exc.rule})" if exc.rule else "")
-                raise FailedPrecondition(exc.code, text) from None
+            produced = plan(live.state)
             if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
                 return Outcome(0, 0, False, live.state, live.seq)
             try:
@@ -278,7 +293,7 @@ class GameApp:
         raise AssertionError("unreachable")
 
     async def _append_events(
-        self, game_id: str, command_id: str, expected: int, produced: list[Event]
+        self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged]
     ) -> Any:
         now = self._clock()
         try:
@@ -302,7 +317,7 @@ class GameApp:
             raise Unavailable("store_unavailable", f"{exc}; retry with the same command id") from None
 
     def _advance(
-        self, live: LiveGame, command_id: str, produced: list[Event], positions: Sequence[Any]
+        self, live: LiveGame, command_id: str, produced: list[codec.Logged], positions: Sequence[Any]
     ) -> None:
         previous = live.seq
         record: EventRecord | None = None
@@ -337,11 +352,9 @@ class GameApp:
         game = live.state.game
         if self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
             return
-        seat = game.turn
-        engine_turn = live.state.last_command.startswith((TIMER_PREFIX, AWAY_PREFIX))
-        if game.phase is Phase.PLAY and engine_turn:
-            delay_ms = 0  # the engine drew for this seat: finish its turn at once
-        elif live.state.away[seat] and seat not in live.returned:
+        if not live.state.table.players:  # a log cut between GameStarted and TableSeated
+            return
+        if live.state.away[game.turn]:
             delay_ms = self._config.away_grace_ms
         else:
             delay_ms = live.state.table.turn_timeout_ms or self._config.turn_timeout_ms
@@ -350,26 +363,42 @@ class GameApp:
         live.deadline = self._clock() + delay_ms / 1000
         live.timer = asyncio.create_task(self._expire(live, live.seq, delay_ms / 1000))
 
+    def _default_turn(self, game_id: str, state: EngineState, seq: int) -> list[codec.Logged]:
+        """TurnTimedOut (and PlayerAway at the limit), then the default action until the turn passes.
+
+        One command holds the whole default turn, so the log says in one place that the engine
+        played it and why; `timers.default_action` chooses each step.
+        """
+        game = state.game
+        seat = game.turn
+        away = state.away[seat]
+        in_a_row = state.timeouts[seat] + 1
+        out: list[codec.Logged] = [TurnTimedOut(seat, in_a_row, away)]
+        if not away and in_a_row >= self._config.away_after:
+            out.append(PlayerAway(seat))
+        for step in range(MAX_DEFAULT_STEPS):
+            produced = self._decide(game_id, game, default_action(game, seat, game_id, seq + step))
+            out.extend(produced)
+            for event in produced:
+                game = evolve(game, event)
+            if game.phase is not Phase.PLAY or game.turn != seat:
+                break
+        return out
+
     async def _expire(self, live: LiveGame, seq: int, delay_s: float) -> None:
         await asyncio.sleep(delay_s)
         async with live.lock:
             if live.seq != seq or self._closed:
                 return
-            game = live.state.game
-            seat = game.turn
-            away = live.state.away[seat] and seat not in live.returned
-            prefix = AWAY_PREFIX if away else TIMER_PREFIX
-            if game.phase is Phase.DRAW and not away:
-                live.returned.discard(seat)  # a new timeout: the seat must come back again after it
+
+            def plan(state: EngineState) -> list[codec.Logged]:
+                # After a reload (another writer moved the game) the turn is no longer the timed one.
+                return self._default_turn(live.game_id, state, seq) if live.seq == seq else []
+
             try:
-                command = default_action(game, seat, live.game_id, seq)
-            except Exception:  # a rules bug, not a passing fault: say so instead of dying silently
-                log.exception(
-                    "game %s: no default action for seat %d at seq %d; timer stopped", live.game_id, seat, seq
-                )
-                return
-            try:
-                await self._apply(live, f"{prefix}{seq}", command)
+                await self._apply(live, f"{ENGINE_PREFIX}turn/{seq}", plan)
+            except (ValueError, FailedPrecondition):  # a rules bug, not a passing fault: say so
+                log.exception("game %s: no default action at seq %d; timer stopped", live.game_id, seq)
             except Exception as exc:  # the store is down or the lease moved: try again later
                 log.warning("game %s: default action failed: %s", live.game_id, exc)
                 if live.seq == seq:
@@ -378,15 +407,19 @@ class GameApp:
                     self._schedule(live)
 
     async def return_to_table(self, game_id: str, seat: int) -> LiveGame:
+        """PlayerReturned for an away seat (its timer is the turn limit again); else nothing."""
+
+        def plan(state: EngineState) -> list[codec.Logged]:
+            return [PlayerReturned(seat)] if state.away[seat] else []
+
         live = await self.game(game_id)
         async with live.lock:
-            live.returned.add(seat)
-            self._schedule(live)
+            await self._apply(live, f"{ENGINE_PREFIX}return/{seat}/{live.seq}", plan)
         return live
 
     # --- reading --------------------------------------------------------------------------------------
 
-    async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, Event]]:
+    async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, codec.Logged]]:
         """Every record of the game with its envelope and rules event, read from the log."""
         await self.game(game_id)
         records = await self._io(lambda: list(self._stores.log.read_stream(game_id)))
@@ -423,11 +456,11 @@ class GameApp:
     async def verify(self, game_id: str) -> Verification:
         entries = await self.history(game_id)
         try:
-            return verify_shuffles([event for _, _, event in entries])
+            return verify_shuffles(codec.rules_events(event for _, _, event in entries))
         except ValueError as exc:
             raise FailedPrecondition("game_not_over", str(exc)) from None
 
-    async def watch(self, game_id: str, after_seq: int) -> AsyncIterator[Update]:
+    async def watch(self, game_id: str, after_seq: int) -> AsyncGenerator[Update, None]:
         """The opening view (after_seq 0) or the missed updates, then every new one, until the game ends."""
         live = await self.game(game_id)
         queue = live.fanout.open()

@@ -17,6 +17,7 @@ from rummy_rules.game import evolve
 from rummy_rules.state import GameState, Phase
 
 from rummy_engine import codec
+from rummy_engine.facts import Fact
 
 
 def states_by_seq(entries: Iterable[gs.HistoryEntry]) -> dict[int, GameState]:
@@ -24,7 +25,10 @@ def states_by_seq(entries: Iterable[gs.HistoryEntry]) -> dict[int, GameState]:
     states: dict[int, GameState] = {}
     state: GameState | None = None
     for entry in entries:
-        state = evolve(state, codec.event_from_pb(entry.event))
+        event = codec.event_from_pb(entry.event)
+        if not isinstance(event, Fact):  # the engine's facts change no cards
+            state = evolve(state, event)
+        assert state is not None, "a history starts with GameStarted"
         states[entry.event.seq] = state
     return states
 

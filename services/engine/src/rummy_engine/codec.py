@@ -1,9 +1,10 @@
 """Rules values <-> protobuf messages: the only module that imports both the rules engine and the protos.
 
 Events are mapped by name and field type (a rules event `CardDrawn` is the oneof case `card_drawn`,
-message `CardDrawn`, field for field), so an event added to both sides needs no code here; a test
-walks every oneof case. Actions and views are mapped one by one: their shapes differ on purpose
-(the seat of an action comes from the request, a view adds table and timer information).
+message `CardDrawn`, field for field; the engine's own facts in `facts.py` likewise), so an event
+added to both sides needs no code here; a test walks every oneof case. Actions and views are mapped
+one by one: their shapes differ on purpose (the seat of an action comes from the request, a view
+adds table and timer information).
 Malformed client input raises `CodecError`; nothing is decided from it.
 """
 
@@ -27,6 +28,8 @@ from rummy_rules.melds import End, Meld, MeldKind
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView
+
+from rummy_engine import facts
 
 SCHEMA_VERSION: Final = 1
 
@@ -110,10 +113,18 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
     return hints
 
 
+Logged = events.Event | facts.Fact
+"""What a game's stream holds: rules events and the engine's facts."""
+
 EVENT_CLASSES: Final[dict[str, type[Any]]] = {
-    _snake(cls.__name__): cls for cls in typing.get_args(events.Event)
+    _snake(cls.__name__): cls for cls in (*typing.get_args(events.Event), *typing.get_args(facts.Fact))
 }
-"""oneof case name -> rules event class, for every event the rules engine has."""
+"""oneof case name -> event class, for every rules event and engine fact."""
+
+
+def rules_events(logged: Iterable[Logged]) -> list[events.Event]:
+    """The rules events of a stream, in order (what `rummy_rules.game.replay` folds)."""
+    return [event for event in logged if not isinstance(event, facts.Fact)]
 
 
 def _option_to_pb(value: events.OptionValue) -> ev.OptionValue:
@@ -193,8 +204,8 @@ def _decode_field(message: Message, name: str, hint: Any) -> Any:
     return value
 
 
-def event_to_pb(event: events.Event, envelope: ev.GameEvent) -> ev.GameEvent:
-    """Fill `envelope`'s oneof case from a rules event (the envelope fields are the caller's)."""
+def event_to_pb(event: Logged, envelope: ev.GameEvent) -> ev.GameEvent:
+    """Fill `envelope`'s oneof case from a rules event or engine fact (the envelope is the caller's)."""
     cls = type(event)
     case = _snake(cls.__name__)
     body = getattr(envelope, case)
@@ -212,8 +223,8 @@ def event_to_pb(event: events.Event, envelope: ev.GameEvent) -> ev.GameEvent:
     return envelope
 
 
-def event_from_pb(envelope: ev.GameEvent) -> events.Event:
-    """The rules event an envelope carries; CodecError for a case the rules engine does not know."""
+def event_from_pb(envelope: ev.GameEvent) -> Logged:
+    """The event an envelope carries; CodecError for a case neither the rules nor the engine know."""
     case = envelope.WhichOneof("event")
     cls = EVENT_CLASSES.get(case or "")
     if cls is None:
@@ -226,20 +237,18 @@ def event_from_pb(envelope: ev.GameEvent) -> events.Event:
         for f in dataclasses.fields(cls)
         if f.name in on_wire or f.default is dataclasses.MISSING  # a missing field keeps its default
     }
-    event: events.Event = cls(**values)
+    event: Logged = cls(**values)
     return event
 
 
-def envelope(
-    game_id: str, seq: int, command_id: str, event: events.Event, occurred_at: float
-) -> ev.GameEvent:
+def envelope(game_id: str, seq: int, command_id: str, event: Logged, occurred_at: float) -> ev.GameEvent:
     message = ev.GameEvent(game_id=game_id, seq=seq, command_id=command_id, schema_version=SCHEMA_VERSION)
     message.occurred_at.FromNanoseconds(int(occurred_at * 1e9))
     return event_to_pb(event, message)
 
 
-def event_type(event: events.Event) -> str:
-    """The oneof case name of a rules event (also the log's `event-type` header)."""
+def event_type(event: Logged) -> str:
+    """The oneof case name of an event (also the log's `event-type` header)."""
     return _snake(type(event).__name__)
 
 

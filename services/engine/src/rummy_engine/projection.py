@@ -1,30 +1,30 @@
 """A game as the engine folds it from its log: rules state, the table's players, and turn-timer record.
 
-The players and the turn limit travel in the command id of the game's first event (`table:{json}`):
-events.proto has no event for them yet, and the log is the only durable store (snapshots are a cache).
-Default actions are told apart the same way: command ids `timer/...` (the turn timer ran out) and
-`away/...` (the seat was away) are the engine's, every other id is a player's own.
+Everything here comes from events (rules events and the engine's facts, `facts.py`), never from
+command ids or memory, so a restarted engine, a replay and a snapshot all agree on who sits where,
+who timed out and who is away. Command ids only identify commands (idempotency).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from rummy.game.v1 import events_pb2
 from rummy_rules import serialize
-from rummy_rules.events import CardDrawn, Event
+from rummy_rules.events import GameStarted
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 from rummy_store import EventRecord
 
 from rummy_engine import codec
+from rummy_engine.facts import Fact, PlayerAway, TableSeated, TurnTimedOut
 
-TABLE_PREFIX: Final = "table:"
-TIMER_PREFIX: Final = "timer/"
-AWAY_PREFIX: Final = "away/"
+ENGINE_PREFIX: Final = "engine/"
+"""Command ids the engine writes itself (`engine/create`, `engine/turn/<seq>`, ...); refused from clients."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,25 +34,18 @@ class Table:
     players: tuple[str, ...]
     turn_timeout_ms: int
 
-    def command_id(self) -> str:
-        return TABLE_PREFIX + json.dumps({"players": list(self.players), "turn_ms": self.turn_timeout_ms})
 
-    @staticmethod
-    def from_command_id(command_id: str) -> Table:
-        if not command_id.startswith(TABLE_PREFIX):
-            raise ValueError(f"a game's first command id names its table, got {command_id!r}")
-        data = json.loads(command_id[len(TABLE_PREFIX) :])
-        return Table(tuple(str(p) for p in data["players"]), int(data["turn_ms"]))
+UNSEATED: Final = Table((), 0)
+"""The table between GameStarted and TableSeated (both are appended by one command)."""
 
 
-def by_engine(command_id: str) -> bool:
-    """True for a default action the engine played for an absent seat."""
-    return command_id.startswith((TIMER_PREFIX, AWAY_PREFIX))
-
-
-def actor(event: Event) -> int | None:
+def actor(event: codec.Logged) -> int | None:
     seat = getattr(event, "seat", None)
     return seat if isinstance(seat, int) else None
+
+
+def _with(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
+    return (*values[:seat], value, *values[seat + 1 :])
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +54,8 @@ class EngineState:
 
     `commands` maps each command id to the (first, last) seq it appended, so a retried command is
     answered with its original outcome before any rule is checked; it is shared between successive
-    states (the fold only ever adds to it).
+    states (the fold only ever adds to it). `engine_command` is the latest command that began with
+    `TurnTimedOut`: its events were played by the engine for an absent seat.
     """
 
     game: GameState
@@ -69,17 +63,25 @@ class EngineState:
     timeouts: tuple[int, ...]
     away: tuple[bool, ...]
     commands: dict[str, tuple[int, int]]
-    last_command: str
+    engine_command: str
+
+    def by_engine(self, command_id: str) -> bool:
+        """True for the events of the engine's latest default turn (call with the state after them)."""
+        return command_id == self.engine_command
+
+
+def engine_commands(messages: Iterable[events_pb2.GameEvent]) -> set[str]:
+    """The command ids of a history whose events the engine played for an absent seat."""
+    return {m.command_id for m in messages if m.WhichOneof("event") == "turn_timed_out"}
 
 
 class GameProjection:
     """The engine's fold over its own log (a `rummy_store.catch_up.Projection`)."""
 
-    def __init__(self, away_after: int) -> None:
-        self._away_after = away_after
+    def __init__(self) -> None:
         fields = ",".join(GameState._fields)
-        # A change of the rules state's shape or of the away rule invalidates old snapshots.
-        self.version = "engine-1:" + hashlib.sha256(f"{fields}/{away_after}".encode()).hexdigest()[:12]
+        # A change of the rules state's shape or of this fold invalidates old snapshots.
+        self.version = "engine-2:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -88,35 +90,20 @@ class GameProjection:
         event = codec.event_from_pb(events_pb2.GameEvent.FromString(record.payload))
         return self.fold(state, record.command_id, record.seq, event)
 
-    def fold(self, state: EngineState | None, command_id: str, seq: int, event: Event) -> EngineState:
+    def fold(self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged) -> EngineState:
         if state is None:
-            game = evolve(None, event)
-            table = Table.from_command_id(command_id)
-            seats = len(table.players)
-            return EngineState(
-                game, table, (0,) * seats, (False,) * seats, {command_id: (seq, seq)}, command_id
-            )
+            if not isinstance(event, GameStarted):
+                raise ValueError(f"a game's stream starts with GameStarted, not {type(event).__name__}")
+            return EngineState(evolve(None, event), UNSEATED, (), (), {command_id: (seq, seq)}, "")
         commands = state.commands
-        first = commands.get(command_id, (seq, seq))[0]
-        commands[command_id] = (first, seq)
-        timeouts, away = state.timeouts, state.away
+        commands[command_id] = (commands.get(command_id, (seq, seq))[0], seq)
+        if isinstance(event, Fact):
+            return _fact(state, command_id, event)
+        timeouts = state.timeouts
         seat = actor(event)
-        if command_id != state.last_command and seat is not None:
-            if command_id.startswith(TIMER_PREFIX) and isinstance(event, CardDrawn):
-                count = timeouts[seat] + 1
-                timeouts = (*timeouts[:seat], count, *timeouts[seat + 1 :])
-                if count >= self._away_after:
-                    away = (*away[:seat], True, *away[seat + 1 :])
-            elif not by_engine(command_id):  # the player acted: present again
-                timeouts = (*timeouts[:seat], 0, *timeouts[seat + 1 :])
-                away = (*away[:seat], False, *away[seat + 1 :])
-        return replace(
-            state,
-            game=evolve(state.game, event),
-            timeouts=timeouts,
-            away=away,
-            last_command=command_id,
-        )
+        if seat is not None and timeouts[seat] and not state.by_engine(command_id):
+            timeouts = _with(timeouts, seat, 0)  # the player acted: no longer timing out
+        return replace(state, game=evolve(state.game, event), timeouts=timeouts)
 
     def dumps(self, state: EngineState | None) -> bytes:
         assert state is not None
@@ -127,7 +114,7 @@ class GameProjection:
             "timeouts": list(state.timeouts),
             "away": list(state.away),
             "commands": state.commands,
-            "last_command": state.last_command,
+            "engine_command": state.engine_command,
         }
         return json.dumps(data).encode()
 
@@ -139,5 +126,20 @@ class GameProjection:
             timeouts=tuple(raw["timeouts"]),
             away=tuple(raw["away"]),
             commands={key: (int(a), int(b)) for key, (a, b) in raw["commands"].items()},
-            last_command=raw["last_command"],
+            engine_command=raw["engine_command"],
         )
+
+
+def _fact(state: EngineState, command_id: str, fact: Fact) -> EngineState:
+    if isinstance(fact, TableSeated):
+        seats = len(fact.player_ids)
+        table = Table(fact.player_ids, fact.turn_timeout_ms)
+        return replace(state, table=table, timeouts=(0,) * seats, away=(False,) * seats)
+    if isinstance(fact, TurnTimedOut):
+        timeouts = _with(state.timeouts, fact.seat, fact.in_a_row)
+        return replace(state, timeouts=timeouts, engine_command=command_id)
+    if isinstance(fact, PlayerAway):
+        return replace(state, away=_with(state.away, fact.seat, True))
+    return replace(
+        state, away=_with(state.away, fact.seat, False), timeouts=_with(state.timeouts, fact.seat, 0)
+    )

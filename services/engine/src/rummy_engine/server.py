@@ -21,7 +21,7 @@ from rummy_service.errors import InvalidArgument, ServiceError, abort
 
 from rummy_engine import access, codec
 from rummy_engine.app import GameApp, LiveGame
-from rummy_engine.projection import EngineState, by_engine
+from rummy_engine.projection import EngineState, engine_commands
 from rummy_engine.streams import Update
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -53,10 +53,15 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
         try:
-            self._principal(context)
+            principal = self._principal(context)
             options = {name: codec.option_from_pb(value) for name, value in request.options.items()}
             live = await self._app.create(
-                request.game_id, request.variant, list(request.player_ids), options, request.turn_timeout_ms
+                request.game_id,
+                request.variant,
+                list(request.player_ids),
+                options,
+                request.turn_timeout_ms,
+                requested_by=principal.subject,
             )
             return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
         except ServiceError as exc:
@@ -187,10 +192,11 @@ class GameServicer(gs_grpc.GameServiceServicer):
             access.check_history(live.state, principal)
             entries = await self._app.history(request.game_id)
             state = live.state
+            by_engine = engine_commands(message for _, message, _ in entries)
             return gs.GetHistoryResponse(
                 entries=[
-                    gs.HistoryEntry(event=message, by_timer=by_engine(record.command_id))
-                    for record, message, _ in entries
+                    gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
+                    for _, message, _ in entries
                 ],
                 seats=codec.seats_to_pb(state.table.players, state.timeouts, state.away),
             )

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from rummy_rules.events import Event
 from rummy_rules.state import GameState
 
-from rummy_engine.projection import EngineState, actor, by_engine
+from rummy_engine.codec import Logged
+from rummy_engine.projection import EngineState, actor
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +28,9 @@ class Update:
         return self.state.game
 
 
-def update_for(seq: int, command_id: str, event: Event, event_type: str, state: EngineState) -> Update:
-    return Update(seq, event_type, actor(event), by_engine(command_id), state)
+def update_for(seq: int, command_id: str, event: Logged, event_type: str, state: EngineState) -> Update:
+    """The update for one event, given the state after it."""
+    return Update(seq, event_type, actor(event), state.by_engine(command_id), state)
 
 
 class Fanout:

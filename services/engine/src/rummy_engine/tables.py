@@ -2,8 +2,9 @@
 
 The engines share one consumer group, so each TableFormed is handled by one engine; a redelivered one
 makes no second game because `GameApp.create` is idempotent for the same game id and table (its
-first append expects seq 0 and its command id names the table). A table the rules refuse (an unknown
-variant, a table size out of range) is logged and skipped: retrying cannot make it valid.
+first append expects seq 0; a second answers the same game when its TableSeated matches). A table
+the rules refuse (an unknown variant, a table size out of range) is logged and skipped: retrying
+cannot make it valid.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rummy_engine.config import EngineConfig
 log = logging.getLogger("rummy_engine")
 GROUP: Final = "rummy-engine.tables"
 CREATE_TIMEOUT_S: Final = 60
+REQUESTED_BY: Final = "matchmaking"  # TableSeated.requested_by of the games made from TableFormed
 
 
 class TableConsumer:
@@ -70,7 +72,12 @@ class TableConsumer:
         table = mm.MatchmakingEvent.FromString(record.payload).table_formed
         options = {name: codec.option_from_pb(value) for name, value in table.options.items()}
         create = self._app.create(
-            table.game_id, table.variant, list(table.player_ids), options, table.turn_timeout_ms
+            table.game_id,
+            table.variant,
+            list(table.player_ids),
+            options,
+            table.turn_timeout_ms,
+            requested_by=REQUESTED_BY,
         )
         try:
             asyncio.run_coroutine_threadsafe(create, self._loop).result(CREATE_TIMEOUT_S)

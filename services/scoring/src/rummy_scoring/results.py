@@ -1,7 +1,7 @@
 """Scoring one game from its events: a pure fold, so a replay of the same events gives the same results.
 
-The engine's first command id of a game names its table (`table:{"players": [...], ...}`, see
-rummy_engine.projection.Table): that is where the player ids come from. Penalties arrive per deal in
+The player ids come from the engine's `TableSeated` event, which follows `GameStarted` in the same
+command (older logs name the table in the first command id, `table:{json}`). Penalties arrive per deal in
 `DealEnded`; match winners and the Kalooki prize split are recomputed with the rules engine's own
 functions (`match_winners`, `prize_split`), so scoring and the engine cannot disagree on a rule.
 """
@@ -20,7 +20,7 @@ from rummy_rules.variants import MatchMode, rules_for
 TABLE_PREFIX: Final = "table:"
 HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
 VOIDABLE: Final = frozenset({"kalooki", "rummy40"})  # a deal nobody won is void (up to M1's cap)
-RELEVANT: Final = frozenset({"game_started", "deal_started", "deal_ended", "game_ended"})
+RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
 
 
 class ScoringError(ValueError):
@@ -78,8 +78,9 @@ def table_players(command_id: str) -> tuple[str, ...]:
 
 
 def start(seq: int, command_id: str, message: ev.GameStarted) -> GameScore:
-    players = table_players(command_id)
-    if len(players) != message.players:
+    # Seated by the TableSeated that follows; an older log's first command id names the table.
+    players = table_players(command_id) if command_id.startswith(TABLE_PREFIX) else ()
+    if players and len(players) != message.players:
         raise ScoringError(f"{len(players)} player ids for {message.players} seats")
     options = {name: option_value(value) for name, value in message.options.items()}
     return GameScore(
@@ -102,6 +103,11 @@ def step(
         return start(seq, command_id, envelope.game_started), []
     if state is None:
         raise ScoringError(f"game {envelope.game_id}: {case} before game_started")
+    if case == "table_seated":
+        players = tuple(envelope.table_seated.player_ids)
+        return replace(state, seq=seq, players=players, totals=(0,) * len(players)), []
+    if not state.players:
+        raise ScoringError(f"game {envelope.game_id}: {case} before table_seated")
     if case == "deal_started":
         return replace(state, seq=seq, dealer=envelope.deal_started.dealer), []
     if case == "deal_ended":

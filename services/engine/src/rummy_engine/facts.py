@@ -1,0 +1,46 @@
+"""The engine's own facts about a table, logged in the game's stream beside the rules events.
+
+The rules engine knows seats, not people or clocks: who sits where, which turns the engine played for
+an absent player and who is away are the engine's business. They are events (cases 40+ of
+`GameEvent`, mapped by name like the rules events) so that a restart, a replay and every consumer of
+the topic read them from the log instead of from command-id conventions or memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rummy_rules.events import OptionValue
+
+
+@dataclass(frozen=True, slots=True)
+class TableSeated:
+    """Who sits where (seat order), the table's turn limit (0 = engine default), who asked for it."""
+
+    player_ids: tuple[str, ...]
+    turn_timeout_ms: int
+    options: tuple[tuple[str, OptionValue], ...]
+    requested_by: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTimedOut:
+    """The engine plays `seat`'s turn: the rules events of the same command are its default action."""
+
+    seat: int
+    in_a_row: int
+    away: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAway:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerReturned:
+    seat: int
+
+
+Fact = TableSeated | TurnTimedOut | PlayerAway | PlayerReturned
+"""Every engine fact (a union, like `rummy_rules.events.Event`)."""
