@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rummy_service.auth import OPERATOR, PLAYER, AuthError, Principal, TokenIssuer, bearer
+from rummy_service.auth import OPERATOR, PLAYER, SERVICE, AuthError, Principal, TokenIssuer, bearer
 from rummy_service.config import ConfigError, env_int
 
 ISSUER = TokenIssuer("secret-one")
@@ -13,6 +13,16 @@ def test_a_token_names_its_player_and_role() -> None:
     assert ISSUER.verify(ISSUER.issue("ann"), now=0) == Principal("ann", PLAYER)
     operator = ISSUER.verify(ISSUER.issue("ops", OPERATOR), now=0)
     assert operator.is_operator and operator.subject == "ops"
+    service = ISSUER.verify(ISSUER.issue("matchmaking", SERVICE), now=0)
+    assert service == Principal("matchmaking", SERVICE) and not service.is_operator
+
+
+def test_only_a_player_token_counts_as_a_player_at_a_table() -> None:
+    table = ("ann", "bob")
+    assert Principal("ann", PLAYER).is_player_named(table)
+    assert not Principal("cy", PLAYER).is_player_named(table)
+    assert not Principal("ann", OPERATOR).is_player_named(table)
+    assert not Principal("ann", SERVICE).is_player_named(table)
 
 
 @pytest.mark.parametrize(

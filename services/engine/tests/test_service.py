@@ -23,6 +23,7 @@ from rummy_engine.projection import engine_commands
 from rummy_engine.seeds import game_seed
 from rummy_rules.cards import seed_commitment
 from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_service.auth import OPERATOR, PLAYER, SERVICE
 from rummy_store.embedded_log import EmbeddedEventLog
 
 from .conftest import operator_token, token
@@ -108,7 +109,7 @@ def test_a_retried_command_id_returns_the_original_outcome(tmp_path: Path) -> No
         # The same game id and table again is the same game; another table under that id is refused.
         same = await seats[0].create_game("rummy40", PLAYERS, "t2", turn_timeout_ms=NO_TIMER)
         assert same.game_id == "t2"
-        clash = await refused(seats[0].create_game("rummy40", ["x", "y"], "t2"))
+        clash = await refused(seats[0].create_game("rummy40", ["ann", "y"], "t2"))
         assert clash.status is grpc.StatusCode.ALREADY_EXISTS
         for client in seats:
             await client.close()
@@ -291,6 +292,47 @@ def test_away_and_returned_seats_survive_a_restart(tmp_path: Path) -> None:
             await engine.stop()
 
     asyncio.run(scenario())
+
+
+def test_who_may_create_a_table_act_and_read_a_finished_history(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        def as_(subject: str, role: str = PLAYER) -> GameClient:
+            return GameClient(engine.address, token(subject, role), retry_for_s=0)
+
+        stranger, service, operator = as_("zed"), as_("matchmaking", SERVICE), as_("ops", OPERATOR)
+        denied = await refused(stranger.create_game("rummy40", PLAYERS, "forced"))
+        assert denied.status is grpc.StatusCode.PERMISSION_DENIED and denied.code == "not_at_table"
+        assert engine.stores.log.last_seq("forced") == 0
+        await service.create_game("rummy40", PLAYERS, "queued", turn_timeout_ms=NO_TIMER)
+        await operator.create_game("rummy40", PLAYERS, "ops-table", turn_timeout_ms=NO_TIMER)
+        own = await as_("ann").create_game("rummy40", ["ann", "zed"], "private", turn_timeout_ms=NO_TIMER)
+        assert [s.player_id for s in own.view.seats] == ["ann", "zed"]
+        entries = await engine.app.history("queued")
+        seated = entries[1][1].table_seated
+        assert list(seated.player_ids) == PLAYERS and seated.requested_by == "matchmaking"
+        # A service or operator token never acts or looks for a seat, even under a player's name.
+        turn = (await service.view("queued")).turn
+        draw = gs.Action(draw_from_stock=gs.DrawFromStock())
+        for impostor in (as_(PLAYERS[turn], SERVICE), as_(PLAYERS[turn], OPERATOR)):
+            assert (await refused(impostor.submit("queued", turn, draw))).code == "not_your_seat"
+            await impostor.close()
+        # A finished game's full history: its players and operators, not a service or a stranger.
+        # (the turn timer plays it out: away after one timeout, then after the 1 ms grace)
+        await service.create_game(
+            "rummy40", ["ann", "bob"], "done", options={"deals_per_match": 1}, turn_timeout_ms=1
+        )
+        for _ in range(400):
+            await asyncio.sleep(0.05)
+            if (await operator.view("done")).phase == gs.PHASE_GAME_OVER:
+                break
+        assert (await operator.history("done")).entries
+        assert (await as_("bob").history("done")).entries
+        for other in (service, stranger):
+            assert (await refused(other.history("done"))).status is grpc.StatusCode.PERMISSION_DENIED
+        for client in (stranger, service, operator):
+            await client.close()
+
+    run(tmp_path, scenario, away_after=1, away_grace_ms=1)
 
 
 def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(tmp_path: Path) -> None:

@@ -1,5 +1,10 @@
 """Bearer tokens: who is calling (a player id and a role), signed with HMAC-SHA256.
 
+Roles: `player` (acts and looks for their own seat), `service` (another meldstream service, e.g.
+matchmaking: may create tables for others) and `operator` (a human running the platform: may create
+tables and read every finished game). Each service decides what a role may do; this module only says
+who is calling.
+
 A development issuer: one shared secret signs and verifies. The token is
 `base64url(json claims) + "." + base64url(hmac)`, small enough for a header and checkable by any
 service holding the secret. A real deployment swaps in an identity provider behind `TokenVerifier`.
@@ -12,14 +17,16 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
 from rummy_service.errors import Unauthenticated
 
 PLAYER: Final = "player"
+SERVICE: Final = "service"
 OPERATOR: Final = "operator"
-ROLES: Final = (PLAYER, OPERATOR)
+ROLES: Final = (PLAYER, SERVICE, OPERATOR)
 DEV_SECRET: Final = "meldstream-development-secret"  # only for the embedded default and tests
 
 
@@ -29,7 +36,7 @@ class AuthError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """The caller: `subject` is the player id (or an operator's name)."""
+    """The caller: `subject` is the player id (or a service's or operator's name)."""
 
     subject: str
     role: str
@@ -37,6 +44,14 @@ class Principal:
     @property
     def is_operator(self) -> bool:
         return self.role == OPERATOR
+
+    @property
+    def is_player(self) -> bool:
+        return self.role == PLAYER
+
+    def is_player_named(self, player_ids: Iterable[str]) -> bool:
+        """True for a player token whose subject is one of `player_ids` (never a service or operator)."""
+        return self.is_player and self.subject in player_ids
 
 
 def _b64(data: bytes) -> str:
