@@ -15,7 +15,8 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -39,6 +40,7 @@ from rummy_store.catch_up import CatchUpReader
 
 from rummy_engine import codec
 from rummy_engine.config import EngineConfig
+from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import game_seed
@@ -79,6 +81,14 @@ class LiveGame:
         self.fanout = Fanout()
         self.timer: asyncio.Task[None] | None = None
         self.deadline: float | None = None
+        self.used = 0.0  # last call or event (the eviction clock)
+        self.evicted = False  # dropped from memory: whoever still holds this object must reload
+
+    @property
+    def pinned(self) -> bool:
+        """Something here depends on this object: an open stream, a pending timer, a command."""
+        timing = self.timer is not None and not self.timer.done()
+        return bool(len(self.fanout)) or timing or self.lock.locked()
 
 
 class GameApp:
@@ -97,8 +107,10 @@ class GameApp:
         self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
             stores.log, self._projection, stores.snapshots, config.snapshot_every
         )
-        self._games: dict[str, LiveGame] = {}
+        self._games: OrderedDict[str, LiveGame] = OrderedDict()  # least recently used first
         self._loading: dict[str, asyncio.Lock] = {}
+        self._limits = Limits(config.max_games, config.idle_evict_ms / 1000, config.finished_grace_ms / 1000)
+        self._sweeper: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
         self._closed = False
         self._resuming: asyncio.Task[None] | None = None
@@ -140,10 +152,11 @@ class GameApp:
 
     async def close(self) -> None:
         self._closed = True
-        if self._resuming is not None:
-            self._resuming.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._resuming
+        for task in (self._resuming, self._sweeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for live in self._games.values():
             if live.timer is not None:
                 live.timer.cancel()
@@ -157,6 +170,7 @@ class GameApp:
             raise InvalidArgument("bad_game_id", f"not a game id: {game_id!r}")
         live = self._games.get(game_id)
         if live is not None:
+            self._touch(live)
             return live
         lock = self._loading.setdefault(game_id, asyncio.Lock())
         async with lock:
@@ -173,9 +187,54 @@ class GameApp:
         so moves made through one would never reach streams opened on the other.
         """
         live = self._games.setdefault(loaded.game_id, loaded)
+        self._touch(live)
         if live is loaded:
             self._schedule(live)
+            self._evict()
+            if self._sweeper is None and not self._closed:
+                self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         return live
+
+    @contextlib.asynccontextmanager
+    async def _locked(self, game_id: str) -> AsyncIterator[LiveGame]:
+        """The loaded game with its lock held (reloaded if it was dropped while we waited)."""
+        while True:
+            live = await self.game(game_id)
+            await live.lock.acquire()
+            if not live.evicted:
+                break
+            live.lock.release()
+        try:
+            yield live
+        finally:
+            live.lock.release()
+
+    # --- memory ---------------------------------------------------------------------------------------
+
+    def _touch(self, live: LiveGame) -> None:
+        live.used = self._clock()
+        self._games.move_to_end(live.game_id)
+
+    def _evict(self) -> None:
+        """Drop the games `eviction.to_evict` names; their next call reloads them from the stores."""
+        residents = (
+            Resident(g.game_id, g.used, g.state.game.phase is Phase.GAME_OVER, g.pinned)
+            for g in self._games.values()
+        )
+        for game_id in to_evict(residents, self._clock(), self._limits):
+            self._games.pop(game_id).evicted = True
+            self._loading.pop(game_id, None)
+
+    async def _sweep(self) -> None:
+        interval = max(0.01, min(self._limits.idle_s, self._limits.finished_grace_s, 10.0) / 2)
+        while True:
+            await asyncio.sleep(interval)
+            self._evict()
+
+    @property
+    def loaded(self) -> list[str]:
+        """The games in memory, least recently used first."""
+        return list(self._games)
 
     async def _load(self, game_id: str) -> LiveGame:
         try:
@@ -255,8 +314,7 @@ class GameApp:
             back: list[codec.Logged] = [PlayerReturned(seat)] if state.away[seat] else []
             return back + self._decide(game_id, state.game, command)
 
-        live = await self.game(game_id)
-        async with live.lock:
+        async with self._locked(game_id) as live:
             return await self._apply(live, command_id, plan)
 
     def _decide(self, game_id: str, game: GameState, command: Command) -> list[Event]:
@@ -319,6 +377,7 @@ class GameApp:
     def _advance(
         self, live: LiveGame, command_id: str, produced: list[codec.Logged], positions: Sequence[Any]
     ) -> None:
+        self._touch(live)  # under the game's lock, so the game is loaded (never dropped while locked)
         previous = live.seq
         record: EventRecord | None = None
         for event, position in zip(produced, positions, strict=True):
@@ -350,7 +409,7 @@ class GameApp:
             live.timer.cancel()
         live.timer, live.deadline = None, None
         game = live.state.game
-        if self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
+        if live.evicted or self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
             return
         if not live.state.table.players:  # a log cut between GameStarted and TableSeated
             return
@@ -388,7 +447,7 @@ class GameApp:
     async def _expire(self, live: LiveGame, seq: int, delay_s: float) -> None:
         await asyncio.sleep(delay_s)
         async with live.lock:
-            if live.seq != seq or self._closed:
+            if live.seq != seq or self._closed or live.evicted:
                 return
 
             def plan(state: EngineState) -> list[codec.Logged]:
@@ -412,8 +471,7 @@ class GameApp:
         def plan(state: EngineState) -> list[codec.Logged]:
             return [PlayerReturned(seat)] if state.away[seat] else []
 
-        live = await self.game(game_id)
-        async with live.lock:
+        async with self._locked(game_id) as live:
             await self._apply(live, f"{ENGINE_PREFIX}return/{seat}/{live.seq}", plan)
         return live
 

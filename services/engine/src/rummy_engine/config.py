@@ -36,6 +36,9 @@ class EngineConfig:
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
     workers: int = 32  # threads for blocking store calls
     tables: str = ""  # create games from TableFormed: Kafka topic, or embedded sqlite file ("" = off)
+    max_games: int = 10_000  # loaded games beyond this are dropped, least recently used first
+    idle_evict_ms: int = 600_000  # an unfinished game nobody used this long is dropped from memory
+    finished_grace_ms: int = 60_000  # a finished game is dropped this long after its last use
 
     @property
     def embedded(self) -> bool:
@@ -62,6 +65,9 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
         seed_key=env_str("ENGINE_SEED_KEY", d.seed_key, env),
         workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),
         tables=env_str("ENGINE_TABLES", d.tables, env),
+        max_games=env_int("ENGINE_MAX_GAMES", d.max_games, env, minimum=1),
+        idle_evict_ms=env_int("ENGINE_IDLE_EVICT_MS", d.idle_evict_ms, env, minimum=1),
+        finished_grace_ms=env_int("ENGINE_FINISHED_GRACE_MS", d.finished_grace_ms, env, minimum=1),
     )
     if bool(config.kafka) != bool(config.redis):
         raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")
