@@ -4,7 +4,8 @@ Contract play is about assembling the round's runs and threes, so the bot plans 
 ranks to collect (`keep_scores`) and keeps the cards of its plan, jokers always. It lays down as
 soon as it can, lays off whenever it can, buys or takes a card only when it joins the plan, never
 buys a penalised fourth time, and discards the card worth least to the plan (the costliest among
-equals); after laying down it sheds the costliest card.
+equals). After laying down it takes the discard only if it can lay it off (the only way left to
+shed a card) and sheds the costliest card.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rummy_rules.commands import (
     TakeDiscard,
 )
 from rummy_rules.contract_rules import FREE_BUYS, contract_for
+from rummy_rules.melds import layoff_targets
 
 if TYPE_CHECKING:
     from rummy_rules.bots import SeatView
@@ -75,6 +77,12 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     return scores
 
 
+def _fits_table(card: Card, view: SeatView) -> bool:
+    """Whether `card` can be laid off on a table meld: after laying down, anyone's (src ¶20, D8)."""
+    rules = view.rules
+    return any(card is target for meld in view.melds for target, _ in layoff_targets(meld, rules))
+
+
 # Bit mask of the five ranks from `low` (index) up: a run window of the plan.
 _WINDOW: Final = tuple(0b11111 << low for low in range(15))
 
@@ -97,7 +105,10 @@ def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Rand
         wanted = top is not None and helps(top) and view.buys < FREE_BUYS and not laid_down
         return kinds[BuyDiscard] if wanted else kinds[PassBuy]
     if DrawFromStock in kinds or TakeDiscard in kinds:
-        if TakeDiscard in kinds and (DrawFromStock not in kinds or (top is not None and helps(top))):
+        if TakeDiscard in kinds and (
+            DrawFromStock not in kinds
+            or (top is not None and (_fits_table(top, view) if laid_down else helps(top)))
+        ):
             return kinds[TakeDiscard]
         return kinds[DrawFromStock]
     lays = [action for action in actions if isinstance(action, LayMelds)]
