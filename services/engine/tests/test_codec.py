@@ -8,6 +8,7 @@ import random
 import pytest
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import wire
 from rummy_engine import codec
 from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules import bots
@@ -68,8 +69,8 @@ def test_events_of_whole_games_round_trip_and_replay_to_the_same_state() -> None
         state = None
         decoded_state = None
         for seq, event in enumerate(events, start=1):
-            wire = codec.envelope("g", seq, f"c{seq}", event, 1.5).SerializeToString()
-            back = codec.event_from_pb(events_pb2.GameEvent.FromString(wire))
+            raw = codec.envelope("g", seq, f"c{seq}", event, 1.5).SerializeToString()
+            back = codec.event_from_pb(events_pb2.GameEvent.FromString(raw))
             seen.add(codec.event_type(back))
             state = evolve(state, event)
             (rules_event,) = codec.rules_events([back])
@@ -89,8 +90,8 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
                 break
             actions = legal_actions(state, state.turn)
             for action in actions:
-                wire = codec.command_to_pb(action).SerializeToString()
-                assert codec.command_from_pb(state.turn, gs.Action.FromString(wire)) == action
+                raw = wire.command_to_pb(action).SerializeToString()
+                assert wire.command_from_pb(state.turn, gs.Action.FromString(raw)) == action
             for event in decide(
                 state, bots.greedy(bots.SeatView(state, state.turn), actions, rng), seed=seed
             ):
@@ -105,7 +106,7 @@ def test_a_view_holds_only_the_seats_own_hand() -> None:
     assert state is not None
     for seat in range(3):
         message = codec.view_to_pb(observe(state, seat), "g", 10)
-        assert codec.cards_from_pb(message.hand) == state.hands[seat]
+        assert wire.cards_from_pb(message.hand) == state.hands[seat]
         assert message.seed == b""
     spectator = codec.view_to_pb(observe(state, None), "g", 10)
     assert not spectator.hand and not spectator.HasField("seat")
@@ -124,5 +125,5 @@ def test_a_view_holds_only_the_seats_own_hand() -> None:
     ],
 )
 def test_malformed_actions_are_refused(action: gs.Action) -> None:
-    with pytest.raises(codec.CodecError):
-        codec.command_from_pb(0, action)
+    with pytest.raises(wire.CodecError):
+        wire.command_from_pb(0, action)

@@ -73,6 +73,10 @@ def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
         assert denied.status is grpc.StatusCode.PERMISSION_DENIED
         assert (await refused(other.view("t1", turn))).status is grpc.StatusCode.PERMISSION_DENIED
         assert (await refused(other.legal_actions("t1", turn))).status is grpc.StatusCode.PERMISSION_DENIED
+        with pytest.raises(RpcFailure) as streamed:  # a stream is refused with the same status
+            async for _ in other.updates("t1", turn):
+                pass
+        assert streamed.value.status is grpc.StatusCode.PERMISSION_DENIED
         # Malformed requests.
         for bad in (
             mover.submit("t1", turn, gs.Action()),

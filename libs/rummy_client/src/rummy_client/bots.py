@@ -16,7 +16,7 @@ import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules.bots import BOTS, Bot, SeatView
 
-from rummy_client import convert
+from rummy_client import convert, wire
 from rummy_client.client import GameClient, RpcFailure
 
 
@@ -75,7 +75,7 @@ class BotPlayer:
         if listed.seq != view.seq or not listed.actions:
             return  # the game moved on (e.g. the turn timer played); the stream will tell
         actions = list(listed.actions)
-        options = [convert.command(self._seat, action) for action in actions]
+        options = [wire.command_from_pb(self._seat, action) for action in actions]
         chosen = self._bot(SeatView(convert.position(view), self._seat), options, self._rng)
         command_id = uuid.uuid4().hex
         try:

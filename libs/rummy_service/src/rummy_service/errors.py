@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 
@@ -58,3 +60,40 @@ def code_of(error: grpc.RpcError) -> str:
     """The stable reason code a meldstream server put at the front of a status message."""
     details = error.details() if isinstance(error, grpc.aio.AioRpcError | grpc.Call) else str(error)
     return (details or "").split(":", 1)[0]
+
+
+S = TypeVar("S")
+Req = TypeVar("Req")
+Resp = TypeVar("Resp")
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def unary_errors(
+    method: Callable[[S, Req, Context], Awaitable[Resp]],
+) -> Callable[[S, Req, Context], Awaitable[Resp]]:
+    """A unary servicer method whose `ServiceError`s end the call with their status (`abort`)."""
+
+    @functools.wraps(method)
+    async def call(self: S, request: Req, context: Context) -> Resp:
+        try:
+            return await method(self, request, context)
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    return call
+
+
+def stream_errors(
+    method: Callable[[S, Req, Context], AsyncIterator[Resp]],
+) -> Callable[[S, Req, Context], AsyncIterator[Resp]]:
+    """A server-streaming servicer method whose `ServiceError`s end the stream with their status."""
+
+    @functools.wraps(method)
+    async def call(self: S, request: Req, context: Context) -> AsyncIterator[Resp]:
+        try:
+            async for message in method(self, request, context):
+                yield message
+        except ServiceError as exc:
+            await abort(context, exc)
+
+    return call

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from rummy.game.v1 import events_pb2
+from rummy_client import wire
 from rummy_rules.commands import Command
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, OptionValue
@@ -363,7 +364,7 @@ class GameApp:
                 )
                 for i, event in enumerate(produced)
             ]
-        except codec.CodecError as exc:  # the rules produced what the event contract cannot carry yet
+        except wire.CodecError as exc:  # the rules produced what the event contract cannot carry yet
             raise ServiceError("event_not_loggable", str(exc)) from None
         try:
             return await self._io(self._stores.log.append, game_id, command_id, expected, new)

@@ -13,6 +13,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import wire
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState, Phase
 
@@ -40,12 +41,12 @@ def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, G
         state = truth[update.seq]
         view = update.view
         expected = state.hands[seat] if seat is not None else ()
-        if Counter(codec.cards_from_pb(view.hand)) != Counter(expected):
+        if Counter(wire.cards_from_pb(view.hand)) != Counter(expected):
             problems.append(f"seq {update.seq}: the hand shown is not seat {seat}'s")
         if list(view.hand_sizes) != [len(hand) for hand in state.hands]:
             problems.append(f"seq {update.seq}: wrong hand sizes")
         spread = state.rules.variant == "rummy500"  # rummy500 src ¶14: the only spread pile
-        if list(codec.cards_from_pb(view.discard_pile)) != (list(state.discard) if spread else []):
+        if list(wire.cards_from_pb(view.discard_pile)) != (list(state.discard) if spread else []):
             problems.append(f"seq {update.seq}: the discard pile shown is not the public one")
         if view.seed and state.phase is not Phase.GAME_OVER:
             problems.append(f"seq {update.seq}: the seed was shown before the end")
@@ -63,7 +64,7 @@ def action_leaks(
         if state.rules.variant == "rummy500":  # a pile pick names cards of the spread (public) pile
             allowed += Counter(state.discard)
         for action in listing.actions:
-            named = Counter(codec.cards_from_pb(_cards_in(action)))
+            named = Counter(wire.cards_from_pb(_cards_in(action)))
             if named - allowed:
                 problems.append(f"seq {listing.seq}: an action names cards outside seat {seat}'s hand")
     return problems

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
+from rummy_client import wire
 from rummy_rules.game import legal_actions
 from rummy_rules.views import observe
 from rummy_service.auth import Principal, TokenIssuer, authenticate
-from rummy_service.errors import InvalidArgument, ServiceError, abort
+from rummy_service.errors import InvalidArgument, stream_errors, unary_errors
 
 from rummy_engine import access, codec
 from rummy_engine.app import GameApp, LiveGame
@@ -43,7 +45,20 @@ def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
     return render(live.state, seat, live.game_id, live.seq, live.deadline)
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling about which loaded game, with the seat they asked for already checked."""
+
+    principal: Principal
+    live: LiveGame
+
+
 class GameServicer(gs_grpc.GameServiceServicer):
+    """Each RPC: `_caller` (authenticate, load, check the seat), then one call into the app.
+
+    `unary_errors`/`stream_errors` turn any `ServiceError` raised on the way into its gRPC status.
+    """
+
     def __init__(self, app: GameApp, tokens: TokenIssuer) -> None:
         self._app = app
         self._tokens = tokens
@@ -51,75 +66,66 @@ class GameServicer(gs_grpc.GameServiceServicer):
     def _principal(self, context: Context) -> Principal:
         return authenticate(self._tokens, context.invocation_metadata())
 
-    async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
-        try:
-            principal = self._principal(context)
-            access.check_create(principal, request.player_ids)
-            options = {name: codec.option_from_pb(value) for name, value in request.options.items()}
-            live = await self._app.create(
-                request.game_id,
-                request.variant,
-                list(request.player_ids),
-                options,
-                request.turn_timeout_ms,
-                requested_by=principal.subject,
-            )
-            return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
-        except ServiceError as exc:
-            await abort(context, exc)
-
-    async def SubmitAction(
-        self, request: gs.SubmitActionRequest, context: Context
-    ) -> gs.SubmitActionResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            access.check_seat(live.state, principal, request.seat)
-            try:
-                command = codec.command_from_pb(request.seat, request.action)
-            except codec.CodecError as exc:
-                raise InvalidArgument("malformed_action", str(exc)) from None
-            outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command)
-            view = render(outcome.state, request.seat, live.game_id, outcome.seq, live.deadline)
-            return gs.SubmitActionResponse(
-                first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate, view=view
-            )
-        except ServiceError as exc:
-            await abort(context, exc)
-
-    async def GetView(self, request: gs.GetViewRequest, context: Context) -> gs.GetViewResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            seat = request.seat if request.HasField("seat") else None
-            if seat is not None:
-                access.check_seat(live.state, principal, seat)
-            return gs.GetViewResponse(view=_live_view(live, seat))
-        except ServiceError as exc:
-            await abort(context, exc)
-
-    async def ListLegalActions(
-        self, request: gs.ListLegalActionsRequest, context: Context
-    ) -> gs.ListLegalActionsResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            access.check_seat(live.state, principal, request.seat)
-            response = gs.ListLegalActionsResponse(seq=live.seq)
-            for action in legal_actions(live.state.game, request.seat):
-                # A command the API cannot express yet (contract buys, issue 4) is left out, not guessed.
-                with contextlib.suppress(codec.CodecError):
-                    response.actions.append(codec.command_to_pb(action))
-            return response
-        except ServiceError as exc:
-            await abort(context, exc)
-
-    async def _stream(
-        self, game_id: str, seat: int | None, after_seq: int, principal: Principal
-    ) -> AsyncIterator[gs.GameUpdate]:
+    async def _caller(self, context: Context, game_id: str, seat: int | None = None) -> Caller:
+        """The authenticated caller and the loaded game; `seat`, when given, must be the caller's."""
+        principal = self._principal(context)
         live = await self._app.game(game_id)
         if seat is not None:
             access.check_seat(live.state, principal, seat)
+        return Caller(principal, live)
+
+    @unary_errors
+    async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
+        principal = self._principal(context)
+        access.check_create(principal, request.player_ids)
+        options = {name: codec.option_from_pb(value) for name, value in request.options.items()}
+        live = await self._app.create(
+            request.game_id,
+            request.variant,
+            list(request.player_ids),
+            options,
+            request.turn_timeout_ms,
+            requested_by=principal.subject,
+        )
+        return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
+
+    @unary_errors
+    async def SubmitAction(
+        self, request: gs.SubmitActionRequest, context: Context
+    ) -> gs.SubmitActionResponse:
+        live = (await self._caller(context, request.game_id, request.seat)).live
+        try:
+            command = wire.command_from_pb(request.seat, request.action)
+        except wire.CodecError as exc:
+            raise InvalidArgument("malformed_action", str(exc)) from None
+        outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command)
+        view = render(outcome.state, request.seat, live.game_id, outcome.seq, live.deadline)
+        return gs.SubmitActionResponse(
+            first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate, view=view
+        )
+
+    @unary_errors
+    async def GetView(self, request: gs.GetViewRequest, context: Context) -> gs.GetViewResponse:
+        seat = request.seat if request.HasField("seat") else None
+        live = (await self._caller(context, request.game_id, seat)).live
+        return gs.GetViewResponse(view=_live_view(live, seat))
+
+    @unary_errors
+    async def ListLegalActions(
+        self, request: gs.ListLegalActionsRequest, context: Context
+    ) -> gs.ListLegalActionsResponse:
+        live = (await self._caller(context, request.game_id, request.seat)).live
+        response = gs.ListLegalActionsResponse(seq=live.seq)
+        for action in legal_actions(live.state.game, request.seat):
+            # A command the API cannot express is left out, not guessed.
+            with contextlib.suppress(wire.CodecError):
+                response.actions.append(wire.command_to_pb(action))
+        return response
+
+    async def _stream(
+        self, context: Context, game_id: str, seat: int | None, after_seq: int
+    ) -> AsyncIterator[gs.GameUpdate]:
+        live = (await self._caller(context, game_id, seat)).live
         async for update in self._app.watch(game_id, after_seq):
             yield self._update(live, update, seat)
 
@@ -136,88 +142,66 @@ class GameServicer(gs_grpc.GameServiceServicer):
             message.actor = update.actor
         return message
 
+    @stream_errors
     async def StreamGame(
         self, request: gs.StreamGameRequest, context: Context
     ) -> AsyncIterator[gs.StreamGameResponse]:
-        try:
-            principal = self._principal(context)
-            async for update in self._stream(request.game_id, request.seat, request.after_seq, principal):
-                yield gs.StreamGameResponse(update=update)
-        except ServiceError as exc:
-            await abort(context, exc)
+        async for update in self._stream(context, request.game_id, request.seat, request.after_seq):
+            yield gs.StreamGameResponse(update=update)
 
+    @stream_errors
     async def WatchGame(
         self, request: gs.WatchGameRequest, context: Context
     ) -> AsyncIterator[gs.WatchGameResponse]:
-        try:
-            principal = self._principal(context)
-            async for update in self._stream(request.game_id, None, request.after_seq, principal):
-                yield gs.WatchGameResponse(update=update)
-        except ServiceError as exc:
-            await abort(context, exc)
+        async for update in self._stream(context, request.game_id, None, request.after_seq):
+            yield gs.WatchGameResponse(update=update)
 
+    @unary_errors
     async def ReturnToTable(
         self, request: gs.ReturnToTableRequest, context: Context
     ) -> gs.ReturnToTableResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            access.check_seat(live.state, principal, request.seat)
-            live = await self._app.return_to_table(request.game_id, request.seat)
-            return gs.ReturnToTableResponse(view=_live_view(live, request.seat))
-        except ServiceError as exc:
-            await abort(context, exc)
+        await self._caller(context, request.game_id, request.seat)
+        live = await self._app.return_to_table(request.game_id, request.seat)
+        return gs.ReturnToTableResponse(view=_live_view(live, request.seat))
 
+    @unary_errors
     async def GetStateAt(self, request: gs.GetStateAtRequest, context: Context) -> gs.GetStateAtResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            seat = request.seat if request.HasField("seat") else None
-            if seat is not None:
-                access.check_seat(live.state, principal, seat)
-            state, seq = await self._app.state_at(request.game_id, request.seq)
-            response = gs.GetStateAtResponse(view=render(state, seat, live.game_id, seq, None))
-            # Whether every hand may be shown depends on the game now, not at `seq` (replay after the end).
-            if access.may_see_all_hands(live.state, principal):
-                response.hands.extend(codec.hands_to_pb(state.game))
-                response.discard_pile.extend(codec.cards_to_pb(state.game.discard))
-                response.stock.extend(codec.cards_to_pb(state.game.stock))
-            return response
-        except ServiceError as exc:
-            await abort(context, exc)
+        seat = request.seat if request.HasField("seat") else None
+        caller = await self._caller(context, request.game_id, seat)
+        state, seq = await self._app.state_at(request.game_id, request.seq)
+        response = gs.GetStateAtResponse(view=render(state, seat, request.game_id, seq, None))
+        # Whether every hand may be shown depends on the game now, not at `seq` (replay after the end).
+        if access.may_see_all_hands(caller.live.state, caller.principal):
+            response.hands.extend(codec.hands_to_pb(state.game))
+            response.discard_pile.extend(wire.cards_to_pb(state.game.discard))
+            response.stock.extend(wire.cards_to_pb(state.game.stock))
+        return response
 
+    @unary_errors
     async def GetHistory(self, request: gs.GetHistoryRequest, context: Context) -> gs.GetHistoryResponse:
-        try:
-            principal = self._principal(context)
-            live = await self._app.game(request.game_id)
-            access.check_history(live.state, principal)
-            entries = await self._app.history(request.game_id)
-            state = live.state
-            by_engine = engine_commands(message for _, message, _ in entries)
-            return gs.GetHistoryResponse(
-                entries=[
-                    gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
-                    for _, message, _ in entries
-                ],
-                seats=codec.seats_to_pb(state.table.players, state.timeouts, state.away),
-            )
-        except ServiceError as exc:
-            await abort(context, exc)
+        caller = await self._caller(context, request.game_id)
+        access.check_history(caller.live.state, caller.principal)
+        entries = await self._app.history(request.game_id)
+        state = caller.live.state
+        by_engine = engine_commands(message for _, message, _ in entries)
+        return gs.GetHistoryResponse(
+            entries=[
+                gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
+                for _, message, _ in entries
+            ],
+            seats=codec.seats_to_pb(state.table.players, state.timeouts, state.away),
+        )
 
+    @unary_errors
     async def VerifyShuffle(
         self, request: gs.VerifyShuffleRequest, context: Context
     ) -> gs.VerifyShuffleResponse:
-        try:
-            self._principal(context)
-            result = await self._app.verify(request.game_id)
-            return gs.VerifyShuffleResponse(
-                seed=result.seed,
-                seed_commitment=result.seed_commitment,
-                commitment_matches=result.commitment_matches,
-                shuffles=[
-                    gs.ShuffleCheck(name=c.name, seq=c.seq, matches=c.matches) for c in result.shuffles
-                ],
-                verified=result.verified,
-            )
-        except ServiceError as exc:
-            await abort(context, exc)
+        self._principal(context)
+        result = await self._app.verify(request.game_id)
+        return gs.VerifyShuffleResponse(
+            seed=result.seed,
+            seed_commitment=result.seed_commitment,
+            commitment_matches=result.commitment_matches,
+            shuffles=[gs.ShuffleCheck(name=c.name, seq=c.seq, matches=c.matches) for c in result.shuffles],
+            verified=result.verified,
+        )
