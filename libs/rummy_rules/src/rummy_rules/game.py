@@ -551,7 +551,7 @@ def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[E
         state = _evolved(state, more)
         if not isinstance(more[-1], StockReshuffled):
             return events  # the deal ended (D10, D16, meldstream M1)
-    drawn = CardDrawn(command.seat, state.stock[-1], False)
+    drawn = _STOCK_DRAWS[command.seat][state.stock[-1].code]
     events.append(drawn)
     if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
         # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
@@ -693,7 +693,7 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[E
             rules.cite("pick"),
         )
     if state.offer is not None:
-        return [BuyPassed(card, True), CardDrawn(seat, card, True)]  # contract §3.7.1: first right
+        return [BuyPassed(card, True), _PILE_DRAWS[seat][card.code]]  # contract §3.7.1: first right
     if rules.discard_draw_must_open and not state.opened[seat]:
         hand = (*state.hands[seat], card)
         if not _openings(state, hand, card):
@@ -702,7 +702,7 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[E
                 f"before opening you may take {card.text} only to use it in your opening melds this turn",
                 rules.cite("discard_draw"),
             )
-    return [CardDrawn(seat, card, True)]
+    return [_PILE_DRAWS[seat][card.code]]
 
 
 def _top_free(rules: Rules) -> bool:
@@ -723,7 +723,8 @@ def _pick(state: GameState, command: PickFromPile, seed: _Seed) -> list[Event]:
     taken = pile_pick(state.discard, command.index)
     selected = taken[0]
     then = command.then
-    events: list[Event] = [CardDrawn(seat, card, True) for card in reversed(taken)]  # selected last
+    draws = _PILE_DRAWS[seat]
+    events: list[Event] = [draws[card.code] for card in reversed(taken)]  # selected last
     if then is None:
         if _top_free(rules) and len(taken) == 1:
             return events  # option top_discard_free (D7)
@@ -759,8 +760,27 @@ def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...
             )
         if not all(isinstance(card, Card) for card in cards):
             raise RuleViolation("bad_card", f"not a card in {cards!r}", rules.cite("hand"))
-        melds.append(make_meld(cards, rules, kind))
+        melds.append(_made_meld(cards, rules, kind))
     return tuple(melds)
+
+
+_MADE_MELDS: dict[tuple[tuple[Card, ...], MeldKind | None], tuple[Rules, Meld]] = {}
+
+
+def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Meld:
+    """`make_meld`, memoised per cards and kind (for the rules last seen with them): the same meld laid
+    again is the same object, so its `meld_options` (memoised per meld) are known on the table."""
+    if type(cards) is not tuple:
+        return make_meld(cards, rules, kind)
+    key = (cards, kind)
+    entry = _MADE_MELDS.get(key)
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    meld = make_meld(cards, rules, kind)
+    if len(_MADE_MELDS) > 100_000:
+        _MADE_MELDS.clear()
+    _MADE_MELDS[key] = (rules, meld)
+    return meld
 
 
 def _opening_value(melds: Sequence[Meld], rules: Rules) -> int:
@@ -897,7 +917,7 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
             "you took the discard before opening, so you must open with it this turn",
             rules.cite("discard_draw"),
         )
-    events: list[Event] = [CardDiscarded(seat, card)]
+    events: list[Event] = [_DISCARDED[seat][card.code]]
     if not rest:
         if rules.going_out is GoingOut.MELD_ALL:
             raise RuleViolation(
@@ -1075,7 +1095,7 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
     candidates = find_melds(hand, rules)
     if not candidates:
         return []
-    valued = sorted(((meld_value(meld, rules), meld) for meld in candidates), key=lambda pair: -pair[0])
+    needs = sorted((_meld_facts(meld, rules) for meld in candidates), key=_by_value)
     minimum = rules.opening_min_points
     # Cheap bound first: a packing of disjoint candidates is worth at most the cards they cover
     # (each copy once, at most 11 each) and uses at most those cards (a Kalooki needs all but one).
@@ -1092,7 +1112,6 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
     if bound < minimum and not could_kalooki:
         return []
     found: dict[tuple[tuple[Card, ...], ...], LayMelds] = {}
-    needs = [(value, meld, tuple(card.code for card in meld.cards)) for value, meld in valued]
     starts = [i for i, (_, meld, _) in enumerate(needs) if must_include is None or must_include in meld.cards]
     for start_index in starts[:_OPENING_STARTS]:
         first_value, first, first_codes = needs[start_index]
@@ -1127,6 +1146,26 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
                 continue
         found[key] = LayMelds(seat, key, tuple(meld.kind for meld in chosen))
     return list(found.values())
+
+
+_MeldFacts = tuple[int, Meld, tuple[int, ...]]
+_MELD_FACTS: dict[int, tuple[Rules, _MeldFacts]] = {}
+
+
+def _meld_facts(meld: Meld, rules: Rules) -> _MeldFacts:
+    """(meld value, meld, card codes) of a candidate; find_melds memoises melds, so these repeat."""
+    entry = _MELD_FACTS.get(id(meld))
+    if entry is not None and entry[0] is rules and entry[1][1] is meld:
+        return entry[1]
+    if len(_MELD_FACTS) > 100_000:
+        _MELD_FACTS.clear()
+    facts = (meld_value(meld, rules), meld, tuple(card.code for card in meld.cards))
+    _MELD_FACTS[id(meld)] = (rules, facts)
+    return facts
+
+
+def _by_value(facts: _MeldFacts) -> int:
+    return -facts[0]
 
 
 def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
@@ -1198,13 +1237,13 @@ def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> lis
 def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     """Stock draw (with an empty stock: ending the deal, D10) and every usable pile pick (§3.6)."""
     rules = state.rules
-    actions: list[Command] = [DrawFromStock(seat)]
+    actions: list[Command] = [_DRAW_FROM_STOCK[seat]]
     if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
         return tuple(actions)
     pile = state.discard
     hand = state.hands[seat]
     if pile and _top_free(rules):
-        actions.append(TakeDiscard(seat))
+        actions.append(_TAKE_DISCARD[seat])
     targets = _table_index(state.melds, rules).layoffs
     # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
     # from the top of the pile down, so the partner bound of each pick is a few lookups.
@@ -1233,7 +1272,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
         rank_suits[rank] |= suit_bit
         held += 1
         uses: list[LayMelds | LayOff] = [
-            LayOff(seat, meld, (selected,), at) for _, meld, _, at, _ in targets.get(selected, ())
+            _lay_off_action(seat, meld, selected, at) for _, meld, _, at, _ in targets.get(selected, ())
         ]
         # A new meld with the selected card needs two partners of its rank or of its suit within
         # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
@@ -1242,13 +1281,13 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
             # Only cards of the selected card's rank or suit can share a meld with it: the melds
             # of those cards, as find_melds would find them, straight from the masks.
             uses.extend(
-                LayMelds(seat, (meld.cards,), (meld.kind,))
+                _lay_meld_action(seat, meld)
                 for meld in melds_of_masks(rank, rank_suits[rank], suit_index, suit_masks[suit_index], rules)
                 if selected in meld.cards
             )
         commands: list[Command] = []
         for use in uses:
-            command = PickFromPile(seat, index, use)
+            command = _pick_action(seat, index, use)
             used = len(use.cards) if isinstance(use, LayOff) else len(use.melds[0])
             if held - used <= 1:  # only then may the rest be unfinishable
                 try:
@@ -1335,6 +1374,42 @@ def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
     return command
 
 
+_LAY_OFF_MEMO: dict[tuple[int, int, Card, End | None], LayOff] = {}
+
+
+def _lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
+    """The command laying one card off; a few thousand exist, and a frozen dataclass is slow to build."""
+    key = (seat, meld, card, at)
+    command = _LAY_OFF_MEMO.get(key)
+    if command is None:
+        command = _LAY_OFF_MEMO[key] = LayOff(seat, meld, (card,), at)
+    return command
+
+
+_PICK_MEMO: dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]] = {}
+
+
+def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
+    """A pile pick with its use; uses are memoised commands, so these repeat (keyed as `_lay_meld_action`)."""
+    key = (seat, index, id(use))
+    entry = _PICK_MEMO.get(key)
+    if entry is not None and entry[0] is use:
+        return entry[1]
+    if len(_PICK_MEMO) > 100_000:
+        _PICK_MEMO.clear()
+    command = PickFromPile(seat, index, use)
+    _PICK_MEMO[key] = (use, command)
+    return command
+
+
+# Draw commands and the events of drawing and discarding, built once per seat (and card).
+_DRAW_FROM_STOCK: Final = tuple(DrawFromStock(seat) for seat in range(8))
+_TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in range(8))
+_STOCK_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, False) for card in CARD_BY_CODE) for seat in range(8))
+_PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in range(8))
+_DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CODE) for seat in range(8))
+
+
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     if state.rules.reshuffle is Reshuffle.ALL_BUT_TOP and not state.stock:
         # contract D16: drawing from the empty stock reshuffles (or ends the round).
@@ -1372,7 +1447,7 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand
                     _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, index, result))
                 except RuleViolation:
                     continue
-            actions.append(LayOff(seat, index, (card,), at))
+            actions.append(_lay_off_action(seat, index, card, at))
     return actions
 
 
@@ -1399,7 +1474,7 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
                 _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, meld_index, result))
             except RuleViolation:
                 continue
-        actions.append(LayOff(seat, meld_index, (card,), at))
+        actions.append(_lay_off_action(seat, meld_index, card, at))
     if not index.swaps:
         return actions
     in_hand = set(hand)
