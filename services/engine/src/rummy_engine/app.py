@@ -332,7 +332,13 @@ class GameApp:
             known = live.state.commands.get(command_id)
             if known is not None:
                 return Outcome(known[0], known[1], True, live.state, live.seq)
-            produced = plan(live.state)
+            try:
+                produced = plan(live.state)
+            except FailedPrecondition:
+                if attempt == 1 and await self._moved_on(live):  # refused on a stale state: look again
+                    await self._reload(live)
+                    continue
+                raise
             if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
                 return Outcome(0, 0, False, live.state, live.seq)
             try:
@@ -350,6 +356,18 @@ class GameApp:
             self._advance(live, command_id, produced, result.positions)
             return Outcome(result.first_seq, result.last_seq, False, live.state, live.seq)
         raise AssertionError("unreachable")
+
+    async def _moved_on(self, live: LiveGame) -> bool:
+        """Whether another engine appended to the game since this one read it (Kafka: the fence knows).
+
+        Only a writer holding the lease appends, so while this engine holds it its state is current;
+        a command refused here may have been refused on a state another engine has since moved on.
+        """
+        fence = self._stores.fence
+        if fence is None:
+            return False
+        confirmed = await self._io(fence.confirmed, live.game_id)
+        return confirmed.seq > live.seq
 
     async def _append_events(
         self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged]

@@ -24,6 +24,7 @@ class Stores:
     snapshots: SnapshotStore
     description: str
     redis: redis.Redis | None = None
+    fence: RedisWriterFence | None = None  # Kafka's single-writer fence: other engines may write too
 
     def probe(self) -> bool:
         """True when both stores answer a read (blocking: call it from a worker thread)."""
@@ -55,4 +56,5 @@ def open_stores(config: EngineConfig) -> Stores:
         RedisSnapshotStore(client, config.key_prefix),
         f"Kafka {config.kafka} topic {config.topic}, Redis {config.redis}",
         client,
+        fence,
     )
