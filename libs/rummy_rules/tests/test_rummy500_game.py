@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from rummy_rules.cards import parse_card, parse_cards
+from rummy_rules.cards import JOKER, Card, parse_card, parse_cards
 from rummy_rules.commands import (
     Command,
     Discard,
@@ -146,3 +146,21 @@ def test_whole_pile_is_visible_to_everyone() -> None:
     state = position("9C 9D 3H")
     assert observe(state, 1).discard_pile == parse_cards("4C 9H KD 2S")  # src ¶14
     assert observe(replay([start("kalooki", 3, bytes(16))]), 1).discard_pile == ()
+
+
+def test_a_joker_in_the_pile_can_be_picked_with_a_meld_that_uses_it() -> None:
+    state = position("5H 6H 9C 9D KC", discard="4C JK", jokers=2)  # option jokers (§5)
+    actions = legal_actions(state, 0)
+    joker_picks = [
+        action
+        for action in actions
+        if isinstance(action, PickFromPile) and action.index == 1 and action.then is not None
+    ]
+    assert joker_picks and all(JOKER in cards for pick in joker_picks for cards in _use_cards(pick))
+    for action in actions:
+        decide(state, action, seed=SEED)  # every one accepted
+
+
+def _use_cards(pick: PickFromPile) -> list[tuple[Card, ...]]:
+    then = pick.then
+    return [then.cards] if isinstance(then, LayOff) else list(then.melds) if then is not None else []

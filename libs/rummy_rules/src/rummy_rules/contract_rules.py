@@ -375,18 +375,20 @@ def laydowns(
             elif not same_rank and any(other.rank == meld.rank for other in chosen if other.kind is kind):
                 continue
             need = needs[index]
-            if any(pool[code] < count for code, count in need):
-                continue
             for code, count in need:
-                pool[code] -= count
-            chosen.append(meld)
-            if is_run:
-                extend(chosen, run_count + 1, index + 1, three_from)
-            else:
-                extend(chosen, run_count, run_from, index + 1)
-            chosen.pop()
-            for code, count in need:
-                pool[code] += count
+                if pool[code] < count:
+                    break
+            else:  # the candidate's cards are all still in the pool
+                for code, count in need:
+                    pool[code] -= count
+                chosen.append(meld)
+                if is_run:
+                    extend(chosen, run_count + 1, index + 1, three_from)
+                else:
+                    extend(chosen, run_count, run_from, index + 1)
+                chosen.pop()
+                for code, count in need:
+                    pool[code] += count
 
     extend([], 0, 0, 0)
     return found

@@ -1125,13 +1125,17 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
             for index, (value, meld, codes) in enumerate(needs):
                 if total >= minimum and left > 1:
                     break
-                if index == start_index or not all(pool[code] for code in codes):
+                if index == start_index:
                     continue
                 for code in codes:
-                    pool[code] -= 1
-                left -= len(codes)
-                chosen.append(meld)
-                total += value
+                    if not pool[code]:
+                        break
+                else:  # every card of the candidate is still free (a loop, not all(): hot path)
+                    for code in codes:
+                        pool[code] -= 1
+                    left -= len(codes)
+                    chosen.append(meld)
+                    total += value
         kalooki_turn = rules.kalooki_exempt_from_opening and left == 1
         if (first_value if rules.opening_single_meld else total) < minimum and not kalooki_turn:
             continue
@@ -1194,10 +1198,9 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
         going_out_by_discard = len(hand) == 1
         if not (going_out_by_discard and rules.going_out is GoingOut.MELD_ALL):
             discards = _DISCARDS[seat]
-            for card in dict.fromkeys(hand):
-                if card is taken and hand.count(card) == 1:
-                    continue  # kalooki / rummy40 D8
-                actions.append(discards[card])
+            actions = [discards[card] for card in dict.fromkeys(hand)]
+            if taken is not None and hand.count(taken) == 1:
+                actions.remove(discards[taken])  # kalooki / rummy40 D8
     if rules.variant == "contract":
         if not state.opened[seat]:
             actions.extend(_laydown_actions(state, seat, hand))
@@ -1274,10 +1277,18 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
         uses: list[LayMelds | LayOff] = [
             _lay_off_action(seat, meld, selected, at) for _, meld, _, at, _ in targets.get(selected, ())
         ]
+        if not code:
+            # A joker (option jokers): the melds find_melds makes with it from the cards held then.
+            held_cards = (*hand, *pile[index:])
+            uses.extend(
+                _lay_meld_action(seat, meld) for meld in find_melds(held_cards, rules) if JOKER in meld.cards
+            )
+            a = b = c = d = 0
+        else:
+            a, b, c, d = _NEAR_CODES[code]
         # A new meld with the selected card needs two partners of its rank or of its suit within
         # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-        a, b, c, d = _NEAR_CODES[code]
-        if ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2:
+        if code and ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2:
             # Only cards of the selected card's rank or suit can share a meld with it: the melds
             # of those cards, as find_melds would find them, straight from the masks.
             uses.extend(
@@ -1286,14 +1297,20 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
                 if selected in meld.cards
             )
         commands: list[Command] = []
+        copies = codes[code] - 1  # copies of the selected card left after a use takes it
         for use in uses:
             command = _pick_action(seat, index, use)
-            used = len(use.cards) if isinstance(use, LayOff) else len(use.melds[0])
-            if held - used <= 1:  # only then may the rest be unfinishable
-                try:
-                    _decide(state, command, _PROBE)
-                except RuleViolation:
-                    continue
+            rest = held - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
+            if rest <= 1:  # only then may the rest be unfinishable (`_check_rest`)
+                if rules.going_out is GoingOut.MELD_ALL:  # no rummy500 rule: ask decide
+                    try:
+                        _decide(state, command, _PROBE)
+                    except RuleViolation:
+                        continue
+                elif rest == 1 and copies:
+                    continue  # the last card would be the one taken from the pile (src ¶17)
+                elif rest == 0 and rules.going_out is GoingOut.DISCARD_REQUIRED:
+                    continue  # option going_out_requires_discard (D9)
             commands.append(command)
         picks.append(commands)
     for commands in reversed(picks):  # bottom of the pile first
