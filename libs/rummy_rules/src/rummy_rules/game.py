@@ -764,7 +764,7 @@ def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...
     return tuple(melds)
 
 
-_MADE_MELDS: dict[tuple[tuple[Card, ...], MeldKind | None], tuple[Rules, Meld]] = {}
+_MADE_MELDS: dict[tuple[tuple[Card, ...], int], tuple[Rules, Meld]] = {}
 
 
 def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Meld:
@@ -772,7 +772,7 @@ def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Me
     again is the same object, so its `meld_options` (memoised per meld) are known on the table."""
     if type(cards) is not tuple:
         return make_meld(cards, rules, kind)
-    key = (cards, kind)
+    key = (cards, 0 if kind is None else 1 if kind is MeldKind.SET else 2)  # an Enum hashes slowly
     entry = _MADE_MELDS.get(key)
     if entry is not None and entry[0] is rules:
         return entry[1]
@@ -859,12 +859,26 @@ def _lay_off(state: GameState, command: LayOff, seed: _Seed) -> list[Event]:
             "bad_end", f"a run end is low or high, not {command.at!r}", rules.cite("layoff_run")
         )
     rest = _take(state, seat, command.cards)
-    result = lay_off(meld, command.cards, rules, command.at)
+    result = _laid_off(meld, command.cards, rules, command.at)
     _check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
     events: list[Event] = [CardsLaidOff(seat, command.meld, tuple(command.cards), result)]
     if not rest:
         events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=False))
     return events
+
+
+def _laid_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None) -> Meld:
+    """`lay_off`, read off the memoised `meld_options` for one natural card that fits one way only.
+
+    Such a card's result does not depend on `at` (lay_off ignores it then); a joker, several cards,
+    a card that fits both ends or none go to lay_off, which also words the refusal.
+    """
+    if len(cards) == 1 and cards[0].suit is not None:
+        card = cards[0]
+        fits = [result for fit, _, result in meld_options(meld, rules).layoffs if fit is card]
+        if len(fits) == 1:
+            return fits[0]
+    return lay_off(meld, cards, rules, at)
 
 
 def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
@@ -1391,12 +1405,12 @@ def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
     return command
 
 
-_LAY_OFF_MEMO: dict[tuple[int, int, Card, End | None], LayOff] = {}
+_LAY_OFF_MEMO: dict[tuple[int, int, Card, int], LayOff] = {}
 
 
 def _lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
     """The command laying one card off; a few thousand exist, and a frozen dataclass is slow to build."""
-    key = (seat, meld, card, at)
+    key = (seat, meld, card, 0 if at is None else 1 if at is End.LOW else 2)  # an Enum hashes slowly
     command = _LAY_OFF_MEMO.get(key)
     if command is None:
         command = _LAY_OFF_MEMO[key] = LayOff(seat, meld, (card,), at)

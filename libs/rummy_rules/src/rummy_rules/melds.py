@@ -507,11 +507,21 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
         return entry[2]
     layoffs: list[tuple[Card, End | None, Meld]] = []
     run = meld.kind is MeldKind.RUN
+    # A natural card on a set fits unless suits must differ and the set would then stand for more
+    # than four suits (`_as_set`; layoff_targets has left out held suits and full sets).
+    jokers = meld.jokers
+    distinct = rules.joker_set_distinct_suits if jokers else rules.natural_set_distinct_suits
+    set_fits = (
+        not distinct or len({card.suit for card in meld.cards if card.suit is not None}) + 1 + jokers <= 4
+    )
     for card, at in layoff_targets(meld, rules):
-        if run and card.suit is not None:
-            # A natural run target always fits at its end (layoff_targets checks the ends and
-            # the length), so its result is built directly: `lay_off` costs ten times as much.
-            if at is End.LOW:
+        if card.suit is not None:
+            # Natural targets are built directly (`lay_off` costs ten times as much): a run's always
+            # fits at its end (layoff_targets checks the ends and the length), a set's as above.
+            if not run:
+                if set_fits:
+                    layoffs.append((card, at, Meld(MeldKind.SET, (*meld.cards, card), meld.rank)))
+            elif at is End.LOW:
                 layoffs.append((card, at, Meld(MeldKind.RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
             else:
                 layoffs.append((card, at, Meld(MeldKind.RUN, (*meld.cards, card), meld.rank, meld.suit)))
