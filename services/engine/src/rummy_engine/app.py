@@ -56,7 +56,7 @@ _GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_COMMAND_ID: Final = 128
 CREATE_COMMAND: Final = ENGINE_PREFIX + "create"
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
-Plan = Callable[["EngineState"], list[codec.Logged]]
+Plan = Callable[[EngineState], list[codec.Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
 
 
