@@ -4,8 +4,10 @@ Starts a scoring instance on real Kafka and Redis (found or started by rummy_inf
 synthetic kalooki games (start, a draw, the deal's end, the game's end; engine-format envelopes) from
 several threads as fast as the log takes them, after one warm-up game (so the consumer group has
 joined). Lag = time from a game's GameEnded append being
-acknowledged to its MatchScored result being readable in Redis. Reports p50/p99/max lag and the
-records per second scoring applied.
+acknowledged to its MatchScored result being readable in Redis. Baseline, same run and topic: a bare
+consumer group that only notes when each GameEnded reaches it (what any Kafka reader waits, before
+scoring does any work). Reports p50/p99/max lag of both, their ratio, and the records per second
+scoring applied.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 import redis
 from rummy.game.v1 import events_pb2 as ev
 from rummy_infra import provide_kafka, provide_redis
-from rummy_store import NewEvent
+from rummy_service.consumer import ConsumerLoop
+from rummy_store import EventRecord, NewEvent
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.redis_fence import RedisWriterFence
 
@@ -75,6 +78,15 @@ async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str,
     log = KafkaEventLog(kafka, config.game_topic, 3, RedisWriterFence(client, f"{prefix}:engine:"))
     keys = Keys(config.key_prefix)
     ended: dict[str, float] = {}
+    delivered: dict[str, float] = {}
+
+    def note(record: EventRecord) -> None:
+        if record.event_type == "game_ended":
+            delivered.setdefault(record.game_id, time.perf_counter())
+
+    reader = KafkaEventLog(kafka, config.game_topic, 3)
+    bare = ConsumerLoop(reader, f"{prefix}.bare", note)
+    bare.start()
 
     def play(index: int) -> None:
         game_id = f"g{index}"
@@ -86,7 +98,7 @@ async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str,
 
     # Warm-up: one game scored end to end, so the consumer group has joined before the clock starts.
     play(games)
-    while not client.exists(keys.match(f"g{games}")):
+    while not client.exists(keys.match(f"g{games}")) or f"g{games}" not in delivered:
         await asyncio.sleep(0.05)
     warmup_records = scoring.loops[0].records
     lags: list[float] = []
@@ -104,6 +116,11 @@ async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str,
             future.result()
     elapsed = time.perf_counter() - start
     records = scoring.loops[0].records - warmup_records
+    while len(delivered) <= games:
+        await asyncio.sleep(0.05)
+    bare_lags = sorted(delivered[f"g{i}"] - ended[f"g{i}"] for i in range(games))
+    await asyncio.to_thread(bare.stop)
+    reader.close()
     await scoring.stop()
     log.close()
     client.close()
@@ -112,6 +129,8 @@ async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str,
         "p50_ms": statistics.median(lags) * 1000,
         "p99_ms": lags[int(len(lags) * 0.99) - 1] * 1000,
         "max_ms": lags[-1] * 1000,
+        "bare_p50_ms": statistics.median(bare_lags) * 1000,
+        "bare_p99_ms": bare_lags[int(len(bare_lags) * 0.99) - 1] * 1000,
         "records_per_s": records / elapsed,
         "games_per_s": games / elapsed,
     }
@@ -131,6 +150,12 @@ def main() -> None:
         f"scoring: lag from GameEnded appended to MatchScored readable: p50 {result['p50_ms']:.0f} ms,"
         f" p99 {result['p99_ms']:.0f} ms, max {result['max_ms']:.0f} ms; {result['records_per_s']:.0f} game"
         f" records/s applied ({result['games_per_s']:.1f} games/s offered by {args.writers} writers)"
+    )
+    print(
+        f"scoring: baseline, a bare consumer group of the same topic in the same run: GameEnded delivered"
+        f" p50 {result['bare_p50_ms']:.0f} ms, p99 {result['bare_p99_ms']:.0f} ms; scoring/baseline"
+        f" p50 {result['p50_ms'] / result['bare_p50_ms']:.1f}x,"
+        f" p99 {result['p99_ms'] / result['bare_p99_ms']:.1f}x"
     )
 
 
