@@ -1,69 +1,85 @@
-"""Property tests over random complete matches of rummy500 and contract, buying included.
+"""Rummy 500 and contract: thousands of random complete matches keep every invariant, buying included.
 
-Each seat plays the greedy bot most of the time and a random legal action other than a discard
-otherwise, so matches finish (random discards rarely assemble a contract) while every kind of
-action, including buys, fourth buys and deep pile picks, gets played. Buying is out of turn: while
-a card is on offer, every seat that may buy is asked (buy or pass) before the forehand moves.
+`playouts.play` checks each match as it is played (cards conserved, replay equals live state,
+observations hide hands, only legal actions accepted, JSON round trips); these tests say which
+tables and house rules hypothesis draws, what a finished match must show, and which states the
+matches must have reached: buys granted, penalised fourth buys and refused fifth ones, a round 8
+closed, deep pile picks. The `slow` tests are the thousands (still part of `make test`); the
+others are the same checks over a few matches for the fast inner loop.
 """
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rummy_rules.bots import SeatView, greedy
-from rummy_rules.commands import BuyDiscard, Command, Discard, DrawFromStock, PickFromPile
-from rummy_rules.events import BuyGranted, DealEnded, Event
-from rummy_rules.game import buyers
-from rummy_rules.state import GameState, Phase
+from rummy_rules.commands import TakeDiscard
+from rummy_rules.contract_rules import ROUNDS
+from rummy_rules.errors import RuleViolation
+from rummy_rules.events import BuyGranted, DealEnded, Event, GameStarted, OptionValue
+from rummy_rules.game import decide, evolve, legal_actions, start
+from rummy_rules.state import GameState
 
-from .playouts import Playout, card_not_held
+from .playouts import Options, play_many, require
 
-
-def illegal_commands(state: GameState, rng: random.Random) -> list[Command]:
-    """Commands that must be refused now: out of turn, cards not held, buys nobody may make."""
-    turn = state.turn
-    idle = [seat for seat in range(len(state.hands)) if seat != turn and seat not in buyers(state)]
-    commands: list[Command] = [Discard(turn, card_not_held(state, rng)), BuyDiscard(turn)]
-    commands.extend(DrawFromStock(seat) for seat in idle)
-    commands.extend(BuyDiscard(seat) for seat in idle)
-    if state.phase is Phase.PLAY:
-        commands.append(DrawFromStock(turn))
-    top_free = getattr(state.rules.options, "top_discard_free", False)
-    if state.rules.variant == "contract" or len(state.discard) > 1 or not top_free:
-        commands.append(PickFromPile(turn, 0))  # contract: no deep picks; rummy500 D7: never unused
-    return commands
+RUMMY500_MATCHES = 2000
+CONTRACT_MATCHES = 1000
 
 
-def choose(state: GameState, seat: int, actions: tuple[Command, ...], rng: random.Random) -> Command:
-    """Mostly the greedy bot; sometimes any legal action other than a discard (discards stay greedy)."""
-    others = [action for action in actions if not isinstance(action, Discard)]
-    if others and rng.random() < 0.1:
-        return rng.choice(others)
-    return greedy(SeatView(state, seat), actions, rng)
+@st.composite
+def rummy500_tables(draw: st.DrawFn) -> tuple[int, Options]:
+    """Two to six players from one pack, up to eight from two (D1), to 100, 250 or 500 points
+    (the spec's 500 in one match in eight: a match to 500 is eight times as long as one to 100)."""
+    rules: dict[str, OptionValue] = draw(
+        st.fixed_dictionaries(
+            {"target_score": st.sampled_from([100, 100, 100, 100, 100, 250, 250, 500])},
+            optional={
+                "packs": st.sampled_from([1, 2]),
+                "top_discard_free": st.booleans(),
+                "going_out_requires_discard": st.booleans(),
+                "exhausted_stock": st.sampled_from(
+                    ["continue_with_discards_then_end", "end_immediately", "reshuffle_discards"]
+                ),
+                "stalemate_reshuffles": st.integers(1, 3),
+            },
+        )
+    )
+    if rules.get("top_discard_free") and rules.get("exhausted_stock") == "end_immediately":
+        del rules["exhausted_stock"]  # reported: see the xfail below
+    players = draw(st.sampled_from(range(2, 9 if rules.get("packs") == 2 else 7)))
+    return players, rules
+
+
+@st.composite
+def contract_tables(draw: st.DrawFn) -> tuple[int, Options]:
+    """Two to seven players; all eight rounds in one match of four, else a span of rounds
+    (meldstream M2: a game of rounds k..l, as tournaments play them), which costs a fraction."""
+    rules: dict[str, OptionValue] = draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "fourth_buy": st.sampled_from(["penalty", "reject"]),
+                "threes_same_rank_allowed": st.booleans(),
+                "min_natural_cards_per_meld": st.sampled_from([1, 2]),
+                "packs_for_5_players": st.sampled_from([2, 3]),
+                "stalemate_reshuffles": st.integers(1, 3),
+            },
+        )
+    )
+    if draw(st.sampled_from(range(4))):
+        first = draw(st.integers(1, ROUNDS))
+        rules |= {"first_round": first, "last_round": draw(st.integers(first, ROUNDS))}
+    return draw(st.sampled_from(range(2, 8))), rules
 
 
 def check_result(state: GameState, events: list[Event]) -> None:
     rules = state.rules
     deals = [event for event in events if isinstance(event, DealEnded)]
-    totals = [sum(points) for points in zip(*(deal.penalties for deal in deals), strict=True)]
-    assert tuple(totals) == state.totals
+    totals = tuple(sum(points) for points in zip(*(deal.penalties for deal in deals), strict=True))
+    assert totals == state.totals
     if rules.variant == "contract":
-        assert len(deals) == 8  # src ¶1
-        assert state.winners == tuple(seat for seat, total in enumerate(totals) if total == min(totals))
-        buys: Counter[tuple[int, int]] = Counter()
-        round_number = 1
-        for event in events:
-            if isinstance(event, DealEnded):
-                round_number += 1
-            elif isinstance(event, BuyGranted):
-                buys[(round_number, event.seat)] += 1
-                assert round_number < 8  # src ¶30
-                assert event.penalty == (200 if event.buys_this_round == 4 else 0)  # src ¶24, D13
-        assert max(buys.values(), default=0) <= 4
+        check_contract(state, events, deals)
     else:
         (winner,) = state.winners
         assert totals[winner] >= rules.deals and totals[winner] == max(totals)  # src ¶11, D13
@@ -71,78 +87,117 @@ def check_result(state: GameState, events: list[Event]) -> None:
         assert sum(state.payouts) == 0 and state.payouts[winner] > 0  # D14
 
 
-MATCHES = Playout(choose, illegal_commands, check_result, out_of_turn=buyers, state_round_trip_every=40)
-
-seeds = st.binary(min_size=16, max_size=16)
-
-
-@pytest.mark.parametrize(
-    ("variant", "players", "options"),
-    [("contract", 4, {}), ("rummy500", 3, {"target_score": 250})],
-)
-def test_all_matches_finish(variant: str, players: int, options: dict[str, int]) -> None:
-    """A contract round can stall (every card that fits a meld is laid already, so nobody can lay
-    off and go out); meldstream M1 ends it with no closer, so every match finishes (`Playout.play`)."""
-    for index in range(10):
-        MATCHES.play(variant, players, index.to_bytes(16, "big"), thorough=False, **options)
-
-
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 6))
-def test_random_contract_matches_keep_every_invariant(seed: bytes, players: int) -> None:
-    MATCHES.play("contract", players, seed, thorough=True)
-
-
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 6))
-def test_random_rummy500_matches_keep_every_invariant(seed: bytes, players: int) -> None:
-    MATCHES.play("rummy500", players, seed, thorough=True, target_score=120)
-
-
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=seeds,
-    options=st.fixed_dictionaries(
-        {
-            "top_discard_free": st.booleans(),
-            "going_out_requires_discard": st.booleans(),
-            "exhausted_stock": st.sampled_from(
-                ["continue_with_discards_then_end", "end_immediately", "reshuffle_discards"]
-            ),
-            "target_score": st.sampled_from([60, 200]),
-        }
-    ),
-)
-def test_random_rummy500_matches_with_house_rules(seed: bytes, options: dict[str, int | bool | str]) -> None:
-    MATCHES.play("rummy500", 3, seed, thorough=True, **options)
-
-
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=seeds,
-    options=st.fixed_dictionaries(
-        {
-            "fourth_buy": st.sampled_from(["penalty", "reject"]),
-            "threes_same_rank_allowed": st.booleans(),
-            "closing_by_discard": st.booleans(),
-        }
-    ),
-)
-def test_random_contract_matches_with_house_rules(seed: bytes, options: dict[str, int | bool | str]) -> None:
-    MATCHES.play("contract", 4, seed, thorough=True, **options)
+def check_contract(state: GameState, events: list[Event], deals: list[DealEnded]) -> None:
+    """Every round played once, lowest total wins; buys within the limit, the fourth penalised."""
+    started = events[0]
+    assert isinstance(started, GameStarted)
+    options = dict(started.options)
+    first, last = options.get("first_round", 1), options.get("last_round", ROUNDS)
+    assert isinstance(first, int) and isinstance(last, int)
+    assert len(deals) == last - first + 1  # src ¶1, meldstream M2
+    totals = state.totals
+    assert state.winners == tuple(seat for seat, total in enumerate(totals) if total == min(totals))
+    buys: Counter[tuple[int, int]] = Counter()
+    round_number = first
+    for event in events:
+        if isinstance(event, DealEnded):
+            round_number += 1
+        elif isinstance(event, BuyGranted):
+            buys[(round_number, event.seat)] += 1
+            assert event.buys_this_round == buys[(round_number, event.seat)]
+            assert round_number < ROUNDS  # src ¶30
+            assert event.penalty == (200 if event.buys_this_round == 4 else 0)  # src ¶24, D13
+    limit = 3 if options.get("fourth_buy") == "reject" else 4
+    assert max(buys.values(), default=0) <= limit
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 7))
-def test_many_contract_matches_conserve_cards_and_replay(seed: bytes, players: int) -> None:
-    MATCHES.play("contract", players, seed, thorough=False)  # finishes, a stalled round too (M1)
+def test_thousands_of_rummy500_matches_keep_every_invariant() -> None:
+    tally = play_many("rummy500", RUMMY500_MATCHES, rummy500_tables(), check_result)
+    share = RUMMY500_MATCHES // 100
+    require(
+        tally,
+        {
+            "matches": RUMMY500_MATCHES,
+            "deep pick": share * 50,
+            "7 players": share,
+            "8 players": share,
+            "deal ended unclosed": share * 10,
+            "go out as one command": share * 50,
+            "probes": RUMMY500_MATCHES,
+            "refused pick_must_be_used": share * 10,
+            "refused no_buying": share * 10,
+            "refused not_your_turn": share * 20,
+            "refused card_not_in_hand": share * 10,
+        },
+    )
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 6), target=st.sampled_from([100, 250, 500]))
-def test_thousand_rummy500_matches_finish_with_cards_conserved(
-    seed: bytes, players: int, target: int
-) -> None:
-    MATCHES.play("rummy500", players, seed, thorough=False, target_score=target)  # finishes
+def test_thousands_of_contract_matches_keep_every_invariant() -> None:
+    tally = play_many("contract", CONTRACT_MATCHES, contract_tables(), check_result)
+    share = CONTRACT_MATCHES // 100
+    require(
+        tally,
+        {
+            "matches": CONTRACT_MATCHES,
+            "BuyGranted": share * 500,
+            "fourth buy penalised": share * 10,
+            "forehand overrode a buy request": share * 10,
+            "round 8 closed": share * 20,
+            "stalemate": share,
+            "SwapJoker": share * 10,
+            "go out as one command": share * 100,
+            "probes": CONTRACT_MATCHES,
+            "refused too_many_buys": share * 10,
+            "refused no_buying_in_round_8": share * 20,
+            "refused discarder_cannot_buy": share * 20,
+            "refused buy_already_requested": share * 20,
+            "refused forehand_cannot_buy": share * 20,
+            "refused no_deep_pick": share * 20,
+            "refused not_your_turn": share * 20,
+        },
+    )
+
+
+def test_rummy500_and_contract_matches_keep_every_invariant() -> None:
+    """The same checks over a few matches (the fast inner loop, `make test-unit`)."""
+    play_many("rummy500", 10, rummy500_tables(), check_result)
+    play_many("contract", 4, contract_tables(), check_result)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="a joker in the rummy500 pile breaks legal_actions (game._NEAR_CODES has none for it);"
+    " reported in /tmp/notes/perf_for_A.md. Fixed: drop this marker and add `jokers` to the tables.",
+)
+def test_rummy500_with_jokers_plays_complete_matches() -> None:
+    play_many("rummy500", 10, st.tuples(st.integers(2, 4), st.just({"jokers": 2})), check_result)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=RuleViolation,
+    reason="with closing_by_discard=False legal_actions offers contract laydowns that leave an"
+    " unplayable last card, which decide refuses; reported in /tmp/notes/perf_for_A.md."
+    " Fixed: drop this marker and draw `closing_by_discard` in contract_tables again.",
+)
+def test_contract_without_closing_by_discard_offers_only_legal_laydowns() -> None:
+    play_many("contract", 40, st.tuples(st.just(2), st.just({"closing_by_discard": False})), check_result)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with top_discard_free and exhausted_stock=end_immediately, an empty stock ends the deal"
+    " for legal_actions and pile picks but decide still takes the top discard; reported in"
+    " /tmp/notes/perf_for_A.md. Fixed: drop this marker and the exclusion in rummy500_tables.",
+)
+def test_rummy500_take_discard_on_an_ended_stock_agrees_with_legal_actions() -> None:
+    seed = bytes(16)
+    options: dict[str, OptionValue] = {"top_discard_free": True, "exhausted_stock": "end_immediately"}
+    state = evolve(None, start("rummy500", 3, seed, **options))._replace(stock=())
+    take = TakeDiscard(state.turn)
+    assert take not in legal_actions(state, state.turn)
+    with pytest.raises(RuleViolation):
+        decide(state, take, seed=seed)

@@ -1,124 +1,165 @@
-"""Property tests over random complete games: conservation, legality, replay, hiding, serialisation.
+"""Kalooki and rummy40: thousands of random complete matches keep every invariant (issue 4).
 
-A tiny random-legal chooser plays each game from a hypothesis-drawn seed. It prefers melding and
-laying off over discarding so that deals end; every choice comes from `legal_actions`.
+`playouts.play` checks each match as it is played (cards conserved, replay equals live state,
+observations hide hands, only legal actions accepted, JSON round trips); these tests say which
+tables and house rules hypothesis draws, what a finished match must show, and which states the
+matches must have reached. The `slow` tests are the thousands (still part of `make test`); the
+others are the same checks over a few matches for the fast inner loop.
 """
 
 from __future__ import annotations
 
-import random
+from collections.abc import Mapping
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rummy_rules.bots import greedy
 from rummy_rules.cards import JOKER
-from rummy_rules.commands import Command, Discard, DrawFromStock, LayOff, TakeDiscard
-from rummy_rules.events import Event
+from rummy_rules.events import DealEnded, Event, OptionValue
 from rummy_rules.game import replay, start
-from rummy_rules.state import GameState, Phase
+from rummy_rules.simulate import simulate
+from rummy_rules.state import GameState
+from rummy_rules.variants import MatchMode
 
-from .playouts import Playout, all_cards, card_not_held
+from .playouts import Options, cards_of, play_many, require
 
-
-def choose(state: GameState, seat: int, actions: tuple[Command, ...], rng: random.Random) -> Command:
-    builds = [action for action in actions if not isinstance(action, Discard)]
-    if builds and rng.random() < 0.7:
-        return rng.choice(builds)
-    return rng.choice(actions)
+KALOOKI_MATCHES = 2000
+RUMMY40_MATCHES = 1000
 
 
-def illegal_commands(state: GameState, rng: random.Random) -> list[Command]:
-    """Commands that must be refused in `state`: wrong seat, wrong phase, a card not held."""
-    other = (state.turn + 1) % len(state.hands)
-    commands: list[Command] = [DrawFromStock(other), Discard(state.turn, card_not_held(state, rng))]
-    if state.phase is Phase.PLAY:
-        commands.append(DrawFromStock(state.turn))
-        commands.append(TakeDiscard(state.turn))
-    else:
-        commands.append(Discard(state.turn, state.hands[state.turn][0]))
-        commands.append(LayOff(state.turn, 0, (state.hands[state.turn][0],)))
-    return commands
+def _given(rules: Mapping[str, object]) -> Options:
+    """The options actually set, typed (rummy40's None: the spec's default by table size)."""
+    return {key: value for key, value in rules.items() if isinstance(value, int | str)}
 
 
-def check_result(state: GameState, events: list[Event]) -> None:
-    """A finished kalooki or rummy40 game names its winners."""
-    assert state.winners
+_kalooki_rules = st.fixed_dictionaries(
+    {},
+    optional={
+        "opening_min_points": st.sampled_from([0, 40, 51]),
+        "freed_joker_must_be_used_same_turn": st.booleans(),
+        "discard_draw_before_opening": st.sampled_from(["free", "must_use_in_opening"]),
+        "ace_low_in_runs": st.booleans(),
+        "kalooki_exempt_from_opening": st.booleans(),
+        "allow_repeated_suits_in_natural_sets": st.booleans(),
+        "match_mode": st.sampled_from(["single_deal", "elimination"]),
+        "elimination_limit": st.sampled_from([50, 50, 150]),  # 150, the spec's, takes many deals
+        "prize_pool": st.sampled_from([0, 1000]),
+        "stalemate_reshuffles": st.integers(1, 3),
+    },
+).filter(lambda rules: not (rules.get("match_mode") == "elimination" and rules.get("prize_pool")))
+KALOOKI_TABLES = st.tuples(st.sampled_from(range(2, 6)), _kalooki_rules.map(_given))
 
 
-GAMES = Playout(choose, illegal_commands, check_result, own_view_hides_only_in_play=True)
-
-
-seeds = st.binary(min_size=16, max_size=16)
-
-
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 5))
-def test_random_kalooki_games_keep_every_invariant(seed: bytes, players: int) -> None:
-    GAMES.play("kalooki", players, seed, thorough=True)
-
-
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 6))
-def test_random_rummy40_games_keep_every_invariant(seed: bytes, players: int) -> None:
-    GAMES.play("rummy40", players, seed, thorough=True, deals_per_match=1)
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=seeds,
-    options=st.fixed_dictionaries(
-        {
-            "opening_min_points": st.sampled_from([0, 40, 51]),
-            "freed_joker_must_be_used_same_turn": st.booleans(),
-            "discard_draw_before_opening": st.sampled_from(["free", "must_use_in_opening"]),
-            "ace_low_in_runs": st.booleans(),
-            "match_mode": st.sampled_from(["single_deal", "elimination"]),
-        }
-    ),
-)
-def test_random_kalooki_games_with_house_rules(seed: bytes, options: dict[str, int | bool | str]) -> None:
-    GAMES.play("kalooki", 3, seed, thorough=True, **options)
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=seeds,
-    options=st.fixed_dictionaries(
-        {
+RUMMY40_TABLES = st.tuples(
+    st.sampled_from(range(2, 7)),
+    st.fixed_dictionaries(
+        # A whole default series (5 to 8 games) in one match in eight; shorter series otherwise.
+        {"deals_per_match": st.sampled_from([None, 1, 1, 1, 1, 2, 2, 3])},
+        optional={
+            "packs": st.just(2),  # the default for 4+ players; one pack below
+            "opening_min_points": st.sampled_from([0, 40]),
+            "opening_single_meld": st.booleans(),
             "layoff_on_others": st.booleans(),
             "go_out_by_discard": st.booleans(),
             "exchanged_joker_must_be_used_same_turn": st.booleans(),
-            "opening_single_meld": st.booleans(),
-            "deals_per_match": st.integers(1, 2),
-        }
-    ),
+            "allow_repeated_suits_in_sets": st.booleans(),
+            "stalemate_reshuffles": st.integers(1, 3),
+        },
+    ).map(_given),
 )
-def test_random_rummy40_games_with_house_rules(seed: bytes, options: dict[str, int | bool | str]) -> None:
-    GAMES.play("rummy40", 4, seed, thorough=True, **options)
+
+
+def check_result(state: GameState, events: list[Event]) -> None:
+    """Totals are the deals' penalties; the winners follow the match mode."""
+    rules = state.rules
+    deals = [event for event in events if isinstance(event, DealEnded)]
+    totals = tuple(sum(points) for points in zip(*(deal.penalties for deal in deals), strict=True))
+    assert totals == state.totals
+    assert state.winners
+    fewest = tuple(seat for seat, total in enumerate(totals) if total == min(totals))
+    last = deals[-1]
+    if rules.match_mode is MatchMode.FIXED_DEALS:
+        assert state.deals_done == rules.deals  # rummy40 §3.12: a series of N games
+        assert state.winners == fewest
+    elif rules.match_mode is MatchMode.SINGLE_DEAL:
+        if last.winner is None:  # meldstream M1, a scored stalemate: fewest points win
+            assert last.stalemate and state.winners == fewest and not state.payouts
+        else:
+            assert state.winners == (last.winner,) and last.penalties[last.winner] == 0
+            assert sum(state.payouts) == rules.prize_pool if rules.prize_pool else not state.payouts
+    else:  # kalooki elimination (§5, D16): reaching the limit is out; the last one in wins
+        survivors = tuple(seat for seat, total in enumerate(totals) if total < rules.elimination_limit)
+        assert survivors == tuple(seat for seat, alive in enumerate(state.active) if alive)
+        assert len(survivors) <= 1
+        if survivors:
+            assert state.winners == survivors
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 5))
-def test_thousand_kalooki_games_with_cards_conserved(seed: bytes, players: int) -> None:
-    GAMES.play("kalooki", players, seed, thorough=False)
-
-
-def test_random_games_always_finish() -> None:
-    """Random play reaches deals nobody can go out of; meldstream M1 ends them, so every game ends
-    (`Playout.play` asserts it), whole rummy40 matches included."""
-    for n in range(20):
-        for variant in ("kalooki", "rummy40"):
-            GAMES.play(variant, 2 + n % 3, n.to_bytes(16, "big"), thorough=False)
+def test_thousands_of_kalooki_matches_keep_every_invariant() -> None:
+    tally = play_many("kalooki", KALOOKI_MATCHES, KALOOKI_TABLES, check_result)
+    require(tally, _kalooki_coverage(KALOOKI_MATCHES))
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=seeds, players=st.integers(2, 6))
-def test_thousand_rummy40_deals_with_cards_conserved(seed: bytes, players: int) -> None:
-    GAMES.play("rummy40", players, seed, thorough=False, deals_per_match=1)
+def test_thousands_of_rummy40_matches_keep_every_invariant() -> None:
+    tally = play_many("rummy40", RUMMY40_MATCHES, RUMMY40_TABLES, check_result)
+    require(tally, _rummy40_coverage(RUMMY40_MATCHES))
+
+
+def test_kalooki_and_rummy40_matches_keep_every_invariant() -> None:
+    """The same checks over a few matches (the fast inner loop, `make test-unit`)."""
+    play_many("kalooki", 30, KALOOKI_TABLES, check_result)
+    play_many("rummy40", 10, RUMMY40_TABLES, check_result)
+
+
+def _kalooki_coverage(matches: int) -> dict[str, int]:
+    """What thousands of kalooki matches must reach, in proportion to how many were played."""
+    share = matches // 100
+    return {
+        "matches": matches,
+        "kalooki bonus": share // 2,
+        "elimination ended": share * 5,
+        "stalemate": share // 2,
+        "SwapJoker": share * 5,
+        "go out as one command": share * 50,
+        "probes": matches,
+        "refused not_your_turn": share * 20,
+        "refused must_draw_first": share * 10,
+        "refused already_drawn": share * 10,
+        "refused card_not_in_hand": share * 10,
+        "refused not_opened": share * 5,
+        "refused discard_draw_not_usable": 1,
+    }
+
+
+def _rummy40_coverage(matches: int) -> dict[str, int]:
+    share = matches // 100
+    return {
+        "matches": matches,
+        "series ended": share * 20,
+        "stalemate": share,
+        "SwapJoker": share * 5,
+        "StockReshuffled": share * 5,
+        "go out as one command": share * 50,
+        "probes": matches,
+        "refused not_your_turn": share * 20,
+        "refused card_not_in_hand": share * 10,
+    }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="meldstream M1 counts stock rebuilds, and two greedy bots trading discards never touch the"
+    " stock, so the deal never ends; reported in /tmp/notes/perf_for_A.md. Fixed: drop this marker"
+    " and let playouts.table_for seat bots only.",
+)
+def test_greedy_bots_taking_each_others_discards_end_their_deal() -> None:
+    options: dict[str, OptionValue] = {"deals_per_match": 1, "opening_single_meld": True}
+    result = simulate("rummy40", 2, (38).to_bytes(16, "big"), greedy, options=options, max_decisions=3000)
+    assert result.finished
 
 
 def test_joker_count_matches_variant_deck() -> None:
     state = replay([start("rummy40", 4, bytes(16))])
-    assert all_cards(state)[JOKER] == 4  # rummy40 D1: two packs, four jokers
+    assert cards_of(state)[JOKER] == 4  # rummy40 D1: two packs, four jokers
