@@ -7,6 +7,8 @@ import json
 from collections.abc import Sequence
 
 import pytest
+from rummy_rules import game
+from rummy_rules.bots import random_legal
 from rummy_rules.cards import JOKER, STANDARD_PACK, parse_card, parse_cards
 from rummy_rules.commands import Discard, DrawFromStock, GoOut, LayMelds, LayOff, SwapJoker, TakeDiscard
 from rummy_rules.errors import RuleViolation
@@ -21,6 +23,7 @@ from rummy_rules.events import (
 from rummy_rules.game import apply, decide, evolve, legal_actions, replay, start
 from rummy_rules.melds import End, Meld, MeldKind, make_meld
 from rummy_rules.serialize import to_dict
+from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules, rules_for
 from rummy_rules.views import observe
@@ -384,3 +387,16 @@ def test_kalooki_elimination_match_drops_players_at_the_limit() -> None:
     state = state._replace(phase=Phase.PLAY, opened=(False, False, True), turn_start_opened=True)
     state, events = apply(state, Discard(2, parse_card("9D")), seed=SEED)
     assert events[-1] == GameEnded((2,), (51, 30, 2), (), SEED)
+
+
+def test_table_index_kept_up_to_date_equals_one_built_afresh() -> None:
+    """legal_actions reads layoffs off an index updated as melds are laid and extended (game.py)."""
+    checked = 0
+    for variant in ("kalooki", "rummy40", "rummy500", "contract"):
+        result = simulate(variant, 3, hashlib.sha256(f"index/{variant}".encode()).digest(), random_legal)
+        state = None
+        for event in result.events:
+            state = evolve(state, event)
+            assert game._table_index(state.melds, state.rules) == game._full_index(state.melds, state.rules)
+            checked += bool(state.melds)
+    assert checked > 500

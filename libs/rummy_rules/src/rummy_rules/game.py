@@ -1332,42 +1332,99 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     return tuple(actions)
 
 
+_Layoff = tuple[int, int, Card, End | None, Meld]
+
+
 class _TableIndex(NamedTuple):
     """The table's single-card layoffs by card, and its joker swaps, for legal actions.
 
-    `layoffs[card]`: (position, meld index, card, end, resulting meld) in table order (position
-    counts every layoff of the table, meld by meld), so the layoffs of a hand's cards are listed in
-    the order a walk over the table gives. `swaps`: (meld index, meld, cards that free a joker).
+    `layoffs[card]`: (position, meld index, card, end, resulting meld), position = meld index *
+    _PER_MELD + the layoff's place among the meld's, so sorting by position gives the order of a walk
+    over the table. `swaps`: (meld index, meld, cards that free a joker), in table order.
     """
 
-    layoffs: dict[Card, list[tuple[int, int, Card, End | None, Meld]]]
+    layoffs: dict[Card, tuple[_Layoff, ...]]
     swaps: tuple[tuple[int, Meld, tuple[Card, ...]], ...]
 
 
+_PER_MELD: Final = 64  # more than any meld's single-card layoffs (4 suits and a joker, 2 ends each)
 _LAST_INDEX: list[tuple[tuple[Meld, ...], Rules, _TableIndex] | None] = [None]
 
 
 def _table_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
-    """`_TableIndex` of `melds`, kept while the table is unchanged.
+    """`_TableIndex` of `melds`, kept while the table is unchanged and updated when it grows.
 
     The table tuple survives `evolve` until a meld changes, so identity is a cheap, exact key; the
-    entry is read and replaced as one object, so threads never mix two tables.
+    entry is read and replaced as one object, so threads never mix two tables. Most changes lay new
+    melds (appended) or extend one meld (replaced in place): then only that meld's layoffs are redone.
     """
     entry = _LAST_INDEX[0]
-    if entry is not None and entry[0] is melds and entry[1] is rules:
-        return entry[2]
-    layoffs: dict[Card, list[tuple[int, int, Card, End | None, Meld]]] = {}
-    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
-    position = 0
-    for meld_index, meld in enumerate(melds):
-        options = meld_options(meld, rules)
-        for card, at, result in options.layoffs:
-            layoffs.setdefault(card, []).append((position, meld_index, card, at, result))
-            position += 1
-        swaps.extend((meld_index, meld, cards) for cards in options.swaps)
-    index = _TableIndex(layoffs, tuple(swaps))
+    if entry is not None and entry[1] is rules:
+        if entry[0] is melds:
+            return entry[2]
+        index = _updated_index(entry[0], entry[2], melds, rules)
+    else:
+        index = _full_index(melds, rules)
     _LAST_INDEX[0] = (melds, rules, index)
     return index
+
+
+def _meld_layoffs(meld_index: int, meld: Meld, rules: Rules) -> list[_Layoff]:
+    base = meld_index * _PER_MELD
+    return [
+        (base + k, meld_index, card, at, result)
+        for k, (card, at, result) in enumerate(meld_options(meld, rules).layoffs)
+    ]
+
+
+def _updated_index(
+    old: tuple[Meld, ...], index: _TableIndex, melds: tuple[Meld, ...], rules: Rules
+) -> _TableIndex:
+    """The index of `melds` from that of `old`: appended melds added, one replaced meld redone."""
+    count = len(old)
+    changed: list[int]
+    if len(melds) >= count and all(a is b for a, b in zip(old, melds[:count], strict=True)):
+        changed = list(range(count, len(melds)))  # appended (or none: an equal new tuple)
+    elif len(melds) == count:
+        changed = [i for i in range(count) if old[i] is not melds[i]]
+        if len(changed) > 1:
+            return _full_index(melds, rules)
+    else:
+        return _full_index(melds, rules)
+    layoffs = dict(index.layoffs)
+    swaps = list(index.swaps)
+    for meld_index in changed:
+        if meld_index < count:  # replaced: drop the old meld's layoffs and swaps
+            for _, _, card, _, _ in _meld_layoffs(meld_index, old[meld_index], rules):
+                kept = tuple(e for e in layoffs.get(card, ()) if e[1] != meld_index)
+                if kept:
+                    layoffs[card] = kept
+                else:
+                    layoffs.pop(card, None)
+            swaps = [swap for swap in swaps if swap[0] != meld_index]
+        added: dict[Card, list[_Layoff]] = {}
+        for layoff in _meld_layoffs(meld_index, melds[meld_index], rules):
+            added.setdefault(layoff[2], []).append(layoff)
+        for card, more in added.items():
+            layoffs[card] = tuple(sorted((*layoffs.get(card, ()), *more)))
+        meld = melds[meld_index]
+        swaps.extend((meld_index, meld, cards) for cards in meld_options(meld, rules).swaps)
+    swaps.sort(key=_swap_place)
+    return _TableIndex(layoffs, tuple(swaps))
+
+
+def _full_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
+    layoffs: dict[Card, list[_Layoff]] = {}
+    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
+    for meld_index, meld in enumerate(melds):
+        for layoff in _meld_layoffs(meld_index, meld, rules):
+            layoffs.setdefault(layoff[2], []).append(layoff)
+        swaps.extend((meld_index, meld, cards) for cards in meld_options(meld, rules).swaps)
+    return _TableIndex({card: tuple(found) for card, found in layoffs.items()}, tuple(swaps))
+
+
+def _swap_place(swap: tuple[int, Meld, tuple[Card, ...]]) -> int:
+    return swap[0]
 
 
 # Card codes of the same suit within two ranks of each card, the ace touching the king.
@@ -1491,7 +1548,7 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
     owners = state.owners
     others = rules.layoff_on_others
     layoffs = index.layoffs
-    found: list[tuple[int, int, Card, End | None, Meld]] = []
+    found: list[_Layoff] = []
     for card in dict.fromkeys(hand):
         entries = layoffs.get(card)
         if entries is not None:
