@@ -3,7 +3,6 @@ together, so a replay changes nothing; the same results, ratings, boards and sta
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,16 +30,18 @@ def _record(game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c"
 
 
 def _game(game_id: str, players: list[str], penalties: list[int], winner: int) -> list[EventRecord]:
-    table = "table:" + json.dumps({"players": players, "turn_ms": 0})
+    """A game as the engine logs it: started and seated in one command, a draw, the end."""
     started = ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=len(players)))
+    seated = ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking"))
     drawn = ev.GameEvent(card_drawn=ev.CardDrawn(seat=0))
     deal = ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties))
     over = ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties))
     return [
-        _record(game_id, 1, started, table),
-        _record(game_id, 2, drawn),
-        _record(game_id, 3, deal),
-        _record(game_id, 4, over),
+        _record(game_id, 1, started, "engine/create"),
+        _record(game_id, 2, seated, "engine/create"),
+        _record(game_id, 3, drawn),
+        _record(game_id, 4, deal),
+        _record(game_id, 5, over),
     ]
 
 
@@ -84,9 +85,9 @@ def setup(request: pytest.FixtureRequest, unique_prefix: str) -> Iterator[Setup]
 def test_a_game_is_scored_once_however_often_it_is_delivered(setup: Setup, unique_prefix: str) -> None:
     handlers, reader, published, client = setup
     records = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
-    assert [handlers.on_game_record(r) for r in records] == [0, 0, 1, 4]  # hand; match + 3 ratings
+    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 1, 4]  # hand; match + 3 ratings
     before = _dump(client, unique_prefix)
-    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 0]  # redelivered: tracked
+    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 0, 0]  # redelivered: tracked
     assert _dump(client, unique_prefix) == before
     assert published.last_seq("g1") == 0  # in the outbox, committed with the effects ...
     relay = OutboxRelay(client, handlers.keys.outbox(), EmbeddedPublisher(published))

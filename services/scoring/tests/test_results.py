@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
@@ -12,7 +10,6 @@ from rummy_rules.variants import rules_for
 from rummy_scoring.results import GameScore, ScoringError, ranks, step
 
 PLAYERS = ("ann", "bob", "cy")
-TABLE = "table:" + json.dumps({"players": list(PLAYERS), "turn_ms": 0})
 
 
 def started(variant: str, **options: int) -> ev.GameEvent:
@@ -20,6 +17,10 @@ def started(variant: str, **options: int) -> ev.GameEvent:
     for name, value in options.items():
         message.game_started.options[name].int_value = value
     return message
+
+
+def seated(seq: int, players: tuple[str, ...] = PLAYERS) -> ev.GameEvent:
+    return ev.GameEvent(game_id="g", seq=seq, table_seated=ev.TableSeated(player_ids=players))
 
 
 def deal_ended(seq: int, winner: int | None, penalties: list[int], kalooki: bool = False) -> ev.GameEvent:
@@ -37,8 +38,10 @@ def run(events: list[ev.GameEvent]) -> tuple[GameScore, list[sc.ScoringEvent]]:
     state: GameScore | None = None
     out = []
     for event in events:
-        state, produced = step(state, event.seq, TABLE if event.seq == 1 else "c", event)
+        state, produced = step(state, event.seq, event)
         out.extend(produced)
+        if event.HasField("game_started"):  # the engine seats the table in the same command
+            state, _ = step(state, event.seq, seated(event.seq))
     assert state is not None
     return state, out
 
@@ -78,17 +81,18 @@ def test_rummy40_match_winners_are_the_lowest_totals_and_void_deals_score_nothin
 
 def test_events_before_the_start_or_an_unreadable_table_are_refused() -> None:
     with pytest.raises(ScoringError, match="before game_started"):
-        step(None, 3, "c", deal_ended(3, 0, [0, 1, 2]))
-    unseated, _ = step(None, 1, "engine/create", started("kalooki"))
+        step(None, 3, deal_ended(3, 0, [0, 1, 2]))
+    unseated, _ = step(None, 1, started("kalooki"))
     with pytest.raises(ScoringError, match="before table_seated"):
-        step(unseated, 3, "c", deal_ended(3, 0, [0, 1, 2]))
+        step(unseated, 3, deal_ended(3, 0, [0, 1, 2]))
+    with pytest.raises(ScoringError, match="2 player ids for 3 seats"):
+        step(unseated, 2, seated(2, ("ann", "bob")))
 
 
 def test_players_come_from_table_seated() -> None:
-    state, _ = step(None, 1, "engine/create", started("kalooki"))
-    seated = ev.GameEvent(game_id="g", seq=2, table_seated=ev.TableSeated(player_ids=["cy", "ann", "bob"]))
-    state, _ = step(state, 2, "engine/create", seated)
-    state, out = step(state, 9, "c", deal_ended(9, 0, [0, 5, 7]))
+    state, _ = step(None, 1, started("kalooki"))
+    state, _ = step(state, 2, seated(2, ("cy", "ann", "bob")))
+    state, out = step(state, 9, deal_ended(9, 0, [0, 5, 7]))
     assert list(out[0].hand_scored.player_ids) == ["cy", "ann", "bob"] and state.totals == (0, 5, 7)
 
 

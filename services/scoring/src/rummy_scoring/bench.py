@@ -1,12 +1,12 @@
 """``python -m rummy_scoring.bench`` (part of ``make bench-platform``): scoring lag under load.
 
 Starts a scoring instance on real Kafka and Redis (found or started by rummy_infra) and appends G
-synthetic kalooki games (start, a draw, the deal's end, the game's end; engine-format envelopes) from
-several threads as fast as the log takes them, after one warm-up game (so the consumer group has
-joined). Lag = time from a game's GameEnded append being
-acknowledged to its MatchScored result being readable in Redis. Baseline, same run and topic: a bare
-consumer group that only notes when each GameEnded reaches it (what any Kafka reader waits, before
-scoring does any work). Reports p50/p99/max lag of both, their ratio, and the records per second
+synthetic kalooki games (started and seated, a draw, the deal's end, the game's end; as the engine
+logs them) from several threads as fast as the log takes them, after one warm-up game (so the
+consumer group has joined). Lag = time from a game's GameEnded append being acknowledged to its
+MatchScored result being readable in Redis. Baseline, same run and topic: a bare consumer group that
+only notes when each GameEnded reaches it (what any Kafka reader waits, before scoring does any work).
+Reports p50/p99/max lag of both, their ratio, and the records per second
 scoring applied.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import time
@@ -43,14 +42,15 @@ def game_events(game_id: str, index: int) -> list[tuple[str, list[NewEvent]]]:
     penalties = [0 if seat == winner else 10 + 7 * seat for seat in range(PLAYERS)]
     envelopes = [
         ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=PLAYERS)),
+        ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking")),
         ev.GameEvent(card_drawn=ev.CardDrawn(seat=0)),
         ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties)),
         ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties)),
     ]
-    commands = ["table:" + json.dumps({"players": players, "turn_ms": 0}), "draw", "out"]
+    commands = ["engine/create", "draw", "out"]
     out = []
     seq = 0
-    for command, group in zip(commands, [envelopes[:1], envelopes[1:2], envelopes[2:]], strict=True):
+    for command, group in zip(commands, [envelopes[:2], envelopes[2:3], envelopes[3:]], strict=True):
         batch = []
         for envelope in group:
             seq += 1

@@ -57,7 +57,7 @@ class Handlers:
                     if state is None and envelope.WhichOneof("event") != "game_started":
                         log.warning("game %s: seq %d before its start; skipped", record.game_id, record.seq)
                         return 0
-                    new, outputs = step(state, record.seq, record.command_id, envelope)
+                    new, outputs = step(state, record.seq, envelope)
                     writes = self._effects(pipe, record.game_id, new, outputs, envelope)
                     if outputs:
                         line = entry(

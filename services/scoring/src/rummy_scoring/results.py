@@ -1,7 +1,7 @@
 """Scoring one game from its events: a pure fold, so a replay of the same events gives the same results.
 
 The player ids come from the engine's `TableSeated` event, which follows `GameStarted` in the same
-command (older logs name the table in the first command id, `table:{json}`). Penalties arrive per deal in
+command. Penalties arrive per deal in
 `DealEnded`; match winners and the Kalooki prize split are recomputed with the rules engine's own
 functions (`match_winners`, `prize_split`), so scoring and the engine cannot disagree on a rule.
 """
@@ -17,7 +17,6 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.variants import MatchMode, rules_for
 
-TABLE_PREFIX: Final = "table:"
 HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
 VOIDABLE: Final = frozenset({"kalooki", "rummy40"})  # a deal nobody won is void (up to M1's cap)
 RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
@@ -66,26 +65,19 @@ def option_value(value: ev.OptionValue) -> int | bool | str:
     raise ScoringError("an option without a value")
 
 
-def table_players(command_id: str) -> tuple[str, ...]:
-    """Player ids in seat order from the engine's table command id."""
-    if not command_id.startswith(TABLE_PREFIX):
-        raise ScoringError(f"a game's first command id names its table, got {command_id[:40]!r}")
-    try:
-        players = json.loads(command_id[len(TABLE_PREFIX) :])["players"]
-    except (ValueError, KeyError, TypeError):
-        raise ScoringError(f"unreadable table command id {command_id[:40]!r}") from None
-    return tuple(str(player) for player in players)
-
-
-def start(seq: int, command_id: str, message: ev.GameStarted) -> GameScore:
-    # Seated by the TableSeated that follows; an older log's first command id names the table.
-    players = table_players(command_id) if command_id.startswith(TABLE_PREFIX) else ()
-    if players and len(players) != message.players:
-        raise ScoringError(f"{len(players)} player ids for {message.players} seats")
+def start(seq: int, message: ev.GameStarted) -> GameScore:
+    """A game's score before its table is seated: players come with the TableSeated that follows."""
     options = {name: option_value(value) for name, value in message.options.items()}
-    return GameScore(
-        message.variant, players, options, seq, dealer=message.dealer, totals=(0,) * len(players)
-    )
+    return GameScore(message.variant, (), options, seq, dealer=message.dealer, totals=(0,) * message.players)
+
+
+def seat(state: GameScore, seq: int, envelope: ev.GameEvent) -> GameScore:
+    players = tuple(envelope.table_seated.player_ids)
+    if len(players) != len(state.totals):
+        raise ScoringError(
+            f"game {envelope.game_id}: {len(players)} player ids for {len(state.totals)} seats"
+        )
+    return replace(state, seq=seq, players=players)
 
 
 def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
@@ -95,17 +87,16 @@ def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
 
 
 def step(
-    state: GameScore | None, seq: int, command_id: str, envelope: ev.GameEvent
+    state: GameScore | None, seq: int, envelope: ev.GameEvent
 ) -> tuple[GameScore, list[sc.ScoringEvent]]:
     """Apply one game event; returns the new state and the scoring events it causes (maybe none)."""
     case = envelope.WhichOneof("event")
     if case == "game_started":
-        return start(seq, command_id, envelope.game_started), []
+        return start(seq, envelope.game_started), []
     if state is None:
         raise ScoringError(f"game {envelope.game_id}: {case} before game_started")
     if case == "table_seated":
-        players = tuple(envelope.table_seated.player_ids)
-        return replace(state, seq=seq, players=players, totals=(0,) * len(players)), []
+        return seat(state, seq, envelope), []
     if not state.players:
         raise ScoringError(f"game {envelope.game_id}: {case} before table_seated")
     if case == "deal_started":
