@@ -113,3 +113,22 @@ def test_a_deal_nobody_went_out_of_is_scored_unless_it_is_void() -> None:
     # kalooki M1 past its cap: a stalled deal with penalties counts; one without is void
     _, out = run([started("kalooki"), deal_ended(7, None, [0, 0, 0]), deal_ended(9, None, [12, 30, 8])])
     assert [list(e.hand_scored.penalties) for e in out] == [[12, 30, 8]]
+
+
+def test_a_single_round_contract_game_names_its_round_and_its_closer() -> None:
+    # contract M2 / D19: a tournament table of round 3 plays contract 3 alone and ends after it
+    _, out = run(
+        [
+            started("contract", first_round=3, last_round=3),
+            deal_ended(5, 1, [35, 0, 80]),
+            game_ended(6, [1], [35, 0, 80]),
+        ]
+    )
+    assert out[0].hand_scored.contract_round == 3 and out[0].hand_scored.deal == 1
+    match = out[1].match_scored
+    assert match.closer == "bob" and list(match.last_deal_penalties) == [35, 0, 80]
+    assert list(match.totals) == [35, 0, 80] and list(match.winners) == ["bob"]
+    _, whole = run([started("contract"), deal_ended(5, 0, [0, 10, 20]), deal_ended(9, 2, [5, 5, 0])])
+    assert [e.hand_scored.contract_round for e in whole] == [1, 2]
+    _, other = run([started("rummy40"), deal_ended(5, 0, [0, 10, 20])])
+    assert other[0].hand_scored.contract_round == 0

@@ -129,6 +129,8 @@ def _deal_ended(
         kalooki=ended.kalooki,
         penalties=penalties,
     )
+    if state.variant == "contract":  # contract M2: a game may start at round first_round
+        hand.contract_round = int(state.options.get("first_round", 1)) + state.deals
     new = replace(
         state,
         seq=seq,
