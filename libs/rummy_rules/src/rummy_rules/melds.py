@@ -526,6 +526,8 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
             else:
                 layoffs.append((card, at, Meld(MeldKind.RUN, (*meld.cards, card), meld.rank, meld.suit)))
             continue
+        if not rules.jokers:
+            continue  # lay_off refuses a joker in a game without them (rummy500 D2)
         try:
             layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
         except RuleViolation:
