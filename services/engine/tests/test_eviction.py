@@ -8,10 +8,8 @@ from pathlib import Path
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
-from rummy_engine.stores import Stores
+from rummy_engine.stores import open_stores
 from rummy_rules.commands import DrawFromStock
-from rummy_store.embedded_log import EmbeddedEventLog
-from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 
 LIMITS = Limits(max_games=2, idle_s=10.0, finished_grace_s=1.0)
 
@@ -35,11 +33,6 @@ def test_finished_games_go_after_the_grace_idle_ones_after_the_idle_time_then_th
 
 def test_dropped_games_reload_transparently_and_streams_pin_theirs(tmp_path: Path) -> None:
     async def scenario() -> None:
-        stores = Stores(
-            EmbeddedEventLog(tmp_path / "events.sqlite", 3),
-            EmbeddedSnapshotStore(tmp_path / "snapshots.sqlite"),
-            "embedded",
-        )
         config = EngineConfig(
             data_dir=str(tmp_path),
             turn_timeout_ms=0,
@@ -47,6 +40,7 @@ def test_dropped_games_reload_transparently_and_streams_pin_theirs(tmp_path: Pat
             idle_evict_ms=150,
             finished_grace_ms=150,
         )
+        stores = open_stores(config)
         app = GameApp(stores, config)
         try:
             for game_id in ("g1", "g2", "g3"):

@@ -10,13 +10,15 @@ from the log (another writer moved it) told its streams nothing and lost its tur
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
-from rummy_engine.stores import Stores
+from rummy_engine.stores import Stores, open_stores
 from rummy_rules.commands import DrawFromStock
 from rummy_rules.state import Phase
 from rummy_store import EventRecord, LogPosition
@@ -61,17 +63,24 @@ def test_a_game_loaded_while_it_is_created_stays_one_game(tmp_path: Path) -> Non
     asyncio.run(scenario())
 
 
-def _shared_stores(tmp_path: Path) -> Stores:
-    log = EmbeddedEventLog(tmp_path / "events.sqlite", 3)
-    return Stores(log, EmbeddedSnapshotStore(tmp_path / "snapshots.sqlite"), "shared")
+@contextlib.asynccontextmanager
+async def two_engines(tmp_path: Path, turn_timeout_ms: int) -> AsyncIterator[tuple[GameApp, GameApp]]:
+    """Two apps on one store: the first with the given turn limit, the other (a second writer) without."""
+    config = EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0)
+    stores = open_stores(config)
+    first = GameApp(stores, replace(config, turn_timeout_ms=turn_timeout_ms))
+    other = GameApp(stores, config)
+    try:
+        yield first, other
+    finally:
+        await first.close()
+        await other.close()
+        stores.close()
 
 
 def test_a_move_found_in_the_log_reaches_the_streams(tmp_path: Path) -> None:
     async def scenario() -> None:
-        stores = _shared_stores(tmp_path)
-        here = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
-        other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
-        try:
+        async with two_engines(tmp_path, 0) as (here, other):
             await here.create("g2", "rummy40", ["a", "b"], {}, 0, requested_by="a")
             stream = here.watch("g2", 0)
             opening = await anext(stream)
@@ -82,20 +91,13 @@ def test_a_move_found_in_the_log_reaches_the_streams(tmp_path: Path) -> None:
             caught_up = await asyncio.wait_for(anext(stream), 2.0)
             assert caught_up.seq == opening.seq + 1
             assert caught_up.game.phase is Phase.PLAY
-        finally:
-            await here.close()
-            await other.close()
-            stores.close()
 
     asyncio.run(scenario())
 
 
 def test_a_turn_timer_that_lost_the_race_times_the_next_move(tmp_path: Path) -> None:
     async def scenario() -> None:
-        stores = _shared_stores(tmp_path)
-        timed = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=300))
-        other = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
-        try:
+        async with two_engines(tmp_path, 300) as (timed, other):
             await timed.create("g3", "rummy40", ["a", "b"], {}, 0, requested_by="a")
             stream = timed.watch("g3", 0)
             opening = await anext(stream)
@@ -111,9 +113,5 @@ def test_a_turn_timer_that_lost_the_race_times_the_next_move(tmp_path: Path) -> 
             assert played.seq == opening.seq + 3
             assert played.by_timer and played.actor == seat
             assert played.event_type != "card_drawn"
-        finally:
-            await timed.close()
-            await other.close()
-            stores.close()
 
     asyncio.run(scenario())

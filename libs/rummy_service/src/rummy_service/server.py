@@ -35,6 +35,8 @@ class ServiceHost:
         self.port = self.server.add_insecure_port(address)
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
+        self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
+        """Where it listens: the configured host and the bound port (resolved when asked for port 0)."""
 
     async def start(self) -> None:
         await self._check_once()

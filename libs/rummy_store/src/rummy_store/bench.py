@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import statistics
 import sys
 import time
 import uuid
@@ -22,6 +21,7 @@ from collections.abc import Callable
 import redis
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy_infra import provide_kafka, provide_redis
+from rummy_infra.figures import latency
 
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.kafka_log import KafkaEventLog
@@ -56,20 +56,15 @@ def progress(message: str) -> None:
 
 
 def timed(count: int, action: Callable[[int], object], label: str) -> list[float]:
-    """Run ``action(i)`` ``count`` times; per-call milliseconds."""
+    """Run ``action(i)`` ``count`` times; per-call seconds."""
     samples = []
     for i in range(count):
         start = time.perf_counter()
         action(i)
-        samples.append((time.perf_counter() - start) * 1000)
+        samples.append(time.perf_counter() - start)
         if (i + 1) % max(1, count // 4) == 0:
             progress(f"  {label}: {i + 1}/{count}")
     return samples
-
-
-def quantiles(samples: list[float]) -> str:
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return f"p50 {cuts[49]:7.3f} ms   p99 {cuts[98]:7.3f} ms   (n={len(samples)})"
 
 
 def bench_append(bootstrap: str, client: redis.Redis, prefix: str, count: int) -> None:
@@ -93,8 +88,8 @@ def bench_append(bootstrap: str, client: redis.Redis, prefix: str, count: int) -
         count, lambda i: producer.send(topic, key=f"g{i % 20}".encode(), value=payload).get(30), "bare"
     )
     producer.close()
-    print(f"append, acks=all    KafkaEventLog.append      {quantiles(store)}")
-    print(f"                    bare producer send().get  {quantiles(bare)}")
+    print(f"append, acks=all    KafkaEventLog.append      {latency(store)}")
+    print(f"                    bare producer send().get  {latency(bare)}")
 
 
 def bench_snapshot(client: redis.Redis, prefix: str, count: int, size: int) -> None:
@@ -105,8 +100,8 @@ def bench_snapshot(client: redis.Redis, prefix: str, count: int, size: int) -> N
     client.set(f"{prefix}:bare", state)
     loaded = timed(count, lambda _: store.load("g1"), "RedisSnapshotStore.load")
     bare = timed(count, lambda _: client.get(f"{prefix}:bare"), "bare GET")
-    print(f"snapshot load       RedisSnapshotStore.load   {quantiles(loaded)}")
-    print(f"                    bare Redis GET            {quantiles(bare)}")
+    print(f"snapshot load       RedisSnapshotStore.load   {latency(loaded)}")
+    print(f"                    bare Redis GET            {latency(bare)}")
 
 
 def bench_rebuild(bootstrap: str, client: redis.Redis, prefix: str, games: int, per_game: int) -> None:

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
 from rummy_infra import provide_kafka, provide_redis
+from rummy_infra.figures import latency
 from rummy_infra.local import free_port
 from rummy_service.auth import DEV_SECRET, TokenIssuer
 
@@ -47,13 +47,6 @@ class TimedClient(GameClient):
         response = await super().submit(game_id, seat, action, command_id)
         self._latencies.append(time.perf_counter() - began)
         return response
-
-
-def _percentiles(samples: list[float]) -> str:
-    if len(samples) < 2:
-        return "n/a"
-    cuts = statistics.quantiles(samples, n=100)
-    return f"p50 {cuts[49] * 1000:.2f} ms  p99 {cuts[98] * 1000:.2f} ms  (n={len(samples)})"
 
 
 @contextlib.contextmanager
@@ -169,18 +162,18 @@ def main(argv: list[str] | None = None) -> int:
         act_lat, act_wall, finished = asyncio.run(
             _games(address, args.games, args.seconds, args.variant, args.bot)
         )
-    print(f"bare gRPC round trip (Health/Check), sequential:     {_percentiles(seq_lat)}")
+    print(f"bare gRPC round trip (Health/Check), sequential:     {latency(seq_lat)}")
     print(
-        f"bare gRPC round trip, {3 * args.games} concurrent callers:     {_percentiles(par_lat)}  "
+        f"bare gRPC round trip, {3 * args.games} concurrent callers:     {latency(par_lat)}  "
         f"{len(par_lat) / par_wall:,.0f} calls/s"
     )
     print(
-        f"SubmitAction, 1 {args.variant} game alone (3 {args.bot} bots):            {_percentiles(one_lat)}  "
+        f"SubmitAction, 1 {args.variant} game alone (3 {args.bot} bots):            {latency(one_lat)}  "
         f"{len(one_lat) / one_wall:,.0f} actions/s"
     )
     print(
         f"SubmitAction, {args.games} concurrent {args.variant} games (3 {args.bot} bots each): "
-        f"{_percentiles(act_lat)}  "
+        f"{latency(act_lat)}  "
         f"{len(act_lat) / act_wall:,.0f} actions/s  ({finished} games finished in {act_wall:.0f} s)"
     )
     return 0

@@ -33,8 +33,7 @@ class RunningEngine:
 
     @property
     def address(self) -> str:
-        host = self.config.address.rsplit(":", 1)[0]
-        return f"{host}:{self.host.port}"
+        return self.host.address
 
     async def stop(self) -> None:
         await self.host.stop()
