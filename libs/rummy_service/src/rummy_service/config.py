@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 
 class ConfigError(ValueError):
-    """An environment variable holds a value the service cannot use."""
+    """A setting the service cannot use: a bad environment variable, or a store it cannot read."""
 
 
 def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> str:

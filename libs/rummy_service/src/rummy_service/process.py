@@ -10,6 +10,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
+from rummy_service.config import ConfigError
+
 
 class Stoppable(Protocol):
     async def stop(self) -> None: ...
@@ -30,9 +32,16 @@ async def _serve(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]
 
 
 def run_service(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]) -> None:
-    """Start the service, print where it listens, and stop it cleanly on SIGINT or SIGTERM."""
+    """Start the service, print where it listens, and stop it cleanly on SIGINT or SIGTERM.
+
+    A `ConfigError` (a bad setting, a store it cannot use) ends the process with its message alone:
+    it says what to change, a traceback would only bury it.
+    """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python logs every connection at INFO
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(start, describe))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(start, describe))
+    except ConfigError as exc:
+        sys.exit(str(exc))
     sys.exit(0)

@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from rummy_service.config import ConfigError
+
 from meldstream_cli import conformance, replay, run, token, verify
 
 
@@ -20,7 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     verify.register(commands)
     token.register(commands)
     args = parser.parse_args(argv)
-    result: int = args.handler(args)
+    try:
+        result: int = args.handler(args)
+    except ConfigError as exc:  # a bad setting or an unreadable store: the message says what to do
+        raise SystemExit(f"meldstream {args.command}: {exc}") from None
     return result
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rummy.game.v1 import events_pb2
-from rummy_engine.codec import Logged, event_from_pb
+from rummy_engine.codec import Logged, event_of
 from rummy_engine.facts import Fact, TableSeated, TurnTimedOut
 from rummy_rules.cards import format_cards
 from rummy_rules.game import evolve
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         for record in log.read_stream(args.game):
             if args.to is not None and record.seq > args.to:
                 break
-            event = event_from_pb(events_pb2.GameEvent.FromString(record.payload))
+            event = event_of(record)
             if isinstance(event, TurnTimedOut):
                 engine_command = record.command_id
             who = (

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rummy.game.v1 import events_pb2
-from rummy_engine.codec import event_from_pb, rules_events
+from rummy_engine.codec import event_of, rules_events
 from rummy_engine.verify import verify_shuffles
 
 from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
@@ -22,9 +21,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     log = open_log_readonly(config_from(args))
     try:
-        events = rules_events(
-            event_from_pb(events_pb2.GameEvent.FromString(r.payload)) for r in log.read_stream(args.game)
-        )
+        events = rules_events(event_of(record) for record in log.read_stream(args.game))
     finally:
         log.close()
     if not events:

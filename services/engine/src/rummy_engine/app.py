@@ -36,7 +36,15 @@ from rummy_service.errors import (
     ServiceError,
     Unavailable,
 )
-from rummy_store import ConcurrencyError, EventRecord, NewEvent, NotWriterError, Snapshot, StoreError
+from rummy_store import (
+    ConcurrencyError,
+    EventRecord,
+    LogPosition,
+    NewEvent,
+    NotWriterError,
+    Snapshot,
+    StoreError,
+)
 from rummy_store.catch_up import CatchUpReader
 
 from rummy_engine import codec
@@ -398,21 +406,19 @@ class GameApp:
     ) -> None:
         self._touch(live)  # under the game's lock, so the game is loaded (never dropped while locked)
         previous = live.seq
-        record: EventRecord | None = None
+        last: LogPosition | None = None  # where the last event landed
         for event, position in zip(produced, positions, strict=True):
             live.seq += 1
             live.state = self._projection.fold(live.state, command_id, live.seq, event)
-            record = EventRecord(
-                live.game_id, live.seq, command_id, codec.event_type(event), 1, b"", position
-            )
             live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
+            last = position
         every = self._config.snapshot_every
-        if record is not None and record.seq // every > previous // every:
+        if last is not None and live.seq // every > previous // every:
             # Serialised here, on the loop, while no other command can change the state.
             snapshot = Snapshot(
                 live.game_id,
-                record.seq,
-                record.position,
+                live.seq,
+                last,
                 self._projection.version,
                 self._projection.dumps(live.state),
             )
@@ -502,7 +508,7 @@ class GameApp:
         records = await self._io(lambda: list(self._stores.log.read_stream(game_id)))
         out = []
         for record in records:
-            message = events_pb2.GameEvent.FromString(record.payload)
+            message = codec.message_of(record)
             out.append((record, message, codec.event_from_pb(message)))
         return out
 

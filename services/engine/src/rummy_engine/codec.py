@@ -36,10 +36,35 @@ from rummy_rules.melds import Meld
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView
+from rummy_service.config import ConfigError
+from rummy_store import EventRecord
 
 from rummy_engine import facts
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""The event format of a game's records (header `schema-version`, `GameEvent.schema_version`).
+
+2: seq 2 is `TableSeated`, turn timeouts and away seats are facts, `GameStarted` holds only the seed
+commitment (the engine derives the seed, `seeds.py`). 1: players in the first command id, timeouts and
+away seats in command ids, a random seed in `GameStarted`. A format-1 game cannot be continued (its
+players are in no event and its seed is not the one the engine derives), so its records are refused.
+"""
+
+
+class OtherEventFormat(ConfigError):
+    """A store written by a meldstream of another event format: start from a new store."""
+
+    def __init__(self, where: str, version: int) -> None:
+        age = "an older" if version < SCHEMA_VERSION else "a newer"
+        super().__init__(
+            f"{where} was written by {age} meldstream (event format {version}; this one reads format "
+            f"{SCHEMA_VERSION}), whose games it cannot continue. Start from a new store: delete the "
+            "embedded store's directory (default .local/engine; `meldstream run` keeps matchmaking and "
+            "scoring beside it in .local) or choose another with --data-dir / ENGINE_DATA_DIR; on Kafka, "
+            "use a new --topic / ENGINE_TOPIC."
+        )
+        self.version = version
+
 
 _PHASE_TO_PB: Final = {
     Phase.DRAW: gs.PHASE_DRAW,
@@ -198,6 +223,18 @@ def envelope(game_id: str, seq: int, command_id: str, event: Logged, occurred_at
     message = ev.GameEvent(game_id=game_id, seq=seq, command_id=command_id, schema_version=SCHEMA_VERSION)
     message.occurred_at.FromNanoseconds(int(occurred_at * 1e9))
     return event_to_pb(event, message)
+
+
+def message_of(record: EventRecord) -> ev.GameEvent:
+    """A record's envelope; `OtherEventFormat` when another event format wrote it."""
+    if record.schema_version != SCHEMA_VERSION:
+        raise OtherEventFormat(f"game {record.game_id!r} (seq {record.seq})", record.schema_version)
+    return ev.GameEvent.FromString(record.payload)
+
+
+def event_of(record: EventRecord) -> Logged:
+    """A record's event (rules event or fact); `OtherEventFormat` when another event format wrote it."""
+    return event_from_pb(message_of(record))
 
 
 def event_type(event: Logged) -> str:

@@ -44,14 +44,23 @@ class RunningEngine:
 
 
 async def start_engine(config: EngineConfig) -> RunningEngine:
-    """Open the stores and serve; health turns SERVING once both stores answer."""
+    """Open the stores and serve; health turns SERVING once both stores answer.
+
+    A store another event format wrote is refused first (`codec.OtherEventFormat`), before anything
+    listens.
+    """
+    stores = open_stores(config)
+    try:
+        await asyncio.to_thread(stores.check_format)
+    except BaseException:
+        stores.close()
+        raise
     if config.seed_key == DEV_SEED_KEY:
         log.warning(
             "ENGINE_SEED_KEY is not set: game seeds derive from the public development key, so anyone "
             "can predict every deal and reshuffle. Set ENGINE_SEED_KEY to a long random secret "
             "(and keep it while games are open) for anything but local development."
         )
-    stores = open_stores(config)
     app = GameApp(stores, config)
     host = ServiceHost(config.address, [SERVICE_NAME], app.ready)
     game_service_pb2_grpc.add_GameServiceServicer_to_server(

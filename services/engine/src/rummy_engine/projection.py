@@ -87,8 +87,7 @@ class GameProjection:
         return None
 
     def apply(self, state: EngineState | None, record: EventRecord) -> EngineState:
-        event = codec.event_from_pb(events_pb2.GameEvent.FromString(record.payload))
-        return self.fold(state, record.command_id, record.seq, event)
+        return self.fold(state, record.command_id, record.seq, codec.event_of(record))
 
     def fold(self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged) -> EngineState:
         if state is None:

@@ -13,6 +13,7 @@ from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.redis_fence import RedisWriterFence
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
+from rummy_engine import codec
 from rummy_engine.config import EngineConfig
 
 _PROBE_GAME = "__health__"
@@ -35,6 +36,18 @@ class Stores:
             self.log.last_seq(_PROBE_GAME)
         self.snapshots.load(_PROBE_GAME)
         return True
+
+    def check_format(self) -> None:
+        """Refuse, before serving, a store another event format wrote (`codec.OtherEventFormat`).
+
+        The first record of each partition is the oldest, so one read per partition finds a store an
+        older meldstream began; a clear error at start beats a game that fails to fold on first use.
+        """
+        for partition in range(self.log.partitions):
+            for record in self.log.read_partition(partition):
+                if record.schema_version != codec.SCHEMA_VERSION:
+                    raise codec.OtherEventFormat(self.description, record.schema_version)
+                break
 
     def close(self) -> None:
         self.log.close()

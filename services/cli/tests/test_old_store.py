@@ -1,0 +1,52 @@
+"""The `meldstream` commands on a store an older meldstream wrote: one message that says what to do."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from meldstream_cli.main import main
+from rummy_store import NewEvent
+from rummy_store.embedded_log import EmbeddedEventLog
+
+
+@pytest.fixture
+def old_store(tmp_path: Path) -> Path:
+    """One game's first record as written before event format 2 (schema version 1)."""
+    with EmbeddedEventLog(tmp_path / "events.sqlite", 3) as log:
+        log.append("old", 'table:{"players": ["ann", "bob"]}', 0, [NewEvent("game_started", b"", 1)])
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["replay", "verify"])
+def test_reading_an_older_store_says_what_to_do(old_store: Path, command: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "old", "--data-dir", str(old_store)])
+    assert isinstance(exited.value.code, str)
+    assert exited.value.code.startswith(f"meldstream {command}: game 'old' (seq 1) was written by an older")
+    assert "--data-dir" in exited.value.code
+
+
+def test_run_on_an_older_store_stops_before_serving(old_store: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "meldstream_cli.main",
+            "run",
+            "--data-dir",
+            str(old_store),
+            "--address",
+            "127.0.0.1:0",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a run that did not refuse would serve until killed
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        f"meldstream run: embedded store in {old_store.resolve()} was written by an older"
+    )

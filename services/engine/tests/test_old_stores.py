@@ -1,0 +1,56 @@
+"""A store an older meldstream wrote is refused at start with one message that says what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rummy.game.v1 import events_pb2
+from rummy_engine.codec import SCHEMA_VERSION, OtherEventFormat
+from rummy_engine.config import EngineConfig
+from rummy_engine.engine import start_engine
+from rummy_store import NewEvent
+from rummy_store.embedded_log import EmbeddedEventLog
+
+OLD_TABLE_COMMAND = 'table:{"players": ["ann", "bob"], "turn_timeout_ms": 0}'  # format 1's first command
+
+
+def write_format_1_game(data_dir: Path) -> None:
+    """A game as meldstream wrote it before TableSeated: players in the command id, schema version 1."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    envelope = events_pb2.GameEvent(game_id="old", seq=1, command_id=OLD_TABLE_COMMAND, schema_version=1)
+    with EmbeddedEventLog(data_dir / "events.sqlite", 3) as log:
+        log.append("old", OLD_TABLE_COMMAND, 0, [NewEvent("game_started", envelope.SerializeToString(), 1)])
+
+
+def test_an_older_store_is_refused_before_serving_and_left_as_it_was(tmp_path: Path) -> None:
+    assert SCHEMA_VERSION == 2
+    write_format_1_game(tmp_path)
+    with pytest.raises(OtherEventFormat) as refused:
+        asyncio.run(start_engine(EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path))))
+    message = str(refused.value)
+    assert "older meldstream (event format 1; this one reads format 2)" in message
+    assert str(tmp_path.resolve()) in message and "--data-dir" in message and "ENGINE_TOPIC" in message
+    with EmbeddedEventLog(tmp_path / "events.sqlite", 3) as log:
+        assert [r.seq for r in log.read_stream("old")] == [1]
+
+
+def test_the_engine_process_exits_with_that_message_alone(tmp_path: Path) -> None:
+    write_format_1_game(tmp_path)
+    env = {**os.environ, "ENGINE_DATA_DIR": str(tmp_path), "ENGINE_ADDRESS": "127.0.0.1:0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "rummy_engine"],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("new --topic / ENGINE_TOPIC.")
+    assert "older meldstream (event format 1" in done.stderr
