@@ -22,9 +22,8 @@ from rummy_client.client import GameClient, RpcFailure
 
 @dataclass(slots=True)
 class BotStats:
-    actions: int = 0
-    refusals: int = 0
-    updates: int = 0
+    """What a bot saw and had acknowledged, for the tests' leak and ordering checks."""
+
     messages: list[gs.GameUpdate] = field(default_factory=list)
     acknowledged: list[tuple[str, int, int]] = field(default_factory=list)  # command id, first, last seq
     answers: list[gs.SubmitActionResponse] = field(default_factory=list)  # kept with keep=True
@@ -50,7 +49,6 @@ class BotPlayer:
         """Play to the end; returns the seat's final view."""
         acted_at = -1
         async for update in self._client.updates(self._game_id, self._seat):
-            self.stats.updates += 1
             if self._keep:
                 self.stats.messages.append(update)
             view = update.view
@@ -82,7 +80,6 @@ class BotPlayer:
             answer = await self._client.submit(
                 self._game_id, self._seat, actions[options.index(chosen)], command_id
             )
-            self.stats.actions += 1
             self.stats.acknowledged.append((command_id, answer.first_seq, answer.last_seq))
             if self._keep:
                 self.stats.answers.append(answer)
@@ -93,4 +90,3 @@ class BotPlayer:
                 raise
             if (await self._client.view(self._game_id, self._seat)).seq == listed.seq:
                 raise
-            self.stats.refusals += 1

@@ -56,12 +56,6 @@ async def abort(context: grpc.aio.ServicerContext[object, object], error: Servic
     raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
 
 
-def code_of(error: grpc.RpcError) -> str:
-    """The stable reason code a meldstream server put at the front of a status message."""
-    details = error.details() if isinstance(error, grpc.aio.AioRpcError | grpc.Call) else str(error)
-    return (details or "").split(":", 1)[0]
-
-
 S = TypeVar("S")
 Req = TypeVar("Req")
 Resp = TypeVar("Resp")

@@ -79,12 +79,13 @@ def run(args: argparse.Namespace) -> int:
                 else ""
             )
             print(f"seq {record.seq}: {describe(event)}{who}")
-            if isinstance(event, TableSeated):
+            if isinstance(event, TableSeated):  # seq 2: the dealt hands get their players' names
                 players = event.player_ids
-            if isinstance(event, Fact):  # the engine's facts change no cards: no new table to print
+            elif isinstance(event, Fact):  # the engine's other facts change no cards: nothing to print
                 continue
-            state = evolve(state, event)
-            if players:
+            else:
+                state = evolve(state, event)
+            if players and state is not None:
                 print("\n".join(table(state, players)))
         if state is None:
             print(f"meldstream replay: no game {args.game!r} in this store")
