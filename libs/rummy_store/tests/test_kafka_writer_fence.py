@@ -36,6 +36,17 @@ def one(name: str) -> list[NewEvent]:
     return [NewEvent(name, name.encode())]
 
 
+def reserve_after_first_event(
+    fence: RedisWriterFence, survivor: KafkaEventLog, count: int, command_id: str
+) -> None:
+    """`survivor` appends g1's first event and lets go; another writer takes the lease and reserves."""
+    survivor.append("g1", "c1", 0, one("E1"))
+    survivor.release("g1")
+    acquired = fence.acquire("g1")
+    assert acquired is not None
+    assert fence.reserve("g1", acquired[0], 1, count, command_id).outcome == "ok"
+
+
 def test_records_are_keyed_by_game_with_type_and_version_headers(
     kafka_bootstrap: str, topic: str, client: redis.Redis, unique_prefix: str
 ) -> None:
@@ -84,11 +95,7 @@ def test_writer_dying_after_reserving_leaves_no_gap(
 ) -> None:
     fence = RedisWriterFence(client, f"{unique_prefix}:", lease_ms=LEASE_MS)
     with writer(kafka_bootstrap, topic, client, unique_prefix) as survivor:
-        survivor.append("g1", "c1", 0, one("E1"))
-        survivor.release("g1")
-        acquired = fence.acquire("g1")
-        assert acquired is not None
-        assert fence.reserve("g1", acquired[0], 1, 2, "c2").outcome == "ok"  # then it dies before producing
+        reserve_after_first_event(fence, survivor, 2, "c2")  # then it dies before producing
         time.sleep(LEASE_MS / 1000 + 0.3)
         survivor.append("g1", "c3", 1, one("E2"))  # the head comes from the log (1), not from Redis (3)
         assert [r.seq for r in survivor.read_stream("g1")] == [1, 2]
@@ -99,11 +106,7 @@ def test_writer_dying_after_producing_but_before_confirming_is_recovered_from_th
 ) -> None:
     fence = RedisWriterFence(client, f"{unique_prefix}:", lease_ms=LEASE_MS)
     with writer(kafka_bootstrap, topic, client, unique_prefix) as survivor:
-        survivor.append("g1", "c1", 0, one("E1"))
-        survivor.release("g1")
-        acquired = fence.acquire("g1")
-        assert acquired is not None
-        assert fence.reserve("g1", acquired[0], 1, 1, "lost").outcome == "ok"
+        reserve_after_first_event(fence, survivor, 1, "lost")
         producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
         headers = [("event-type", b"E2"), ("schema-version", b"1"), ("seq", b"2"), ("command-id", b"lost")]
         partition = survivor.partition_for("g1")

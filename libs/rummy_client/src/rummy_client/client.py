@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 import grpc
-from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
+
+from rummy_client.wire import option_to_pb
 
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
@@ -32,14 +33,6 @@ class RpcFailure(Exception):
 
 def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
     return RpcFailure(error.code(), error.details() or "")
-
-
-def _option(value: int | bool | str) -> ev.OptionValue:
-    if isinstance(value, bool):
-        return ev.OptionValue(bool_value=value)
-    if isinstance(value, int):
-        return ev.OptionValue(int_value=value)
-    return ev.OptionValue(string_value=value)
 
 
 class GameClient:
@@ -87,7 +80,7 @@ class GameClient:
             game_id=game_id, variant=variant, player_ids=player_ids, turn_timeout_ms=turn_timeout_ms
         )
         for name, value in (options or {}).items():
-            request.options[name].CopyFrom(_option(value))
+            request.options[name].CopyFrom(option_to_pb(value))
         response: gs.CreateGameResponse = await self._call(self._stub.CreateGame, request)
         return response
 

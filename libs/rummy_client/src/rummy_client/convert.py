@@ -12,7 +12,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import rules_for
 
-from rummy_client.wire import card_from_pb, cards_from_pb, meld_from_pb
+from rummy_client.wire import card_from_pb, cards_from_pb, meld_from_pb, option_from_pb
 
 _PHASES: Final = {
     gs.PHASE_DRAW: Phase.DRAW,
@@ -28,9 +28,7 @@ def phase(view: gs.PlayerView) -> Phase:
 
 def position(view: gs.PlayerView) -> GameState:
     """The seat's position as far as its view shows it (other hands empty, no stock, no seed)."""
-    options = {
-        name: getattr(value, value.WhichOneof("value") or "int_value") for name, value in view.options.items()
-    }
+    options = {name: option_from_pb(value) for name, value in view.options.items()}
     rules = rules_for(view.variant, len(view.hand_sizes), **options)
     seat = view.seat
     # The spread pile (rummy500) is seen whole; elsewhere only its top card.

@@ -1,4 +1,4 @@
-"""The wire format of cards, melds and actions: rules values <-> protobuf messages, for both sides.
+"""The wire format of cards, melds, options and actions: rules values <-> protobuf, for both sides.
 
 One codec for the engine (which decodes clients' actions strictly and lists legal actions as messages)
 and for Python clients and bots (which weigh the engine's legal actions as rules commands). It lives
@@ -16,6 +16,7 @@ from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules import commands
 from rummy_rules.cards import Card, CardError, Suit
+from rummy_rules.events import OptionValue
 from rummy_rules.melds import End, Meld, MeldKind
 
 
@@ -73,6 +74,29 @@ def meld_from_pb(message: ev.Meld) -> Meld:
     if kind is None:
         raise CodecError("a meld needs a kind")
     return Meld(kind, cards_from_pb(message.cards), message.rank, _SUIT_FROM_PB.get(message.suit))
+
+
+# --- options -------------------------------------------------------------------------------------
+
+
+def option_to_pb(value: OptionValue) -> ev.OptionValue:
+    """A rules option value (None: unset) as the `OptionValue` oneof."""
+    if isinstance(value, bool):  # before int: a bool is an int
+        return ev.OptionValue(bool_value=value)
+    if isinstance(value, int):
+        return ev.OptionValue(int_value=value)
+    if isinstance(value, str):
+        return ev.OptionValue(string_value=value)
+    return ev.OptionValue()
+
+
+def option_from_pb(message: ev.OptionValue) -> OptionValue:
+    """The value an `OptionValue` holds; None when it holds none."""
+    which = message.WhichOneof("value")
+    if which is None:
+        return None
+    value: OptionValue = getattr(message, which)
+    return value
 
 
 # --- actions ---------------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ from rummy_client.wire import (
     cards_to_pb,
     meld_from_pb,
     meld_to_pb,
+    option_from_pb,
+    option_to_pb,
 )
 from rummy_rules import events
 from rummy_rules.cards import Card
@@ -105,24 +107,6 @@ def rules_events(logged: Iterable[Logged]) -> list[events.Event]:
     return [event for event in logged if not isinstance(event, facts.Fact)]
 
 
-def _option_to_pb(value: events.OptionValue) -> ev.OptionValue:
-    if isinstance(value, bool):
-        return ev.OptionValue(bool_value=value)
-    if isinstance(value, int):
-        return ev.OptionValue(int_value=value)
-    if isinstance(value, str):
-        return ev.OptionValue(string_value=value)
-    return ev.OptionValue()
-
-
-def option_from_pb(message: ev.OptionValue) -> events.OptionValue:
-    which = message.WhichOneof("value")
-    if which is None:
-        return None
-    value: events.OptionValue = getattr(message, which)
-    return value
-
-
 @functools.lru_cache(maxsize=256)  # every view carries them; `asdict` is slow and rules are immutable
 def rules_options(rules: Rules) -> tuple[tuple[str, events.OptionValue], ...]:
     """Every option value of a game's rules (defaults included), so a client can rebuild its rules."""
@@ -132,7 +116,7 @@ def rules_options(rules: Rules) -> tuple[tuple[str, events.OptionValue], ...]:
 
 def options_to_pb(target: Any, options: Iterable[tuple[str, events.OptionValue]]) -> None:
     for name, value in options:
-        target[name].CopyFrom(_option_to_pb(value))
+        target[name].CopyFrom(option_to_pb(value))
 
 
 def _encode_field(target: Message, name: str, hint: Any, value: Any) -> None:

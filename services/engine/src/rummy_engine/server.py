@@ -78,7 +78,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
         principal = self._principal(context)
         access.check_create(principal, request.player_ids)
-        options = {name: codec.option_from_pb(value) for name, value in request.options.items()}
+        options = {name: wire.option_from_pb(value) for name, value in request.options.items()}
         live = await self._app.create(
             request.game_id,
             request.variant,

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Final
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_client import wire
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.errors import AlreadyExists, InvalidArgument
 from rummy_store import EventLog, EventRecord
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
 
-from rummy_engine import codec
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 
@@ -70,7 +70,7 @@ class TableConsumer:
 
     def _create(self, record: EventRecord) -> None:
         table = mm.MatchmakingEvent.FromString(record.payload).table_formed
-        options = {name: codec.option_from_pb(value) for name, value in table.options.items()}
+        options = {name: wire.option_from_pb(value) for name, value in table.options.items()}
         create = self._app.create(
             table.game_id,
             table.variant,
