@@ -71,9 +71,6 @@ def form_tables(
 def _form(queue: Sequence[Ticket], now: float, rules: PairingRules) -> list[FormedTable]:
     """Tables from one variant's (and private code's) queue, oldest ticket first."""
     used = [False] * len(queue)
-    # next_free[j]: the first unused index >= j (path-compressed), so an anchor skips the tickets
-    # earlier anchors took without stepping over each: a pass stays near-linear, not O(n^2).
-    next_free = list(range(len(queue) + 1))
     windows = [t.window(rules, now) for t in queue]
     tables: list[FormedTable] = []
     for i, anchor in enumerate(queue):
@@ -82,19 +79,18 @@ def _form(queue: Sequence[Ticket], now: float, rules: PairingRules) -> list[Form
         low, high = anchor.min_players, anchor.max_players
         chosen = [i]
         count = len(anchor.players)
-        j = _free(next_free, i + 1)
-        while j < len(queue) and count < high:  # only tickets that came later: FIFO
+        for j in range(i + 1, len(queue)):  # only tickets that came later: FIFO
+            if count >= high:
+                break
             other = queue[j]
-            k = j
-            j = _free(next_free, j + 1)
-            if max(low, other.min_players) > min(high, other.max_players):
+            if used[j] or max(low, other.min_players) > min(high, other.max_players):
                 continue
             if count + len(other.players) > min(high, other.max_players):
                 continue
-            window = max(windows[i], windows[k])
-            if any(abs(other.rating - queue[c].rating) > window for c in chosen):
+            window = max(windows[i], windows[j])
+            if any(abs(other.rating - queue[k].rating) > window for k in chosen):
                 continue
-            chosen.append(k)
+            chosen.append(j)
             count += len(other.players)
             low, high = max(low, other.min_players), min(high, other.max_players)
         members = [queue[k] for k in chosen]
@@ -103,19 +99,8 @@ def _form(queue: Sequence[Ticket], now: float, rules: PairingRules) -> list[Form
         if (full or waited_enough) and count >= low and _distinct(members):
             for k in chosen:
                 used[k] = True
-                next_free[k] = k + 1
             tables.append(FormedTable(tuple(members)))
     return tables
-
-
-def _free(next_free: list[int], j: int) -> int:
-    """The first unused index >= j; compresses the path it walked."""
-    root = j
-    while next_free[root] != root:
-        root = next_free[root]
-    while next_free[j] != root:
-        next_free[j], j = root, next_free[j]
-    return root
 
 
 def _distinct(tickets: Sequence[Ticket]) -> bool:
