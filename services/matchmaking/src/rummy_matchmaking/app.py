@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_client.wire import option_from_pb, option_to_pb
 from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer
@@ -62,19 +63,10 @@ def _moved(status: TicketStatus, seen: int) -> bool:
     return status.version != seen
 
 
-def option_pb(value: Option) -> ev.OptionValue:
-    if isinstance(value, bool):
-        return ev.OptionValue(bool_value=value)
-    if isinstance(value, int):
-        return ev.OptionValue(int_value=value)
-    return ev.OptionValue(string_value=value)
-
-
 def option_value(value: ev.OptionValue) -> Option:
-    case = value.WhichOneof("value")
-    if case is None:
+    result = option_from_pb(value)
+    if result is None:
         raise InvalidArgument("bad_option", "an option needs a value")
-    result: Option = getattr(value, case)
     return result
 
 
@@ -83,7 +75,7 @@ def table_event(
 ) -> mm.MatchmakingEvent:
     table = mm.TableFormed(game_id=game_id, variant=variant, player_ids=players, **extra)  # type: ignore[arg-type]
     for name, value in options.items():
-        table.options[name].CopyFrom(option_pb(value))
+        table.options[name].CopyFrom(option_to_pb(value))
     return mm.MatchmakingEvent(game_id=game_id, table_formed=table)
 
 

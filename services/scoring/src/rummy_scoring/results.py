@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_client.wire import option_from_pb
 from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.variants import MatchMode, rules_for
 
@@ -55,14 +56,10 @@ class GameScore:
 
 
 def option_value(value: ev.OptionValue) -> int | bool | str:
-    case = value.WhichOneof("value")
-    if case == "int_value":
-        return value.int_value
-    if case == "bool_value":
-        return value.bool_value
-    if case == "string_value":
-        return value.string_value
-    raise ScoringError("an option without a value")
+    result = option_from_pb(value)
+    if result is None:
+        raise ScoringError("an option without a value")
+    return result
 
 
 def start(seq: int, message: ev.GameStarted) -> GameScore:
