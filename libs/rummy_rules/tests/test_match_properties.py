@@ -23,8 +23,10 @@ from rummy_rules.state import GameState
 
 from .playouts import Options, play_many, require
 
-RUMMY500_MATCHES = 2000
-CONTRACT_MATCHES = 1000
+# ~50 ms (rummy500) and ~140 ms (contract) of CPU a match on this box: what fits the ~3 minute
+# budget beside kalooki and rummy40 (RULES_MATCHES_SCALE=10 for a deep run by hand).
+RUMMY500_MATCHES = 1500
+CONTRACT_MATCHES = 700
 
 
 @st.composite
@@ -36,6 +38,7 @@ def rummy500_tables(draw: st.DrawFn) -> tuple[int, Options]:
             {"target_score": st.sampled_from([100, 100, 100, 100, 100, 250, 250, 500])},
             optional={
                 "packs": st.sampled_from([1, 2]),
+                "jokers": st.sampled_from([1, 2]),
                 "top_discard_free": st.booleans(),
                 "going_out_requires_discard": st.booleans(),
                 "exhausted_stock": st.sampled_from(
@@ -164,16 +167,6 @@ def test_rummy500_and_contract_matches_keep_every_invariant() -> None:
     """The same checks over a few matches (the fast inner loop, `make test-unit`)."""
     play_many("rummy500", 10, rummy500_tables(), check_result)
     play_many("contract", 4, contract_tables(), check_result)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="a joker in the rummy500 pile breaks legal_actions (game._NEAR_CODES has none for it);"
-    " reported in /tmp/notes/perf_for_A.md. Fixed: drop this marker and add `jokers` to the tables.",
-)
-def test_rummy500_with_jokers_plays_complete_matches() -> None:
-    play_many("rummy500", 10, st.tuples(st.integers(2, 4), st.just({"jokers": 2})), check_result)
 
 
 @pytest.mark.xfail(
