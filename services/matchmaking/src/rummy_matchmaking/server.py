@@ -9,7 +9,7 @@ import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_service.auth import Principal, TokenIssuer, authenticate
-from rummy_service.errors import PermissionDenied, ServiceError, abort
+from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
 
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
 from rummy_matchmaking.tournaments import Table, Tournament
@@ -75,73 +75,56 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
             waited_s=self._app.waited(status),
         )
 
+    @unary_errors
     async def Enqueue(self, request: mm.EnqueueRequest, context: Context) -> mm.EnqueueResponse:
-        try:
-            status = await self._app.enqueue(self._principal(context), request)
-        except ServiceError as exc:
-            await abort(context, exc)
+        status = await self._app.enqueue(self._principal(context), request)
         return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
 
+    @unary_errors
     async def Cancel(self, request: mm.CancelRequest, context: Context) -> mm.CancelResponse:
-        try:
-            status = await self._app.cancel(self._principal(context), request.ticket_id)
-        except ServiceError as exc:
-            await abort(context, exc)
+        status = await self._app.cancel(self._principal(context), request.ticket_id)
         return mm.CancelResponse(state=status.state)  # type: ignore[arg-type]
 
+    @stream_errors
     async def WatchTicket(
         self, request: mm.WatchTicketRequest, context: Context
     ) -> AsyncIterator[mm.WatchTicketResponse]:
-        try:
-            caller = self._principal(context)
-            async for status in self._app.watch(caller, request.ticket_id):
-                yield self._ticket_pb(status, caller)
-        except ServiceError as exc:
-            await abort(context, exc)
+        caller = self._principal(context)
+        async for status in self._app.watch(caller, request.ticket_id):
+            yield self._ticket_pb(status, caller)
 
+    @unary_errors
     async def GetRating(self, request: mm.GetRatingRequest, context: Context) -> mm.GetRatingResponse:
-        try:
-            self._principal(context)
-        except ServiceError as exc:
-            await abort(context, exc)
+        self._principal(context)
         games, rating = self._app.rating(request.variant, request.player_id)
         return mm.GetRatingResponse(rating=rating, games=games)
 
+    @unary_errors
     async def CreateTournament(
         self, request: mm.CreateTournamentRequest, context: Context
     ) -> mm.CreateTournamentResponse:
-        try:
-            self._operator(context)
-            tournament = await self._app.create_tournament(request)
-        except ServiceError as exc:
-            await abort(context, exc)
+        self._operator(context)
+        tournament = await self._app.create_tournament(request)
         return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
 
+    @unary_errors
     async def RegisterForTournament(
         self, request: mm.RegisterForTournamentRequest, context: Context
     ) -> mm.RegisterForTournamentResponse:
-        try:
-            count = await self._app.register(self._principal(context), request.tournament_id)
-        except ServiceError as exc:
-            await abort(context, exc)
+        count = await self._app.register(self._principal(context), request.tournament_id)
         return mm.RegisterForTournamentResponse(registered=count)
 
+    @unary_errors
     async def StartTournament(
         self, request: mm.StartTournamentRequest, context: Context
     ) -> mm.StartTournamentResponse:
-        try:
-            self._operator(context)
-            tables = await self._app.start_tournament(request.tournament_id)
-        except ServiceError as exc:
-            await abort(context, exc)
+        self._operator(context)
+        tables = await self._app.start_tournament(request.tournament_id)
         return mm.StartTournamentResponse(tables=tables_pb(tables))
 
+    @unary_errors
     async def GetTournament(
         self, request: mm.GetTournamentRequest, context: Context
     ) -> mm.GetTournamentResponse:
-        try:
-            self._principal(context)
-            tournament = self._app.tournament(request.tournament_id)
-        except ServiceError as exc:
-            await abort(context, exc)
-        return tournament_pb(tournament)
+        self._principal(context)
+        return tournament_pb(self._app.tournament(request.tournament_id))

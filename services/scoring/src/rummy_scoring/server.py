@@ -8,7 +8,7 @@ from typing import Any
 import grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
-from rummy_service.errors import InvalidArgument, NotFound, ServiceError, abort
+from rummy_service.errors import InvalidArgument, NotFound, unary_errors
 
 from rummy_scoring.store import ScoreReader
 
@@ -27,47 +27,41 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     def __init__(self, reader: ScoreReader) -> None:
         self._reader = reader
 
+    @unary_errors
     async def GetMatchResult(
         self, request: sc.GetMatchResultRequest, context: Context
     ) -> sc.GetMatchResultResponse:
-        try:
-            _need(request.game_id, "game_id")
-            hands = await asyncio.to_thread(self._reader.hands, request.game_id)
-            match = await asyncio.to_thread(self._reader.match, request.game_id)
-            if not hands and match is None:
-                raise NotFound("no_result", f"no scored hand of game {request.game_id!r}")
-        except ServiceError as error:
-            await abort(context, error)
+        _need(request.game_id, "game_id")
+        hands = await asyncio.to_thread(self._reader.hands, request.game_id)
+        match = await asyncio.to_thread(self._reader.match, request.game_id)
+        if not hands and match is None:
+            raise NotFound("no_result", f"no scored hand of game {request.game_id!r}")
         response = sc.GetMatchResultResponse(hands=hands)
         if match is not None:
             response.match.CopyFrom(match)
         return response
 
+    @unary_errors
     async def GetStandings(
         self, request: sc.GetStandingsRequest, context: Context
     ) -> sc.GetStandingsResponse:
-        try:
-            _need(request.tournament_id, "tournament_id")
-        except ServiceError as error:
-            await abort(context, error)
+        _need(request.tournament_id, "tournament_id")
         rows = await asyncio.to_thread(self._reader.standings, request.tournament_id)
         return sc.GetStandingsResponse(
             standings=[sc.Standing(player_id=p, points=points, matches=n) for p, points, n in rows]
         )
 
+    @unary_errors
     async def GetLeaderboard(
         self, request: sc.GetLeaderboardRequest, context: Context
     ) -> sc.GetLeaderboardResponse:
-        try:
-            _need(request.variant, "variant")
-            period = request.period or "all"
-            if period != "all" and not period.startswith(("day:", "week:")):
-                raise InvalidArgument("bad_period", "period is 'all', 'day:YYYY-MM-DD' or 'week:YYYY-Www'")
-            limit = request.limit or 20
-            if limit > MAX_PAGE:
-                raise InvalidArgument("bad_limit", f"limit is at most {MAX_PAGE}")
-        except ServiceError as error:
-            await abort(context, error)
+        _need(request.variant, "variant")
+        period = request.period or "all"
+        if period != "all" and not period.startswith(("day:", "week:")):
+            raise InvalidArgument("bad_period", "period is 'all', 'day:YYYY-MM-DD' or 'week:YYYY-Www'")
+        limit = request.limit or 20
+        if limit > MAX_PAGE:
+            raise InvalidArgument("bad_limit", f"limit is at most {MAX_PAGE}")
         rows, total = await asyncio.to_thread(
             self._reader.leaderboard, request.variant, period, request.offset, limit
         )
@@ -77,23 +71,19 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
         ]
         return sc.GetLeaderboardResponse(entries=entries, total=total)
 
+    @unary_errors
     async def GetRatingHistory(
         self, request: sc.GetRatingHistoryRequest, context: Context
     ) -> sc.GetRatingHistoryResponse:
-        try:
-            _need(request.player_id, "player_id")
-            _need(request.variant, "variant")
-        except ServiceError as error:
-            await abort(context, error)
+        _need(request.player_id, "player_id")
+        _need(request.variant, "variant")
         changes = await asyncio.to_thread(self._reader.rating_history, request.variant, request.player_id)
         rating = await asyncio.to_thread(self._reader.rating, request.variant, request.player_id)
         return sc.GetRatingHistoryResponse(changes=changes, ordinal=rating.ordinal)
 
+    @unary_errors
     async def GetPayouts(self, request: sc.GetPayoutsRequest, context: Context) -> sc.GetPayoutsResponse:
-        try:
-            _need(request.player_id, "player_id")
-        except ServiceError as error:
-            await abort(context, error)
+        _need(request.player_id, "player_id")
         rows = await asyncio.to_thread(self._reader.payouts, request.player_id)
         payouts = [sc.Payout(game_id=game_id, amount=amount) for game_id, amount in rows]
         return sc.GetPayoutsResponse(payouts=payouts, total=sum(amount for _, amount in rows))
