@@ -48,8 +48,6 @@ def rummy500_tables(draw: st.DrawFn) -> tuple[int, Options]:
             },
         )
     )
-    if rules.get("top_discard_free") and rules.get("exhausted_stock") == "end_immediately":
-        del rules["exhausted_stock"]  # reported: see the xfail below
     players = draw(st.sampled_from(range(2, 9 if rules.get("packs") == 2 else 7)))
     return players, rules
 
@@ -180,12 +178,6 @@ def test_contract_without_closing_by_discard_offers_only_legal_laydowns() -> Non
     play_many("contract", 40, st.tuples(st.just(2), st.just({"closing_by_discard": False})), check_result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with top_discard_free and exhausted_stock=end_immediately, an empty stock ends the deal"
-    " for legal_actions and pile picks but decide still takes the top discard; reported in"
-    " /tmp/notes/perf_for_A.md. Fixed: drop this marker and the exclusion in rummy500_tables.",
-)
 def test_rummy500_take_discard_on_an_ended_stock_agrees_with_legal_actions() -> None:
     seed = bytes(16)
     options: dict[str, OptionValue] = {"top_discard_free": True, "exhausted_stock": "end_immediately"}

@@ -686,6 +686,9 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[E
         raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
     card = state.discard[-1]
     seat = command.seat
+    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+        # rummy500 option end_immediately: an empty stock ends the deal at the next draw (D10).
+        raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
     if rules.variant == "rummy500" and not _top_free(rules):
         raise RuleViolation(
             "pick_must_be_used",
