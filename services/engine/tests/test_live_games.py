@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 from rummy_engine.stores import Stores, open_stores
 from rummy_rules.commands import DrawFromStock
 from rummy_rules.state import Phase
+from rummy_service.errors import NotFound
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
@@ -58,6 +60,41 @@ def test_a_game_loaded_while_it_is_created_stays_one_game(tmp_path: Path) -> Non
             assert moved.event_type == "card_drawn"
         finally:
             await app.close()
+            stores.close()
+
+    asyncio.run(scenario())
+
+
+class TornReadLog(EmbeddedEventLog):
+    """The embedded log read while `torn` as a reader racing an append sees it: first record only."""
+
+    torn = False
+
+    def read_stream(
+        self, game_id: str, from_seq: int = 1, hint: LogPosition | None = None
+    ) -> Iterator[EventRecord]:
+        records = super().read_stream(game_id, from_seq, hint)
+        return (r for r in records if r.seq == 1) if self.torn else records
+
+
+def test_a_game_read_between_started_and_seated_is_not_found_yet(tmp_path: Path) -> None:
+    """Seen once in the platform e2e: a view of a game being created answered `bad_seat` (no seats)."""
+
+    async def scenario() -> None:
+        log = TornReadLog(tmp_path / "events.sqlite", 3)
+        stores = Stores(log, EmbeddedSnapshotStore(tmp_path / "snapshots.sqlite"), "torn reads")
+        creator = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        reader = GameApp(stores, EngineConfig(data_dir=str(tmp_path), turn_timeout_ms=0))
+        try:
+            await creator.create("g1", "rummy40", ["a", "b"], {}, 0, requested_by="a")
+            log.torn = True
+            with pytest.raises(NotFound):
+                await reader.game("g1")
+            log.torn = False  # nothing of the torn read was kept: the next call sees the table
+            assert (await reader.game("g1")).state.table.players == ("a", "b")
+        finally:
+            await creator.close()
+            await reader.close()
             stores.close()
 
     asyncio.run(scenario())

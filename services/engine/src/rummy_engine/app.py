@@ -152,12 +152,17 @@ class GameApp:
 
         try:
             games = await self._io(open_games)
-            for game_id in games:
-                await self.game(game_id)
         except Exception as exc:  # best effort: a game is also loaded when a client touches it
             log.warning("resuming open games failed: %s", exc)
             return
-        log.info("resumed %d open games", len(games))
+        resumed = 0
+        for game_id in games:
+            try:
+                await self.game(game_id)
+                resumed += 1
+            except ServiceError as exc:  # one unreadable game must not keep the others' timers off
+                log.warning("resuming game %s failed: %s", game_id, exc)
+        log.info("resumed %d of %d open games", resumed, len(games))
 
     async def close(self) -> None:
         self._closed = True
@@ -250,8 +255,11 @@ class GameApp:
             loaded = await self._io(self._reader.load, game_id)
         except StoreError as exc:
             raise Unavailable("store_unavailable", str(exc)) from None
-        if loaded.state is None:
-            raise NotFound("no_such_game", f"no game {game_id!r}")
+        if loaded.state is None or not loaded.state.table.players:
+            # GameStarted and TableSeated are one command, but a load racing `create` can read the
+            # first without the second: the game is not there yet. Nothing is cached, so a retry
+            # (as a client polls NOT_FOUND after it is seated) sees the table once it is logged.
+            raise NotFound("no_such_game", f"no game {game_id!r} (yet)")
         return LiveGame(game_id, loaded.state, loaded.seq)
 
     async def _reload(self, live: LiveGame) -> None:
@@ -435,8 +443,6 @@ class GameApp:
         live.timer, live.deadline = None, None
         game = live.state.game
         if live.evicted or self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
-            return
-        if not live.state.table.players:  # a log cut between GameStarted and TableSeated
             return
         if live.state.away[game.turn]:
             delay_ms = self._config.away_grace_ms
