@@ -62,3 +62,22 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     assert main(["replay", game, "--data-dir", str(data)]) == 0
     assert f"seq {events}: GameEnded(" in capsys.readouterr().out
     assert main(["verify", "no-such-game", "--data-dir", str(data)]) == 1
+
+
+def test_kafka_without_redis_is_refused_with_how_to_set_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No server is reached: the check comes before any store is opened.
+    for name in ("KAFKA_BOOTSTRAP", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit) as flags:
+        main(["verify", "g", "--kafka", "127.0.0.1:9"])
+    assert str(flags.value) == (
+        "meldstream verify: set both --kafka and --redis (or KAFKA_BOOTSTRAP and REDIS_URL), "
+        "or neither (the embedded store)"
+    )
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:9/0")
+    with pytest.raises(SystemExit) as env:
+        main(["replay", "g"])
+    assert (
+        str(env.value)
+        == "meldstream replay: set both KAFKA_BOOTSTRAP and REDIS_URL, or neither (the embedded store)"
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rummy_engine import config as engine_config
 from rummy_engine.config import EngineConfig
+from rummy_service.config import check_store_pair
 from rummy_store import EventLog
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
@@ -34,8 +35,7 @@ def config_from(args: argparse.Namespace) -> EngineConfig:
         if value
     }
     config = replace(config, **changes)
-    if bool(config.kafka) != bool(config.redis):
-        raise SystemExit("meldstream: give both --kafka and --redis, or neither (the embedded store)")
+    check_store_pair(config.kafka, config.redis, "--kafka and --redis (or KAFKA_BOOTSTRAP and REDIS_URL)")
     return config
 
 

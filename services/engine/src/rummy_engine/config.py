@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rummy_service.auth import DEV_SECRET
-from rummy_service.config import ConfigError, env_int, env_str
+from rummy_service.config import check_store_pair, env_int, env_str
 from rummy_store.event_log import TOPIC
 
 from rummy_engine.seeds import DEV_SEED_KEY
@@ -69,6 +69,5 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
         idle_evict_ms=env_int("ENGINE_IDLE_EVICT_MS", d.idle_evict_ms, env, minimum=1),
         finished_grace_ms=env_int("ENGINE_FINISHED_GRACE_MS", d.finished_grace_ms, env, minimum=1),
     )
-    if bool(config.kafka) != bool(config.redis):
-        raise ConfigError("set both KAFKA_BOOTSTRAP and REDIS_URL (Kafka needs Redis for its writer fence)")
+    check_store_pair(config.kafka, config.redis)
     return config

@@ -38,7 +38,7 @@ class RunningMatchmaking:
 
     @property
     def address(self) -> str:
-        return f"{self.config.address.rsplit(':', 1)[0]}:{self.host.port}"
+        return self.host.address
 
     async def stop(self) -> None:
         self.stopping.set()
