@@ -1,6 +1,7 @@
 """Polling, committing and retrying a consumer group: services' handlers never touch the Kafka client.
 
-Each subscription runs on its own thread: poll a batch, hand each record to its handler, commit the
+Each subscription runs on its own thread: poll a batch, hand it to its handler (each record in turn, or
+the whole poll at once to a batch handler that can apply it in fewer store round trips), commit the
 batch. A handler failure leaves the batch uncommitted and retries it after a pause; the tracking records
 make the records already applied no-ops.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the loop only calls `subscribe`; rummy_service does not depend on rummy_store
@@ -20,12 +21,24 @@ log = logging.getLogger("rummy_service")
 
 
 class ConsumerLoop:
-    """Feeds one consumer group's records to `handle` until stopped; counts what it applied."""
+    """Feeds one consumer group's records to `handle` (one record a call) or `handle_batch` (one poll a
+    call) until stopped; counts what it applied."""
 
-    def __init__(self, events: EventLog, group: str, handle: Callable[[EventRecord], object]) -> None:
+    def __init__(
+        self,
+        events: EventLog,
+        group: str,
+        handle: Callable[[EventRecord], object] | None = None,
+        *,
+        handle_batch: Callable[[Sequence[EventRecord]], object] | None = None,
+    ) -> None:
+        if handle is not None and handle_batch is None:
+            handle_batch = _each(handle)
+        elif handle is not None or handle_batch is None:
+            raise ValueError("ConsumerLoop takes exactly one of handle and handle_batch")
         self._events = events
         self._group = group
-        self._handle = handle
+        self._handle_batch = handle_batch
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"consume-{group}", daemon=True)
         self.records = 0
@@ -44,12 +57,19 @@ class ConsumerLoop:
                 with self._events.subscribe(self._group) as subscription:
                     while not self._stop.is_set():
                         batch = subscription.poll(0.5)
-                        for record in batch:
-                            self._handle(record)
-                            self.records += 1
                         if batch:
+                            self._handle_batch(batch)
+                            self.records += len(batch)
                             subscription.commit()
                             self.last_applied_at = time.time()
             except Exception:
                 log.exception("consumer %s failed; rejoining in 1 s", self._group)
                 self._stop.wait(1.0)
+
+
+def _each(handle: Callable[[EventRecord], object]) -> Callable[[Sequence[EventRecord]], None]:
+    def handle_batch(batch: Sequence[EventRecord]) -> None:
+        for record in batch:
+            handle(record)
+
+    return handle_batch
