@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rummy_service.config import ConfigError, env_int, env_str
+from rummy_service.config import check_store_pair, env_int, env_str
 from rummy_store.event_log import TOPIC
 
 SCORING_TOPIC = "rummy.scoring.events.v1"
@@ -55,6 +55,5 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         group=env_str("SCORING_GROUP", d.group, env),
         partitions=env_int("SCORING_PARTITIONS", d.partitions, env, minimum=1),
     )
-    if bool(config.kafka) != bool(config.redis):
-        raise ConfigError("scoring needs both KAFKA_BOOTSTRAP and REDIS_URL, or neither (embedded store)")
+    check_store_pair(config.kafka, config.redis)
     return config

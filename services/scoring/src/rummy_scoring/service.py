@@ -41,7 +41,7 @@ class RunningScoring:
 
     @property
     def address(self) -> str:
-        return f"{self.config.address.rsplit(':', 1)[0]}:{self.host.port}"
+        return self.host.address
 
     async def stop(self) -> None:
         await self.host.stop()
