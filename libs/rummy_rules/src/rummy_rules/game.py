@@ -1248,8 +1248,13 @@ def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> lis
     for melds in laydowns(hand, state.deal, rules):
         used = [card for meld in melds for card in meld.cards]
         rest = _without(hand, used)
-        if len(rest) == 1 and rest[0] is state.taken:
-            continue  # §3.6.3: the card taken from the pile could not be discarded
+        if len(rest) <= 1:  # only then may the rest be unfinishable
+            try:
+                # §3.6.3: not the card taken from the pile as the last card; D10 with option
+                # closing_by_discard false: a last card must fit a meld on the table.
+                _check_rest(state, seat, rest, state.melds + melds)
+            except RuleViolation:
+                continue
         found.append(LayMelds(seat, tuple(meld.cards for meld in melds), tuple(meld.kind for meld in melds)))
     return found
 
