@@ -16,15 +16,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 import redis
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kafka import KafkaConsumer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
@@ -33,6 +30,7 @@ from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_se
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_engine.seeds import game_seed
 from rummy_infra.local import free_port
+from rummy_infra.serving import wait_serving
 from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
 from rummy_store.catch_up import CatchUpReader
@@ -59,19 +57,10 @@ class EngineProcess:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "rummy_engine"], env=self.env, stdout=out, stderr=out
             )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self._log.read_text()[-3000:]
-            try:
-                with grpc.insecure_channel(self.address) as channel:
-                    health: Any = health_pb2_grpc.HealthStub(channel)
-                    reply = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError("the engine did not become SERVING:\n" + self._log.read_text()[-3000:])
+        try:
+            wait_serving(self.address, self.proc)
+        except RuntimeError as failure:
+            raise AssertionError(f"{failure}:\n{self._log.read_text()[-3000:]}") from None
 
     def kill(self) -> None:
         assert self.proc is not None

@@ -28,6 +28,7 @@ from rummy_client.bots import BotPlayer
 from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.figures import latency
 from rummy_infra.local import free_port
+from rummy_infra.serving import wait_serving
 from rummy_service.auth import DEV_SECRET, TokenIssuer
 
 PLAYERS = ["p0", "p1", "p2"]
@@ -71,24 +72,14 @@ def _engine(store: str) -> Iterator[tuple[str, str]]:
             where = f"embedded sqlite store in {data}"
         proc = subprocess.Popen([sys.executable, "-m", "rummy_engine"], env=env, stdout=subprocess.DEVNULL)
         try:
-            _wait_serving(address, proc)
+            try:
+                wait_serving(address, proc)
+            except RuntimeError as failure:
+                raise SystemExit(f"bench-engine: the engine did not start: {failure}") from None
             yield address, where
         finally:
             proc.terminate()
             proc.wait(30)
-
-
-def _wait_serving(address: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("bench-engine: the engine exited at start-up")
-        with contextlib.suppress(grpc.RpcError), grpc.insecure_channel(address) as channel:
-            health: Any = health_pb2_grpc.HealthStub(channel)
-            if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                return
-        time.sleep(0.2)
-    raise SystemExit("bench-engine: the engine did not become SERVING")
 
 
 async def _bare(address: str, calls: int, concurrency: int) -> tuple[list[float], float]:

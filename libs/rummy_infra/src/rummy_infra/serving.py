@@ -1,0 +1,28 @@
+"""Waiting for a service that tests and benchmarks started as a process to answer SERVING."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+def wait_serving(address: str, process: subprocess.Popen[Any], timeout_s: float = 60.0) -> None:
+    """Return once gRPC health at `address` says SERVING; `RuntimeError` if `process` exits first or
+    the time runs out. Polled, not watched: the server may not listen yet, and a Watch would need it to.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the process serving {address} exited (code {process.returncode}) at start")
+        with contextlib.suppress(grpc.RpcError), grpc.insecure_channel(address) as channel:
+            health: Any = health_pb2_grpc.HealthStub(channel)
+            reply = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+            if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"{address} was not SERVING after {timeout_s:.0f} s")
