@@ -29,7 +29,7 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer
 from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
-from rummy_store import EventRecord, NewEvent
+from rummy_store import EventRecord
 from rummy_store.publisher import Publisher
 
 from rummy_matchmaking import journal
@@ -240,7 +240,7 @@ class MatchmakingApp:
         if not formed:
             return 0
         events = [(self._game_id(table), table) for table in formed]
-        await asyncio.to_thread(self._publish_all, [(g, self._table_event(g, t)) for g, t in events])
+        await asyncio.to_thread(self._publish_all, [self._table_event(g, t) for g, t in events])
         for game_id, table in events:
             for ticket in table.tickets:
                 self._seat(self.tickets[ticket.ticket_id], game_id, table.players)
@@ -271,15 +271,9 @@ class MatchmakingApp:
             turn_timeout_ms=self._turn_timeout_ms,
         )
 
-    def _publish_all(self, events: Sequence[tuple[str, mm.MatchmakingEvent]]) -> None:
+    def _publish_all(self, tables: Sequence[mm.MatchmakingEvent]) -> None:
         """Publish tables concurrently (each append waits for acks=all); raises if any failed."""
-
-        def publish(item: tuple[str, mm.MatchmakingEvent]) -> None:
-            game_id, event = item
-            # a republished table (after a failed round) is the same game id: the engine creates it once
-            self._tables.publish(game_id, "table", 1, [NewEvent("table_formed", event.SerializeToString())])
-
-        list(self._publisher.map(publish, events))
+        list(self._publisher.map(lambda table: self._tables.publish(*journal.table_formed(table)), tables))
 
     def close(self) -> None:
         self._publisher.shutdown(wait=True)
@@ -357,23 +351,20 @@ class MatchmakingApp:
     async def _publish_round(self, tournament: Tournament, tables: Sequence[Table]) -> None:
         """Publish a round's tables, except those already on the topic (a round re-derived on restart)."""
         events = [
-            (
+            table_event(
                 t.game_id,
-                table_event(
-                    t.game_id,
-                    tournament.variant,
-                    t.players,
-                    tournament.options_for(t),
-                    tournament_id=tournament.tournament_id,
-                    tournament_round=t.round,
-                    table_number=t.number,
-                ),
+                tournament.variant,
+                t.players,
+                tournament.options_for(t),
+                tournament_id=tournament.tournament_id,
+                tournament_round=t.round,
+                table_number=t.number,
             )
             for t in tables
             if t.game_id not in self._formed
         ]
         await asyncio.to_thread(self._publish_all, events)
-        self._formed.update(game_id for game_id, _ in events)
+        self._formed.update(event.game_id for event in events)
         self.tables_formed += len(events)
 
     # --- restart -------------------------------------------------------------------------------------

@@ -17,9 +17,20 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_service.config import ConfigError
 from rummy_store import EventLog, EventRecord, NewEvent
 
 from rummy_matchmaking.pairing import Ticket
+
+FORMAT: Final = 2
+"""The journal's format, in every record's `schema-version` header.
+
+2: tickets and tournaments are journaled, a rotation table plays one contract round (D19), and tables
+name games of the engine's event format 2. 1 (the header's default before a format was declared): a
+topic written beside a format-1 engine store, whose tables name games a new engine store does not hold
+and whose older part journaled no tickets or tournaments; restoring it would seat tickets at missing
+games and leave tournaments waiting for their results forever, so it is refused.
+"""
 
 Call = tuple[str, str, int, Sequence[NewEvent]]  # a publish: key, command id, first seq, events
 KINDS: Final = (
@@ -32,9 +43,31 @@ KINDS: Final = (
 )
 
 
+class OtherJournalFormat(ConfigError):
+    """A journal written by a meldstream of another journal format: start from a new one."""
+
+    def __init__(self, where: str, version: int) -> None:
+        age = "an older" if version < FORMAT else "a newer"
+        super().__init__(
+            f"{where} was written by {age} meldstream (matchmaking journal format {version}; this one "
+            f"reads format {FORMAT}), whose tickets and tables it cannot continue. Start from a new store: "
+            "delete the embedded journal's directory (default .local/matchmaking; `meldstream run` keeps "
+            "the engine and scoring beside it in .local, delete them too) or choose another with "
+            "--data-dir / MATCHMAKING_DATA_DIR; on Kafka, use a new MATCHMAKING_TOPIC (ENGINE_TABLES "
+            "under `meldstream run`)."
+        )
+        self.version = version
+
+
 def _call(key: str, command_id: str, seq: int, event: mm.MatchmakingEvent) -> Call:
     event.game_id = key
-    return key, command_id, seq, [NewEvent(event.WhichOneof("event") or "", event.SerializeToString())]
+    kind = event.WhichOneof("event") or ""
+    return key, command_id, seq, [NewEvent(kind, event.SerializeToString(), FORMAT)]
+
+
+def table_formed(event: mm.MatchmakingEvent) -> Call:
+    """A table under its game id; a republished table (after a failed round) is the same game."""
+    return _call(event.game_id, "table", 1, event)
 
 
 def ticket_queued(ticket: Ticket, owner: str) -> Call:
@@ -128,6 +161,11 @@ def fold(records: Iterable[EventRecord]) -> Journal:
     return journal
 
 
-def read_journal(log: EventLog) -> Journal:
-    """The whole topic as it is now (every partition to its end)."""
-    return fold(record for partition in range(log.partitions) for record in log.read_partition(partition))
+def read_journal(log: EventLog, where: str) -> Journal:
+    """The whole topic as it is now (every partition to its end); `OtherJournalFormat`, naming `where`,
+    if any record has another format (nothing is folded from a journal that cannot be continued)."""
+    records = [record for partition in range(log.partitions) for record in log.read_partition(partition)]
+    for record in records:
+        if record.schema_version != FORMAT:
+            raise OtherJournalFormat(where, record.schema_version)
+    return fold(records)

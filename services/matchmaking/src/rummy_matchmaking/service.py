@@ -84,18 +84,28 @@ def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
 
 
 def _read_back(config: MatchmakingConfig) -> Journal:
+    """What earlier instances wrote; `OtherJournalFormat` for a journal this one cannot continue."""
+    if config.embedded:
+        where = f"matchmaking journal {(Path(config.data_dir) / 'tables.sqlite').resolve()}"
+    else:
+        where = f"matchmaking journal: Kafka {config.kafka} topic {config.topic}"
     with open_journal(config) as log:
-        return read_journal(log)
+        return read_journal(log, where)
 
 
 async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
-    """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results."""
+    """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results.
+
+    The journal is read back first: one of another format (`OtherJournalFormat`) is refused before
+    anything is opened for writing or listens.
+    """
+    restored = await asyncio.to_thread(_read_back, config)
     tables = open_publisher(config)
     tokens = TokenIssuer(config.token_secret)
     app = MatchmakingApp(
         tables, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
     )
-    unpublished = app.restore(await asyncio.to_thread(_read_back, config))  # before serving anyone
+    unpublished = app.restore(restored)  # before serving anyone
     await app.publish_restored(unpublished)
     loop = asyncio.get_running_loop()
 
