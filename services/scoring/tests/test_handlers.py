@@ -85,9 +85,10 @@ def setup(request: pytest.FixtureRequest, unique_prefix: str) -> Iterator[Setup]
 def test_a_game_is_scored_once_however_often_it_is_delivered(setup: Setup, unique_prefix: str) -> None:
     handlers, reader, published, client = setup
     records = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
-    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 1, 4]  # hand; match + 3 ratings
+    assert [handlers.on_game_records([r]) for r in records] == [0, 0, 0, 1, 4]  # hand; match + 3 ratings
     before = _dump(client, unique_prefix)
-    assert [handlers.on_game_record(r) for r in records] == [0, 0, 0, 0, 0]  # redelivered: tracked
+    assert [handlers.on_game_records([r]) for r in records] == [0, 0, 0, 0, 0]  # redelivered: tracked
+    assert handlers.on_game_records(records) == 0  # the topic again from the beginning, in one poll
     assert _dump(client, unique_prefix) == before
     assert published.last_seq("g1") == 0  # in the outbox, committed with the effects ...
     relay = OutboxRelay(client, handlers.keys.outbox(), EmbeddedPublisher(published))
@@ -113,10 +114,34 @@ def test_tournament_standings_count_a_game_once_whichever_topic_arrives_first(
         return EventRecord(game_id, 1, "table", "table_formed", 1, payload, LogPosition(0, 0))
 
     handlers.on_matchmaking_record(formed("a"))  # the table first, then the game
-    for record in _game("a", ["ann", "bob", "cy"], [0, 40, 12], 0):
-        handlers.on_game_record(record)
-    for record in _game("b", ["ann", "bob", "cy"], [5, 0, 7], 1):  # the game first, then the table
-        handlers.on_game_record(record)
+    handlers.on_game_records(_game("a", ["ann", "bob", "cy"], [0, 40, 12], 0))
+    handlers.on_game_records(_game("b", ["ann", "bob", "cy"], [5, 0, 7], 1))  # the game, then the table
     handlers.on_matchmaking_record(formed("b"))
     handlers.on_matchmaking_record(formed("b"))  # redelivered
     assert reader.standings("T") == [("ann", 5, 2), ("cy", 19, 2), ("bob", 40, 2)]
+
+
+def test_a_poll_spanning_game_ends_and_redeliveries_scores_as_one_record_at_a_time(
+    setup: Setup, unique_prefix: str
+) -> None:
+    """One poll holds a redelivered prefix, the end of a game, and a whole game with a shared player:
+    the same results, ratings (the second game rates from the first's), outbox and tracking as records
+    applied one by one."""
+    _, _, _, client = setup
+    one, batched = Handlers(client, f"{unique_prefix}:one:"), Handlers(client, f"{unique_prefix}:poll:")
+    first = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
+    second = _game("g2", ["bob", "dee"], [9, 0], 1)
+    for record in first + second:
+        one.on_game_records([record])
+    assert batched.on_game_records(first[:3]) == 0
+    poll = [*first[1:3], second[0], first[3], second[1], first[4], *second[2:]]  # partitions interleave
+    assert batched.on_game_records(poll) == 2 + 4 + 3  # two hands; two matches, 3 + 2 ratings
+    assert batched.on_game_records(first + second) == 0  # redelivered whole: tracked
+
+    def strip(prefix: str) -> dict[bytes, Any]:
+        return {key[len(prefix) :]: value for key, value in _dump(client, prefix).items()}
+
+    assert strip(f"{unique_prefix}:poll:") == strip(f"{unique_prefix}:one:")
+    history = ScoreReader(client, f"{unique_prefix}:poll:").rating_history("kalooki", "bob")
+    assert [change.games for change in history] == [1, 2]
+    assert history[1].mu_before == history[0].mu_after

@@ -43,7 +43,19 @@ def _script(r: Any, p: str) -> list[Any]:
         pipe.watch(f"{p}s")
         pipe.multi()
         pipe.set(f"{p}s", "dropped")
-    replies += [r.get(f"{p}s"), r.lrange(f"{p}l", 0, -1)]
+    replies += [r.get(f"{p}s"), r.lrange(f"{p}l", 0, -1), r.mget([f"{p}s", f"{p}none"])]
+    with r.pipeline() as pipe:  # batched reads inside a watched transaction, as the handlers read
+        pipe.watch(f"{p}s", f"{p}h")
+        replies.append(pipe.mget([f"{p}s"]))
+        with r.pipeline(transaction=False) as reads:
+            reads.hgetall(f"{p}h")
+            reads.get(f"{p}none")
+            reads.sismember(f"{p}t", "x")
+            replies.append(reads.execute())
+        pipe.multi()
+        pipe.set(f"{p}s", "read")
+        replies.append(pipe.execute())
+    replies.append(r.get(f"{p}s"))
     return replies
 
 

@@ -1,15 +1,19 @@
-"""Idempotent handlers: each writes its effects and its tracking record in one Redis MULTI/EXEC.
+"""Idempotent handlers: a poll's effects and tracking records are written in one Redis MULTI/EXEC.
 
 A game's events arrive in order (one partition per game), so a game's tracking record is the last seq
-applied: a redelivered or replayed event with `seq <= tracked` changes nothing. The scoring events a
-record causes go into the outbox in the same transaction (`outbox.py` publishes them).
+applied: a redelivered or replayed event with `seq <= tracked` changes nothing. A consumer poll is one
+batch: each game's state is read once (WATCH + MGET), its events are folded in memory in log order, and
+every effect, tracking record and outbox line of the poll commits together, so a poll costs a handful of
+round trips however many records and games it holds (per record it was ~3, ~9 at a game's end). The
+scoring events a record causes go into the outbox in the same transaction (`outbox.py` publishes them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -19,9 +23,9 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_store import EventRecord
 
 from rummy_scoring.outbox import entry
-from rummy_scoring.ratings import rate
+from rummy_scoring.ratings import Rating, rate
 from rummy_scoring.results import RELEVANT, GameScore, ScoringError, ranks, step
-from rummy_scoring.store import Keys, Store, read_rating
+from rummy_scoring.store import Keys, Store, rating_of
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
@@ -33,6 +37,25 @@ def periods(ended_at: dt.datetime) -> list[str]:
     return ["all", f"day:{ended_at:%Y-%m-%d}", f"week:{year}-W{week:02d}"]
 
 
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """A record that caused scoring events: its game's score after it, and the events."""
+
+    record: EventRecord
+    envelope: ev.GameEvent
+    state: GameScore
+    outputs: list[sc.ScoringEvent]
+
+
+@dataclass(slots=True)
+class _Reads:
+    """What the effects of a poll's finished games depend on, read after WATCHing it."""
+
+    ratings: dict[str, Rating]  # by rating key; updated in log order as the poll's games are rated
+    tournaments: dict[str, str]  # game id -> tournament id
+    counted: set[str]  # game ids already in their tournament's standings
+
+
 class Handlers:
     """The scoring effects of game events and of TableFormed (tournament membership)."""
 
@@ -40,82 +63,128 @@ class Handlers:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
 
-    def on_game_record(self, record: EventRecord) -> int:
-        """Apply one game-event record; returns the number of scoring events it put in the outbox."""
-        if record.event_type not in RELEVANT:
+    def on_game_records(self, records: Sequence[EventRecord]) -> int:
+        """Apply a poll of game-event records; returns the number of scoring events put in the outbox."""
+        relevant = [r for r in records if r.event_type in RELEVANT]
+        if not relevant:
             return 0
-        envelope = ev.GameEvent.FromString(record.payload)
-        key = self.keys.game(record.game_id)
+        envelopes = [ev.GameEvent.FromString(r.payload) for r in relevant]
         while True:
             with self._r.pipeline() as pipe:
                 try:
-                    pipe.watch(key)
-                    raw = pipe.get(key)
-                    state = GameScore.loads(raw) if raw is not None else None
-                    if state is not None and record.seq <= state.seq:
-                        return 0  # tracked: counted before
-                    if state is None and envelope.WhichOneof("event") != "game_started":
-                        log.warning("game %s: seq %d before its start; skipped", record.game_id, record.seq)
-                        return 0
-                    new, outputs = step(state, record.seq, envelope)
-                    writes = self._effects(pipe, record.game_id, new, outputs, envelope)
-                    if outputs:
-                        line = entry(
-                            record.game_id, f"{record.game_id}/{record.seq}", new.published + 1, outputs
-                        )
-                        writes.append(_w("rpush", self.keys.outbox(), line))
-                    pipe.multi()
-                    _apply(pipe, writes)
-                    pipe.set(key, GameScore.dumps(_published(new, len(outputs))))
-                    pipe.execute()
-                    return len(outputs)
+                    return self._apply(pipe, relevant, envelopes)
                 except redis.WatchError:
                     continue
-                except ScoringError as exc:
-                    log.error("game %s seq %d: %s; skipped", record.game_id, record.seq, exc)
-                    return 0
 
-    def _effects(
-        self,
-        pipe: Any,
-        game_id: str,
-        state: GameScore,
-        outputs: list[sc.ScoringEvent],
-        envelope: ev.GameEvent,
-    ) -> list[Write]:
-        """Reads what the effects depend on (watched) and returns the writes, queued after MULTI."""
-        keys = self.keys
+    def _apply(self, pipe: Any, records: list[EventRecord], envelopes: list[ev.GameEvent]) -> int:
+        games = list(dict.fromkeys(r.game_id for r in records))
+        state_keys = [self.keys.game(game_id) for game_id in games]
+        pipe.watch(*state_keys)
+        before = {
+            game_id: GameScore.loads(raw) if raw is not None else None
+            for game_id, raw in zip(games, pipe.mget(state_keys), strict=True)
+        }
+        states = dict(before)
+        scored: list[_Scored] = []
+        for record, envelope in zip(records, envelopes, strict=True):
+            state = states[record.game_id]
+            if state is not None and record.seq <= state.seq:
+                continue  # tracked: counted before
+            if state is None and envelope.WhichOneof("event") != "game_started":
+                log.warning("game %s: seq %d before its start; skipped", record.game_id, record.seq)
+                continue
+            try:
+                new, outputs = step(state, record.seq, envelope)
+            except ScoringError as exc:
+                log.error("game %s seq %d: %s; skipped", record.game_id, record.seq, exc)
+                continue
+            states[record.game_id] = new
+            if outputs:
+                scored.append(_Scored(record, envelope, new, outputs))
+        reads = self._read_for(pipe, [s for s in scored if s.outputs[0].HasField("match_scored")])
+        published = {game_id: state.published for game_id, state in states.items() if state is not None}
         writes: list[Write] = []
-        for event in list(outputs):
+        count = 0
+        for item in scored:
+            outputs = item.outputs + self._effects(item, reads, writes)
+            game_id, seq = item.record.game_id, item.record.seq
+            line = entry(game_id, f"{game_id}/{seq}", published[game_id] + 1, outputs)
+            writes.append(_w("rpush", self.keys.outbox(), line))
+            published[game_id] += len(outputs)
+            count += len(outputs)
+        pipe.multi()
+        _apply(pipe, writes)
+        for game_id, key in zip(games, state_keys, strict=True):
+            state = states[game_id]
+            if state is not None and state is not before[game_id]:
+                pipe.set(key, GameScore.dumps(replace(state, published=published[game_id])))
+        pipe.execute()
+        return count
+
+    def _read_for(self, pipe: Any, ended: list[_Scored]) -> _Reads:
+        """WATCH and read the ratings, tournament links and standings the finished games touch."""
+        reads = _Reads({}, {}, set())
+        if not ended:
+            return reads
+        keys = self.keys
+        rating_keys = list(
+            dict.fromkeys(keys.rating(s.state.variant, p) for s in ended for p in s.state.players)
+        )
+        link_keys = [keys.game_tournament(s.record.game_id) for s in ended]
+        pipe.watch(*rating_keys, *link_keys)
+        # Read on a second connection, in one round trip: EXEC fails if a watched key changes before it,
+        # so what these reads saw still holds when the writes commit.
+        replies = self._read([("hgetall", key) for key in rating_keys] + [("get", key) for key in link_keys])
+        ratings = replies[: len(rating_keys)]
+        reads.ratings = {key: rating_of(raw) for key, raw in zip(rating_keys, ratings, strict=True)}
+        for item, raw in zip(ended, replies[len(rating_keys) :], strict=True):
+            if raw is not None:
+                reads.tournaments[item.record.game_id] = raw.decode()
+        if reads.tournaments:
+            pairs = list(reads.tournaments.items())
+            pipe.watch(*{keys.tournament_games(t) for _, t in pairs})
+            found = self._read([("sismember", keys.tournament_games(t), g) for g, t in pairs])
+            reads.counted = {game_id for (game_id, _), seen in zip(pairs, found, strict=True) if seen}
+        return reads
+
+    def _read(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        with self._r.pipeline(transaction=False) as reads:
+            for command, *args in calls:
+                getattr(reads, command)(*args)
+            return list(reads.execute())
+
+    def _effects(self, item: _Scored, reads: _Reads, writes: list[Write]) -> list[sc.ScoringEvent]:
+        """Queues one record's effects; returns the rating changes a finished game adds to its events."""
+        keys, game_id, state = self.keys, item.record.game_id, item.state
+        more: list[sc.ScoringEvent] = []
+        for event in item.outputs:
             if event.HasField("hand_scored"):
-                payload = event.hand_scored.SerializeToString()
-                writes.append(_w("rpush", keys.hands(game_id), payload))
+                writes.append(_w("rpush", keys.hands(game_id), event.hand_scored.SerializeToString()))
             elif event.HasField("match_scored"):
                 match = event.match_scored
                 writes.append(_w("set", keys.match(game_id), match.SerializeToString()))
-                ended = envelope.occurred_at.ToDatetime(tzinfo=dt.UTC)
+                ended = item.envelope.occurred_at.ToDatetime(tzinfo=dt.UTC)
                 for period in periods(ended):
                     for winner in match.winners:
-                        board = keys.leaderboard(state.variant, period)
-                        writes.append(_w("zincrby", board, 1, winner))
+                        writes.append(_w("zincrby", keys.leaderboard(state.variant, period), 1, winner))
                 for player, amount in zip(match.player_ids, match.payouts, strict=False):
                     writes.append(_w("rpush", keys.payouts(player), f"{game_id} {amount}"))
-                outputs.extend(self._ratings(pipe, game_id, state, writes))
-                tournament = pipe.get(keys.game_tournament(game_id))
-                if tournament is not None:
-                    writes.extend(self._standings(pipe, tournament.decode(), game_id, match))
-        return writes
+                more.extend(self._ratings(game_id, state, reads.ratings, writes))
+                tournament = reads.tournaments.get(game_id)
+                if tournament is not None and game_id not in reads.counted:
+                    writes.extend(self._standing_writes(tournament, game_id, match))
+        return more
 
     def _ratings(
-        self, pipe: Any, game_id: str, state: GameScore, writes: list[Write]
+        self, game_id: str, state: GameScore, ratings: dict[str, Rating], writes: list[Write]
     ) -> list[sc.ScoringEvent]:
         keys = self.keys
         rating_keys = [keys.rating(state.variant, p) for p in state.players]
-        pipe.watch(*rating_keys)
-        before = [read_rating(pipe, keys, state.variant, p) for p in state.players]
+        before = [ratings[key] for key in rating_keys]
         after = rate(before, ranks(state.variant, state.totals))
         events = []
         for player, old, new, key in zip(state.players, before, after, rating_keys, strict=True):
+            ratings[key] = new  # a later game of this poll rates from here
             changed = sc.RatingChanged(
                 player_id=player,
                 variant=state.variant,
@@ -134,13 +203,16 @@ class Handlers:
         return events
 
     def _standings(self, pipe: Any, tournament: str, game_id: str, match: sc.MatchScored) -> list[Write]:
-        keys = self.keys
-        counted = keys.tournament_games(tournament)
+        counted = self.keys.tournament_games(tournament)
         pipe.watch(counted)
         if pipe.sismember(counted, game_id):
             return []
+        return self._standing_writes(tournament, game_id, match)
+
+    def _standing_writes(self, tournament: str, game_id: str, match: sc.MatchScored) -> list[Write]:
+        keys = self.keys
         writes: list[Write] = [
-            _w("sadd", counted, game_id),
+            _w("sadd", keys.tournament_games(tournament), game_id),
             _w("set", keys.tournament_variant(tournament), match.variant),
         ]
         for player, total in zip(match.player_ids, match.totals, strict=True):
@@ -172,10 +244,6 @@ class Handlers:
                     return
                 except redis.WatchError:
                     continue
-
-
-def _published(state: GameScore, count: int) -> GameScore:
-    return replace(state, published=state.published + count)
 
 
 def _w(command: str, *args: Any, **kwargs: Any) -> Write:

@@ -84,7 +84,7 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     handlers = Handlers(client, config.key_prefix)
     relay = OutboxRelay(client, handlers.keys.outbox(), out)
     loops = [
-        ConsumerLoop(games, f"{config.group}.games", handlers.on_game_record),
+        ConsumerLoop(games, f"{config.group}.games", handle_batch=handlers.on_game_records),
         ConsumerLoop(tables, f"{config.group}.tables", handlers.on_matchmaking_record),
     ]
 

@@ -17,7 +17,7 @@ import builtins
 import fnmatch
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -65,6 +65,9 @@ class _Commands:
     def get(self, key: str) -> bytes | None:
         row = self._db.execute("SELECT value FROM strings WHERE key = ?", (_key(key),)).fetchone()
         return None if row is None else bytes(row[0])
+
+    def mget(self, keys: Iterable[str]) -> list[bytes | None]:
+        return [self.get(key) for key in keys]
 
     def set(self, key: str, value: Value) -> bool:
         self._db.execute("INSERT OR REPLACE INTO strings VALUES (?, ?)", (_key(key), _bytes(value)))
@@ -219,8 +222,8 @@ class SqliteKV(_Commands):
             self._db.execute("SELECT 1")
         return True
 
-    def pipeline(self) -> Pipeline:
-        return Pipeline(self._db, self._lock)
+    def pipeline(self, transaction: bool = True) -> Pipeline:
+        return Pipeline(self._db, self._lock, transaction)
 
     def close(self) -> None:
         with self._lock:
@@ -232,13 +235,15 @@ _COMMANDS = [name for name in vars(_Commands) if not name.startswith("_")]
 
 class Pipeline(_Commands):
     """`watch` takes the lock and opens the transaction; reads answer at once until `multi`, then
-    commands queue until `execute` commits them. Leaving without `execute` rolls back."""
+    commands queue until `execute` commits them. Leaving without `execute` rolls back. Without
+    `transaction` (redis-py's batched reads) commands queue from the start and `execute` answers them
+    under the lock, inside a transaction this thread's other pipeline holds open, if any."""
 
-    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock, transaction: bool = True) -> None:
         self._db = db
         self._lock = lock
         self._open = False
-        self._queued: list[tuple[str, tuple[Any, ...], dict[str, Any]]] | None = None
+        self._queued: list[tuple[str, tuple[Any, ...], dict[str, Any]]] | None = None if transaction else []
 
     def watch(self, *keys: str) -> None:
         if not self._open:
@@ -258,7 +263,8 @@ class Pipeline(_Commands):
 
     def execute(self) -> list[Any]:
         queued, self._queued = self._queued or [], None
-        replies = [getattr(self, name)(*args, **kwargs) for name, args, kwargs in queued]
+        with self._lock:
+            replies = [getattr(self, name)(*args, **kwargs) for name, args, kwargs in queued]
         self._end("COMMIT")
         return replies
 

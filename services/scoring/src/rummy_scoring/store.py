@@ -66,8 +66,8 @@ class Keys:
         return f"{self.prefix}scoring:tournament:{tournament_id}:variant"
 
 
-def read_rating(client: Any, keys: Keys, variant: str, player: str) -> Rating:
-    raw = client.hgetall(keys.rating(variant, player))
+def rating_of(raw: dict[bytes, bytes]) -> Rating:
+    """A rating from its hash (HGETALL's reply); a player never rated has the default."""
     if not raw:
         return DEFAULT
     return Rating(float(raw[b"mu"]), float(raw[b"sigma"]), int(raw[b"games"]))
@@ -92,7 +92,7 @@ class ScoreReader:
         return sc.MatchScored.FromString(raw) if raw is not None else None
 
     def rating(self, variant: str, player: str) -> Rating:
-        return read_rating(self._r, self.keys, variant, player)
+        return rating_of(self._r.hgetall(self.keys.rating(variant, player)))
 
     def rating_history(self, variant: str, player: str) -> list[sc.RatingChanged]:
         key = self.keys.rating_history(variant, player)
