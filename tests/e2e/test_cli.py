@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 from meldstream_cli.main import main
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_infra.local import free_port
+from rummy_store import NewEvent
+from rummy_store.embedded_log import EmbeddedEventLog
 
 
 def test_run_demo_then_replay_and_verify_a_finished_game(
@@ -81,3 +84,19 @@ def test_kafka_without_redis_is_refused_with_how_to_set_both(monkeypatch: pytest
         str(env.value)
         == "meldstream replay: set both KAFKA_BOOTSTRAP and REDIS_URL, or neither (the embedded store)"
     )
+
+
+def test_run_refuses_an_older_matchmaking_journal_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """A new engine store beside matchmaking's journal of before its format (header default 1)."""
+    (tmp_path / "matchmaking").mkdir()
+    table = mm.MatchmakingEvent(game_id="g", table_formed=mm.TableFormed(game_id="g", variant="kalooki"))
+    with EmbeddedEventLog(tmp_path / "matchmaking" / "tables.sqlite", 3) as log:
+        log.append("g", "table", 0, [NewEvent("table_formed", table.SerializeToString())])
+    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(tmp_path / "engine")]
+    env = {**os.environ, "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]  # after the engine's development-key warning
+    assert last.startswith(f"meldstream run: matchmaking journal {tmp_path.resolve()}/matchmaking/")
+    assert "older meldstream (matchmaking journal format 1; this one reads format 2)" in last
+    assert not (tmp_path / "scoring").exists()  # refused before scoring started

@@ -85,8 +85,12 @@ async def start_services(config: EngineConfig) -> PlatformServices:
         scoring_file=str(scoring_dir(config) / "scores.sqlite") if config.embedded else "",
         token_secret=config.token_secret,
     )
-    started_scoring = await start_scoring(scoring)
-    services = PlatformServices(await start_matchmaking(mm_config), started_scoring)
+    matchmaking = await start_matchmaking(mm_config)  # first: it refuses a journal of another format
+    try:
+        services = PlatformServices(matchmaking, await start_scoring(scoring))
+    except BaseException:
+        await matchmaking.stop()
+        raise
     services.lines.append(f"meldstream matchmaking listening on {services.matchmaking.address}")
     services.lines.append(f"meldstream scoring listening on {services.scoring.address}")
     return services

@@ -46,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(config: Any, tables: int) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
-    services = await start_services(config)
+    try:
+        services = await start_services(config)
+    except BaseException:  # e.g. matchmaking's journal of another format: nothing is left running
+        await engine.stop()
+        raise
     tokens = TokenIssuer(config.token_secret)
     print(f"meldstream engine listening on {engine.address}", flush=True)
     print(f"  store: {engine.stores.description}", flush=True)
