@@ -31,9 +31,10 @@ def env_int(name: str, default: int, env: Mapping[str, str] | None = None, minim
 def check_store_pair(kafka: str, redis: str, names: str = "KAFKA_BOOTSTRAP and REDIS_URL") -> None:
     """Kafka + Redis, or neither (the embedded sqlite store): one alone is a half-set deployment.
 
-    Kafka is the log but Redis holds what makes it safe to write (the engine's single-writer fence,
-    scoring's state), so a service given only one would run wrong rather than fail; `names` says how
-    the caller sets them (environment variables, or command-line options).
+    Kafka is the log but Redis holds what makes it safe to use (the engine's single-writer fence and
+    snapshots, scoring's state), and the embedded store uses neither; checked up front, the error names
+    both settings instead of a later failure naming the missing one. `names` says how the caller sets
+    them (environment variables, or command-line options).
     """
     if bool(kafka) != bool(redis):
         raise ConfigError(f"set both {names}, or neither (the embedded store)")
