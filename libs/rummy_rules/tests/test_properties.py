@@ -122,7 +122,7 @@ def _kalooki_coverage(matches: int) -> dict[str, int]:
         "matches": matches,
         "kalooki bonus": share // 2,
         "elimination ended": share * 5,
-        "stalemate": share // 2,
+        "stalemate": share // 4,  # rare in kalooki: eager seats meld, so stock cycles see progress
         "SwapJoker": share * 5,
         "go out as one command": share * 50,
         "probes": matches,
@@ -150,12 +150,6 @@ def _rummy40_coverage(matches: int) -> dict[str, int]:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="meldstream M1 counts stock rebuilds, and two greedy bots trading discards never touch the"
-    " stock, so the deal never ends; reported in /tmp/notes/perf_for_A.md. Fixed: drop this marker"
-    " and let playouts.table_for seat bots only.",
-)
 def test_greedy_bots_taking_each_others_discards_end_their_deal() -> None:
     options: dict[str, OptionValue] = {"deals_per_match": 1, "opening_single_meld": True}
     result = simulate("rummy40", 2, (38).to_bytes(16, "big"), greedy, options=options, max_decisions=3000)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rummy_rules.cards import parse_cards
-from rummy_rules.commands import Command, Discard, DrawFromStock, LayOff
+from rummy_rules.commands import Command, Discard, DrawFromStock, LayOff, TakeDiscard
 from rummy_rules.events import DealEnded, DealStarted, Event, GameEnded, StockReshuffled
-from rummy_rules.game import decide, evolve, legal_actions, replay, start
+from rummy_rules.game import STALEMATE_IDLE_ROUNDS, decide, evolve, legal_actions, replay, start
 from rummy_rules.melds import hand_penalty, make_meld, meld_value
 from rummy_rules.scoring import loser_penalty
 from rummy_rules.serialize import from_dict, to_dict
@@ -188,3 +188,40 @@ def test_scored_stall_that_eliminates_everyone_ends_with_the_fewest_points() -> 
     assert ended(events).penalties == (10, 9)
     assert isinstance(events[-1], GameEnded) and events[-1].winners == (1,)
     assert after.active == (False, False) and after.phase is Phase.GAME_OVER
+
+
+def test_players_who_only_trade_discards_end_the_deal_after_ten_idle_rounds() -> None:
+    """M1's second trigger: nobody draws from the stock or melds, so no rebuild ever comes."""
+    _, state = stalled("rummy40", ["5C 9D KH", "5D 9H KS"], [], stock="4C 6D 7C", discard="2H")
+    turns = 0
+    produced: list[Event] = []
+    while not any(isinstance(event, DealEnded) for event in produced) and turns < 100:
+        state, produced = _trade(state)
+        turns += 1
+    assert turns == STALEMATE_IDLE_ROUNDS * 2  # ten rounds of two players
+    ended = next(event for event in produced if isinstance(event, DealEnded))
+    assert ended.stalemate and ended.winner is None
+    assert isinstance(produced[-1], DealStarted)  # the first stalemates are void and redealt (M1)
+    off = stalled("rummy40", ["5C 9D KH", "5D 9H KS"], [], discard="2H", stalemate_reshuffles=0)[1]
+    assert not _idle_ends(off, STALEMATE_IDLE_ROUNDS * 2)  # M1 off: no such end either
+
+
+def _trade(state: GameState) -> tuple[GameState, list[Event]]:
+    """One turn: take the top discard and discard another card (D8); the discard's events."""
+    seat = state.turn
+    produced = decide(state, TakeDiscard(seat), seed=SEED)
+    for event in produced:
+        state = evolve(state, event)
+    card = next(card for card in state.hands[seat] if card is not state.taken)
+    produced = decide(state, Discard(seat, card), seed=SEED)
+    for event in produced:
+        state = evolve(state, event)
+    return state, produced
+
+
+def _idle_ends(state: GameState, turns: int) -> bool:
+    for _ in range(turns):
+        state, produced = _trade(state)
+        if any(isinstance(event, DealEnded) for event in produced):
+            return True
+    return False

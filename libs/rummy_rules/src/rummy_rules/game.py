@@ -183,6 +183,8 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
         penalties=tuple(0 for _ in state.active),
         progressed=False,
         stale_cycles=0,
+        turn_idle=True,
+        idle_turns=0,
     )
 
 
@@ -219,6 +221,7 @@ _EXTENDED, _TOOK_UNOPENED = _FIELD["extended"], _FIELD["took_unopened"]
 _MELDS, _OWNERS, _OPENED, _CREDITS = _FIELD["melds"], _FIELD["owners"], _FIELD["opened"], _FIELD["credits"]
 _PROGRESSED, _BUYS, _OFFER = _FIELD["progressed"], _FIELD["buys"], _FIELD["offer"]
 _OFFER_FROM, _BUY_REQUEST = _FIELD["offer_from"], _FIELD["buy_request"]
+_TURN_IDLE, _IDLE_TURNS = _FIELD["turn_idle"], _FIELD["idle_turns"]
 _new_state: Final = tuple.__new__
 
 
@@ -271,23 +274,29 @@ def evolve(state: GameState | None, event: Event) -> GameState:
             values[_DISCARD] = state.discard[:-1]
             values[_TAKEN] = event.card
             values[_TOOK_UNOPENED] = not opened
+            values[_TURN_IDLE] = True
             return _new_state(GameState, values)
         values[_STOCK] = state.stock[:-1]
         values[_TAKEN] = None
         values[_TOOK_UNOPENED] = False
+        values[_TURN_IDLE] = False
         return _new_state(GameState, values)
     if isinstance(event, CardDiscarded):
         seat = event.seat
         hand = _without_one(state.hands[seat], event.card)
         discard = (*state.discard, event.card)
+        idle_turns = state.idle_turns + 1 if state.turn_idle else 0
         if not hand:
-            return state._replace(hands=_set_at(state.hands, seat, hand), discard=discard)
+            return state._replace(
+                hands=_set_at(state.hands, seat, hand), discard=discard, idle_turns=idle_turns
+            )
         values = list(state)
         values[_HANDS] = _set_at(state.hands, seat, hand)
         values[_DISCARD] = discard
         values[_TURN] = _next_seat(state.active, seat)
         values[_PHASE] = Phase.DRAW
         values[_TAKEN] = None
+        values[_IDLE_TURNS] = idle_turns
         return _new_state(GameState, values)
     if isinstance(event, MeldsLaid):
         seat = event.seat
@@ -300,6 +309,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         values[_CREDITS] = state.credits + tuple((seat,) * len(meld.cards) for meld in melds)
         values[_OPENED] = _set_at(state.opened, seat, True)
         values[_PROGRESSED] = True
+        values[_TURN_IDLE] = False
         return _new_state(GameState, values)
     if isinstance(event, CardsLaidOff):
         seat = event.seat
@@ -314,6 +324,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         values[_CREDITS] = _set_at(state.credits, event.meld, credit)
         values[_EXTENDED] = True
         values[_PROGRESSED] = True
+        values[_TURN_IDLE] = False
         return _new_state(GameState, values)
     if isinstance(event, JokerSwapped):
         seat = event.seat
@@ -325,6 +336,7 @@ def evolve(state: GameState | None, event: Event) -> GameState:
         values[_CREDITS] = _set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown)
         values[_EXTENDED] = True
         values[_PROGRESSED] = True
+        values[_TURN_IDLE] = False
         return _new_state(GameState, values)
     if isinstance(event, StockReshuffled):
         keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
@@ -672,11 +684,30 @@ def _rebuild(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> list[Eve
     """
     limit = state.rules.stalemate_reshuffles
     if limit and not state.progressed and state.stale_cycles + 1 >= limit:
-        if _stalemate_voids(state):
-            zeros = tuple(0 for _ in state.active)
-            return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer, seed)]
-        return _deal_over(state, seed, None, kalooki=False, stalemate=True)
+        return _stalemate(state, seed)
     return [_reshuffled(state, cards, seed)]
+
+
+def _stalemate(state: GameState, seed: _Seed) -> list[Event]:
+    """The end of a deal stopped by meldstream M1: void and redealt, or scored (`_stalemate_voids`)."""
+    if _stalemate_voids(state):
+        zeros = tuple(0 for _ in state.active)
+        return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer, seed)]
+    return _deal_over(state, seed, None, kalooki=False, stalemate=True)
+
+
+# meldstream M1, second trigger: this many rounds of the table in which no turn drew from the stock
+# or melded, laid off or swapped end the deal (players only trading discards, never the stock).
+STALEMATE_IDLE_ROUNDS: Final = 10
+
+
+def _idle_stalemate(state: GameState) -> bool:
+    """Whether the turn now ending is the last of STALEMATE_IDLE_ROUNDS idle rounds (M1 on)."""
+    return (
+        bool(state.rules.stalemate_reshuffles)
+        and state.turn_idle
+        and state.idle_turns + 1 >= STALEMATE_IDLE_ROUNDS * sum(state.active)
+    )
 
 
 def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[Event]:
@@ -944,6 +975,9 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
             )
         kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
         events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=kalooki))
+        return events
+    if _idle_stalemate(state):
+        events.extend(_stalemate(_evolved(state, events), seed))
         return events
     if _buying(rules, state.deal):
         # contract §3.7.1: the discard is offered; the next player has first right to it.

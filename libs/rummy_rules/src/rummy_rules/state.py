@@ -40,6 +40,9 @@ class GameState(NamedTuple):
 
     The state holds no seed, so a snapshot cannot predict later deals: `decide` is handed it.
     `revealed_seed` is None until `GameEnded` reveals it.
+
+    meldstream M1, second trigger: `turn_idle` says whether the turn in play has neither drawn from
+    the stock nor melded, laid off or swapped; `idle_turns` counts the consecutive turns that ended so.
     """
 
     rules: Rules
@@ -74,3 +77,5 @@ class GameState(NamedTuple):
     stale_cycles: int = 0
     stalemates: int = 0
     revealed_seed: bytes | None = None
+    turn_idle: bool = True
+    idle_turns: int = 0
