@@ -186,9 +186,7 @@ def table_for(rules: Rules, rng: random.Random) -> tuple[Policy, ...]:
 
     At most one uniform seat: a contract table of them takes ~5,000 decisions a match. A rummy500
     deal of five or six players from one pack leaves a stock of a few cards, so only bots score
-    there; with two weak seats everyone's score sinks and nobody ever reaches the target. A
-    kalooki or rummy40 table of bots only can trade discards for ever without touching the stock
-    (meldstream M1 counts stock rebuilds; reported), so one seat there is never a bot.
+    there; with two weak seats everyone's score sinks and nobody ever reaches the target.
     """
     weights, policies = zip(*_SEATS[rules.variant], strict=True)
     table = rng.choices(policies, weights, k=rules.players)
@@ -197,10 +195,7 @@ def table_for(rules: Rules, rng: random.Random) -> tuple[Policy, ...]:
     keep = weak[:1] if crowded else [seat for seat in weak if table[seat] is not uniform]
     if not crowded and uniform in table:
         keep.append(table.index(uniform))
-    seats = [policy if seat in keep or policy is bot else bot for seat, policy in enumerate(table)]
-    if rules.variant in ("kalooki", "rummy40") and all(policy is bot for policy in seats):
-        seats[int(rng.random() * len(seats))] = policies[1]  # the variant's eager policy
-    return tuple(seats)
+    return tuple(policy if seat in keep or policy is bot else bot for seat, policy in enumerate(table))
 
 
 # --- one match -----------------------------------------------------------------------------------

@@ -102,7 +102,8 @@ def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Rand
 
     kinds = {type(action): action for action in actions}
     if BuyDiscard in kinds:
-        wanted = not laid_down and view.buys < FREE_BUYS and top is not None and helps(top)  # cheap tests first
+        # The cheap tests first: planning the hand with the card is the bot's costliest step.
+        wanted = not laid_down and view.buys < FREE_BUYS and top is not None and helps(top)
         return kinds[BuyDiscard] if wanted else kinds[PassBuy]
     if DrawFromStock in kinds or TakeDiscard in kinds:
         if TakeDiscard in kinds and (
