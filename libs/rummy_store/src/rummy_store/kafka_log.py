@@ -26,6 +26,8 @@ from rummy_store.redis_fence import CommandRecord, RedisWriterFence
 # A consumer that joins a group with the 45 s default can stall when members join together
 # (shared/notes/infra.md section 3); 10 s keeps rebalances short.
 CONSUMER_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
+# How long a log waits at construction for a just-created topic's partitions to show in the metadata.
+METADATA_WAIT_S = 30.0
 
 
 def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = 3) -> None:
@@ -70,10 +72,16 @@ class KafkaEventLog(EventLog):
             group_id=None,
             max_partition_fetch_bytes=8 * 1024 * 1024,
         )
-        actual = self._reader.partitions_for_topic(topic)
-        if actual is None or len(actual) != partitions:
+        actual = self._wait_for_partitions(METADATA_WAIT_S)
+        if len(actual) != partitions:
             self._reader.close()
-            raise ValueError(f"topic {topic} has partitions {actual}, expected {partitions}")
+            if not actual:
+                raise StoreError(
+                    f"topic {topic} at {bootstrap}: no partition metadata after {METADATA_WAIT_S:g} s"
+                )
+            raise ValueError(
+                f"topic {topic} at {bootstrap} has partitions {sorted(actual)}, expected {partitions}"
+            )
         self._reader_lock = threading.Lock()
         self._producer: KafkaProducer | None = None
         self._delivery_s = 0.0
@@ -93,6 +101,18 @@ class KafkaEventLog(EventLog):
             )
         self._game_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._tokens: dict[str, int] = {}
+
+    def _wait_for_partitions(self, wait_s: float) -> set[int]:
+        """The topic's partitions as the metadata shows them. Just after a topic is created the broker
+        can answer with none yet (a bench run died on `partitions set()`), and the client then caches
+        that empty answer: refresh the metadata until partitions show, for up to `wait_s`."""
+        deadline = time.monotonic() + wait_s
+        actual = self._reader.partitions_for_topic(self._topic)
+        while not actual and time.monotonic() < deadline:
+            time.sleep(0.1)
+            self._reader.topics()  # a metadata request for every topic, this one included
+            actual = self._reader.partitions_for_topic(self._topic)
+        return set(actual)
 
     # -- writing -------------------------------------------------------------------------------------
 
