@@ -41,6 +41,24 @@ def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = 3) -> Non
         admin.close()
 
 
+def _await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
+    """The topic's partitions as the consumer's metadata shows them. Just after a topic is created the
+    broker can answer with none yet (a bench run died on `partitions set()`; a group member joining
+    then is assigned nothing), and the client caches that empty answer: refresh the metadata until
+    partitions show, for up to METADATA_WAIT_S; empty after that."""
+    deadline = time.monotonic() + METADATA_WAIT_S
+    actual = consumer.partitions_for_topic(topic)
+    while not actual and time.monotonic() < deadline:
+        time.sleep(0.1)
+        consumer.topics()  # a metadata request for every topic, this one included
+        actual = consumer.partitions_for_topic(topic)
+    return set(actual)
+
+
+def _no_partitions(topic: str, bootstrap: str) -> StoreError:
+    return StoreError(f"topic {topic} at {bootstrap}: no partition metadata after {METADATA_WAIT_S:g} s")
+
+
 def _record(message: Any) -> EventRecord:
     headers = {key: value.decode() for key, value in message.headers}
     return EventRecord(
@@ -72,13 +90,11 @@ class KafkaEventLog(EventLog):
             group_id=None,
             max_partition_fetch_bytes=8 * 1024 * 1024,
         )
-        actual = self._wait_for_partitions(METADATA_WAIT_S)
+        actual = _await_partitions(self._reader, topic)
         if len(actual) != partitions:
             self._reader.close()
             if not actual:
-                raise StoreError(
-                    f"topic {topic} at {bootstrap}: no partition metadata after {METADATA_WAIT_S:g} s"
-                )
+                raise _no_partitions(topic, bootstrap)
             raise ValueError(
                 f"topic {topic} at {bootstrap} has partitions {sorted(actual)}, expected {partitions}"
             )
@@ -101,18 +117,6 @@ class KafkaEventLog(EventLog):
             )
         self._game_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._tokens: dict[str, int] = {}
-
-    def _wait_for_partitions(self, wait_s: float) -> set[int]:
-        """The topic's partitions as the metadata shows them. Just after a topic is created the broker
-        can answer with none yet (a bench run died on `partitions set()`), and the client then caches
-        that empty answer: refresh the metadata until partitions show, for up to `wait_s`."""
-        deadline = time.monotonic() + wait_s
-        actual = self._reader.partitions_for_topic(self._topic)
-        while not actual and time.monotonic() < deadline:
-            time.sleep(0.1)
-            self._reader.topics()  # a metadata request for every topic, this one included
-            actual = self._reader.partitions_for_topic(self._topic)
-        return set(actual)
 
     # -- writing -------------------------------------------------------------------------------------
 
@@ -281,6 +285,11 @@ class _KafkaSubscription(Subscription):
             auto_offset_reset="earliest",
             **CONSUMER_TIMEOUTS,
         )
+        # The group is joined at the first poll: a leader whose metadata shows no partitions of the topic
+        # then assigns nothing until its next metadata refresh (minutes; seen in the platform e2e).
+        if not _await_partitions(self._consumer, topic):
+            self._consumer.close()
+            raise _no_partitions(topic, bootstrap)
 
     def poll(self, timeout_s: float) -> list[EventRecord]:
         deadline = time.monotonic() + timeout_s
