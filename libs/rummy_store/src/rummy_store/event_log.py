@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator, Sequence
+from typing import Self
 
 from rummy_store.partitioning import partition_for
 from rummy_store.records import AppendResult, EventRecord, LogPosition, NewEvent
@@ -25,7 +26,7 @@ class Subscription(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> Subscription:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -83,7 +84,7 @@ class EventLog(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> EventLog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
