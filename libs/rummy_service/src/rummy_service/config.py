@@ -10,6 +10,21 @@ class ConfigError(ValueError):
     """A setting the service cannot use: a bad environment variable, or a store it cannot read."""
 
 
+class OtherFormat(ConfigError):
+    """A store written in another format than this build reads: it is refused, never upcast.
+
+    Each service words `what` it stores, what would be `lost` by reading on, and the `remedy`.
+    """
+
+    def __init__(self, where: str, version: int, *, what: str, current: int, lost: str, remedy: str) -> None:
+        age = "an older" if version < current else "a newer"
+        super().__init__(
+            f"{where} was written by {age} meldstream ({what} {version}; this one reads format {current}), "
+            f"whose {lost} it cannot continue. Start from a new store: {remedy}"
+        )
+        self.version = version
+
+
 def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> str:
     source = os.environ if env is None else env
     return source.get(name, default)

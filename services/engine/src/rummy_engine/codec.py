@@ -38,7 +38,7 @@ from rummy_rules.melds import Meld
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView
-from rummy_service.config import ConfigError
+from rummy_service.config import OtherFormat
 from rummy_store import EventRecord
 
 from rummy_engine import facts
@@ -53,19 +53,20 @@ players are in no event and its seed is not the one the engine derives), so its 
 """
 
 
-class OtherEventFormat(ConfigError):
+class OtherEventFormat(OtherFormat):
     """A store written by a meldstream of another event format: start from a new store."""
 
     def __init__(self, where: str, version: int) -> None:
-        age = "an older" if version < SCHEMA_VERSION else "a newer"
         super().__init__(
-            f"{where} was written by {age} meldstream (event format {version}; this one reads format "
-            f"{SCHEMA_VERSION}), whose games it cannot continue. Start from a new store: delete the "
-            "embedded store's directory (default .local/engine; `meldstream run` keeps matchmaking and "
-            "scoring beside it in .local) or choose another with --data-dir / ENGINE_DATA_DIR; on Kafka, "
-            "use a new --topic / ENGINE_TOPIC."
+            where,
+            version,
+            what="event format",
+            current=SCHEMA_VERSION,
+            lost="games",
+            remedy="delete the embedded store's directory (default .local/engine; `meldstream run` keeps "
+            "matchmaking and scoring beside it in .local) or choose another with --data-dir / "
+            "ENGINE_DATA_DIR; on Kafka, use a new --topic / ENGINE_TOPIC.",
         )
-        self.version = version
 
 
 _PHASE_TO_PB: Final = {

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
-from rummy_service.config import ConfigError
+from rummy_service.config import OtherFormat
 from rummy_store import EventLog, EventRecord, NewEvent
 
 from rummy_matchmaking.pairing import Ticket
@@ -43,20 +43,21 @@ KINDS: Final = (
 )
 
 
-class OtherJournalFormat(ConfigError):
+class OtherJournalFormat(OtherFormat):
     """A journal written by a meldstream of another journal format: start from a new one."""
 
     def __init__(self, where: str, version: int) -> None:
-        age = "an older" if version < FORMAT else "a newer"
         super().__init__(
-            f"{where} was written by {age} meldstream (matchmaking journal format {version}; this one "
-            f"reads format {FORMAT}), whose tickets and tables it cannot continue. Start from a new store: "
-            "delete the embedded journal's directory (default .local/matchmaking; `meldstream run` keeps "
-            "the engine and scoring beside it in .local, delete them too) or choose another with "
+            where,
+            version,
+            what="matchmaking journal format",
+            current=FORMAT,
+            lost="tickets and tables",
+            remedy="delete the embedded journal's directory (default .local/matchmaking; `meldstream run` "
+            "keeps the engine and scoring beside it in .local, delete them too) or choose another with "
             "--data-dir / MATCHMAKING_DATA_DIR; on Kafka, use a new MATCHMAKING_TOPIC (ENGINE_TABLES "
-            "under `meldstream run`)."
+            "under `meldstream run`).",
         )
-        self.version = version
 
 
 def _call(key: str, command_id: str, seq: int, event: mm.MatchmakingEvent) -> Call:
