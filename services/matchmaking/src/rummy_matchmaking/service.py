@@ -124,10 +124,6 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     scoring = _scoring_log(config)
     if scoring is not None:
         readers.append(scoring)
-        # Every partition answers before the group joins: a member that joins while a just-created
-        # topic has no partition metadata yet is assigned nothing until its next metadata refresh.
-        for partition in range(scoring.partitions):
-            await asyncio.to_thread(scoring.end_offset, partition)
 
         def hand_over(record: EventRecord) -> None:
             loop.call_soon_threadsafe(app.on_scoring_record, record)
