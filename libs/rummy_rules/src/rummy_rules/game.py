@@ -1559,37 +1559,14 @@ def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     return actions
 
 
-def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...], in_hand: set[Card]) -> list[LayOff]:
-    """Single-card layoffs onto every meld the seat may build on, at each end that takes the card."""
+def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[LayOff]:
+    """Single-card layoffs onto every meld the seat may build on, in table order, off the table index."""
     rules = state.rules
+    layoffs = _table_index(state.melds, rules).layoffs
     actions: list[LayOff] = []
     short = len(hand) <= 2  # only then can a layoff leave a hand that cannot finish the turn
     owners = state.owners
     others = rules.layoff_on_others
-    for index, meld in enumerate(state.melds):
-        if not others and owners[index] != seat:
-            continue
-        for card, at, result in meld_options(meld, rules).layoffs:
-            if card not in in_hand:
-                continue
-            if short:
-                try:
-                    _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, index, result))
-                except RuleViolation:
-                    continue
-            actions.append(_lay_off_action(seat, index, card, at))
-    return actions
-
-
-def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
-    """Layoffs (as `_layoff_actions`, in table order) and joker swaps, read off the table index."""
-    rules = state.rules
-    index = _table_index(state.melds, rules)
-    actions: list[Command] = []
-    short = len(hand) <= 2
-    owners = state.owners
-    others = rules.layoff_on_others
-    layoffs = index.layoffs
     found: list[_Layoff] = []
     for card in dict.fromkeys(hand):
         entries = layoffs.get(card)
@@ -1605,6 +1582,14 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
             except RuleViolation:
                 continue
         actions.append(_lay_off_action(seat, meld_index, card, at))
+    return actions
+
+
+def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
+    """Layoffs (`_layoff_actions`) and joker swaps, read off the table index."""
+    actions: list[Command] = list(_layoff_actions(state, seat, hand))
+    rules = state.rules
+    index = _table_index(state.melds, rules)
     if not index.swaps:
         return actions
     in_hand = set(hand)
@@ -1629,7 +1614,7 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
 
 def _joker_uses(state: GameState, seat: int) -> list[LayMelds | LayOff]:
     hand = state.hands[seat]
-    layoffs = _layoff_actions(state, seat, hand, set(hand))
+    layoffs = _layoff_actions(state, seat, hand)
     uses: list[LayMelds | LayOff] = [a for a in layoffs if JOKER in a.cards]
     for meld in find_melds(hand, state.rules):
         if JOKER in meld.cards:
