@@ -25,7 +25,7 @@ from rummy_rules.commands import (
 )
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import Meld, lay_off, layoff_targets
+from rummy_rules.melds import End, Meld, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
 from rummy_rules.variants import GoingOut, Rules
@@ -173,10 +173,11 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     if not discards:
         return actions[rng.randrange(len(actions))]
     endgame = view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3
+    fits = _Layoffs(view.rules)
     scores = []
     for discard in discards:
         rest = _without(hand, (discard.card,))
-        outs = _outs(view, rest, solver) if endgame else 0
+        outs = _outs(view, rest, solver, fits) if endgame else 0
         scores.append((-outs, solver.penalty(rest), -params.penalty_of(discard.card)))
     best = min(scores)
     ties = [discard for discard, score in zip(discards, scores, strict=True) if score == best]
@@ -197,7 +198,7 @@ def _after_swap(hand: Sequence[Card], swap: SwapJoker) -> list[Card]:
     return rest
 
 
-def _outs(view: SeatView, rest: list[Card], solver: MeldSolver) -> int:
+def _outs(view: SeatView, rest: list[Card], solver: MeldSolver, fits: _Layoffs) -> int:
     """How many kinds of card, drawn next, would let `rest` be melded or laid off completely."""
     rules = view.rules
     targets = [
@@ -205,18 +206,18 @@ def _outs(view: SeatView, rest: list[Card], solver: MeldSolver) -> int:
         for meld, owner in zip(view.melds, view.owners, strict=True)
         if owner == view.seat or rules.layoff_on_others
     ]
-    accepted = {card for meld in targets for card, _ in layoff_targets(meld, rules)}
+    accepted = {card for meld in targets for card in fits.accepts(meld)}
     count = 0
     for card in CARD_BY_CODE if rules.jokers else CARD_BY_CODE[1:]:
         pool = [*rest, card]
         if solver.penalty(pool) == 0 or (
-            any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, rules)
+            any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, fits)
         ):
             count += 1
     return count
 
 
-def _lays_off_entirely(pool: list[Card], targets: list[Meld], rules: Rules) -> bool:
+def _lays_off_entirely(pool: list[Card], targets: list[Meld], fits: _Layoffs) -> bool:
     """Can every card in `pool` be laid off, one after another, onto `targets`?"""
     melds = list(targets)
     left = list(pool)
@@ -225,7 +226,7 @@ def _lays_off_entirely(pool: list[Card], targets: list[Meld], rules: Rules) -> b
         progress = False
         for card in list(left):
             for index, meld in enumerate(melds):
-                grown = _laid_off(meld, card, rules)
+                grown = fits.laid_off(meld, card)
                 if grown is not None:
                     melds[index] = grown
                     left.remove(card)
@@ -234,15 +235,45 @@ def _lays_off_entirely(pool: list[Card], targets: list[Meld], rules: Rules) -> b
     return not left
 
 
-def _laid_off(meld: Meld, card: Card, rules: Rules) -> Meld | None:
-    """`meld` with `card` laid off, or None if it does not take it."""
-    for target, end in layoff_targets(meld, rules):
-        if target is card:
+class _Layoffs:
+    """Single-card layoffs onto melds, memoised for one decision (its `_outs` try many pools).
+
+    Entries are keyed by the meld's id and keep the meld alive, so an id is never reused while its
+    entry exists; grown melds come from the memo too, so later pools meet the same objects.
+    """
+
+    __slots__ = ("_memo", "_rules")
+
+    def __init__(self, rules: Rules) -> None:
+        self._rules = rules
+        self._memo: dict[int, tuple[Meld, dict[Card, End | None], dict[Card, Meld | None]]] = {}
+
+    def _entry(self, meld: Meld) -> tuple[Meld, dict[Card, End | None], dict[Card, Meld | None]]:
+        entry = self._memo.get(id(meld))
+        if entry is None or entry[0] is not meld:
+            ends: dict[Card, End | None] = {}
+            for target, end in layoff_targets(meld, self._rules):
+                ends.setdefault(target, end)  # the first end listed for a card is the one tried
+            entry = self._memo[id(meld)] = (meld, ends, {})
+        return entry
+
+    def accepts(self, meld: Meld) -> dict[Card, End | None]:
+        """The cards `meld` takes (as `layoff_targets` lists them), each with its first end."""
+        return self._entry(meld)[1]
+
+    def laid_off(self, meld: Meld, card: Card) -> Meld | None:
+        """`meld` with `card` laid off at the first end that names it, or None if that fails."""
+        _, ends, grown = self._entry(meld)
+        if card in grown:
+            return grown[card]
+        result = None
+        if card in ends:
             try:
-                return lay_off(meld, (card,), rules, end)
+                result = lay_off(meld, (card,), self._rules, ends[card])
             except RuleViolation:
-                return None
-    return None
+                result = None
+        grown[card] = result
+        return result
 
 
 BOTS: dict[str, Bot] = {"random": random_legal, "greedy": greedy}
