@@ -8,8 +8,9 @@ Thousands of matches per variant must fit in a few minutes, and the engine's own
 `evolve` are most of a decision's cost, so the checks are tiered by cost:
 
 - every decision: the chosen action is one of `legal_actions` and `decide` accepts it; the number
-  of cards is the deck's after every event and the multiset of cards (hands, stock, pile, table)
-  after every decision; a decision that deals or reshuffles raises ValueError with a wrong seed; every
+  of cards is the deck's after every event, and the multiset of cards (hands, stock, pile, table)
+  is the deck's in every deal's last state (a card changed mid-deal stays changed until then: no
+  card leaves a deal) and at sampled positions; a decision that deals or reshuffles raises ValueError with a wrong seed; every
   going out is also sent as one `GoOut` and must give the same events.
 - every contract buy offer, once the buyers have been asked (and the first discard of round 8):
   seats not on turn have no action but buy or pass, and those exactly when `buyers` names them;
@@ -32,13 +33,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import os
 import random
+import traceback
 from collections import Counter
 from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
-from itertools import chain
+from itertools import chain, repeat
 from typing import Final
 
 import hypothesis
@@ -269,10 +273,11 @@ def play(
             _check_out_of_turn(state, buyers(state), seed, tally)
         before = state
         for event in produced:
+            if isinstance(event, DealEnded):  # the deal's last state, before the next is dealt
+                assert conserved(state, deck)  # ... nor changed
             state = evolve(state, event)
             events.append(event)
             assert card_count(state) == size  # cards are never created or lost ...
-        assert conserved(state, deck)  # ... nor changed
         decisions += 1
         _count(before, action, produced, tally)
         if any(isinstance(event, DealEnded | StockReshuffled) for event in produced):
@@ -417,6 +422,7 @@ def probe(
 ) -> None:
     """The expensive checks of one position, before `action` (which produced `produced`) is applied."""
     tally["probes"] += 1
+    assert conserved(state, Counter(make_deck(state.rules.packs, state.rules.jokers)))
     for value in (action, *produced):  # states and views: once a match (`_check_replay`)
         round_trip(value)
     for viewer in (actor, None):
@@ -512,37 +518,75 @@ def _unused_picks(state: GameState, pick: PickFromPile) -> list[PickFromPile]:
 # RULES_MATCHES_SCALE=10 plays ten times as many matches, from fresh random seeds each run (a deep
 # run by hand); by default the seeds are derandomized, so CI plays the same matches every time.
 SCALE = float(os.environ.get("RULES_MATCHES_SCALE", "1"))
+# Matches are independent, so they are played by one process per core (RULES_WORKERS overrides).
+WORKERS = int(os.environ.get("RULES_WORKERS", "0")) or len(os.sched_getaffinity(0))
 SEEDS = st.binary(min_size=16, max_size=16)
+Example = tuple[bytes, int, Options]
+CheckResult = Callable[[GameState, list[Event]], None]
 
 
 def play_many(
     variant: str,
     matches: int,
     tables: st.SearchStrategy[tuple[int, Options]],
-    check_result: Callable[[GameState, list[Event]], None],
+    check_result: CheckResult,
 ) -> Tally:
     """Play `matches` (times SCALE) complete matches, hypothesis drawing the seed and the table
     (players and house rules); returns what they reached. A failure names its example, which
-    replays exactly: everything else derives from the seed."""
+    replays exactly with the `play` call it prints: everything else derives from the seed."""
+    examples = draw_examples(max(1, round(matches * SCALE)), tables)
+    if WORKERS < 2 or len(examples) < 2 * WORKERS:
+        return _play_chunk(variant, examples, check_result)
+    # Chunks small enough to balance long and short matches over the workers.
+    chunks = [examples[at : at + 8] for at in range(0, len(examples), 8)]
     tally = Tally()
+    context = multiprocessing.get_context("fork")  # the workers inherit the imported test modules
+    pool = ProcessPoolExecutor(WORKERS, mp_context=context)
+    try:
+        for part in pool.map(_play_chunk, repeat(variant), chunks, repeat(check_result)):
+            tally.update(part)
+    finally:
+        pool.shutdown(cancel_futures=True)  # a failure stops the chunks not yet started
+    return tally
+
+
+def draw_examples(count: int, tables: st.SearchStrategy[tuple[int, Options]]) -> list[Example]:
+    """`count` (seed, players, options) examples drawn by hypothesis: derandomized unless SCALE
+    asks for a deep run, so CI plays the same matches every time."""
+    drawn: list[Example] = []
 
     @settings(
-        max_examples=max(1, round(matches * SCALE)),
+        max_examples=count,
         derandomize=SCALE == 1,
         database=None,
-        # No shrinking: a match is thousands of decisions and a seed has no simpler form worth
-        # minutes of search; the failing example as drawn replays exactly.
+        # Drawing only: the matches are played afterwards, over every core. A failing match is not
+        # shrunk: it is thousands of decisions and a seed has no simpler form worth minutes of search.
         phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate),
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
     @given(seed=SEEDS, table=tables)
-    def one_match(seed: bytes, table: tuple[int, Options]) -> None:
-        players, options = table
-        play(variant, players, seed, options, tally=tally, check_result=check_result)
-        tally[f"{players} players"] += 1
+    def draw(seed: bytes, table: tuple[int, Options]) -> None:
+        drawn.append((seed, *table))
 
-    one_match()
+    draw()
+    return drawn
+
+
+def _play_chunk(variant: str, examples: list[Example], check_result: CheckResult) -> Tally:
+    """Play and check `examples`; a failure is raised with the example that replays it."""
+    tally = Tally()
+    for seed, players, options in examples:
+        try:
+            play(variant, players, seed, options, tally=tally, check_result=check_result)
+        except Exception as failure:
+            call = (
+                f"play({variant!r}, {players}, bytes.fromhex({seed.hex()!r}), {dict(options)!r}, "
+                f"tally=Tally(), check_result={check_result.__qualname__})"
+            )
+            detail = "".join(traceback.format_exception(failure))
+            raise AssertionError(f"{variant} match failed; {call} replays it\n{detail}") from None
+        tally[f"{players} players"] += 1
     return tally
 
 
