@@ -568,19 +568,58 @@ class MeldSolver:
         return options
 
     def _build_deadwood_table(self) -> list[int]:
-        """Deadwood left by the best runs for every 13-bit suit mask (one copy per rank)."""
-        penalties = self.params.penalties
-        table = []
-        for mask in range(8192):
-            key = 0
-            total = 0
-            for rank in range(1, 14):
-                if mask >> (rank - 1) & 1:
-                    key |= _unit(rank)
-                    total += penalties[rank]
-            table.append(total - self._runs_memo[key << 4])
+        """Deadwood left by the best runs for every 13-bit suit mask (one copy per rank).
+
+        Shared by solvers whose runs and penalties agree (kalooki and rummy40): it is ~8k entries.
+        """
+        params = self.params
+        shape = (params.penalties, params.run_min, params.ace_low, params.ace_high)
+        table = _DEADWOOD_TABLES.get(shape)
+        if table is None:
+            table = _DEADWOOD_TABLES[shape] = _deadwood_table(*shape)
         self._deadwood_table = table
         return table
+
+
+def _deadwood_table(penalties: tuple[int, ...], run_min: int, ace_low: bool, ace_high: bool) -> list[int]:
+    """Deadwood per 13-bit suit mask (bit rank-1), by stretches rather than the run search.
+
+    With one copy per rank and no jokers, a stretch of consecutive positions melds whole when it
+    holds `run_min` cards or more (13 at most: the ace is held once) and not at all when shorter;
+    the ace sits low (position 1) or high (14), whichever saves more.
+    """
+    size = 1 << 13
+    total = [0] * size
+    for mask in range(1, size):
+        low = mask & -mask
+        total[mask] = total[mask ^ low] + penalties[low.bit_length()]
+    low_ace = _stretch_savings(penalties[1:], run_min)  # positions 1..13: A, 2..K
+    high_ace = _stretch_savings((*penalties[2:], penalties[1]), run_min)  # positions 2..14: 2..K, A
+    table = []
+    for mask in range(size):
+        saved = 0
+        if ace_low:
+            saved = low_ace[mask]
+        if ace_high:
+            saved = max(saved, high_ace[(mask >> 1) | (mask & 1) << 12])
+        table.append(total[mask] - saved)
+    return table
+
+
+def _stretch_savings(values: Sequence[int], run_min: int) -> list[int]:
+    """Per 13-bit mask over 13 consecutive positions: the values of its stretches of `run_min`+ bits."""
+    prefix = [0, *itertools.accumulate(values)]
+    saved = [0] * (1 << 13)
+    for mask in range(1, 1 << 13):
+        low = (mask & -mask).bit_length() - 1
+        shifted = mask >> low
+        length = (~shifted & (shifted + 1)).bit_length() - 1  # the trailing ones: the lowest stretch
+        value = prefix[low + length] - prefix[low] if length >= run_min else 0
+        saved[mask] = value + saved[mask ^ (((1 << length) - 1) << low)]
+    return saved
+
+
+_DEADWOOD_TABLES: dict[tuple[tuple[int, ...], int, bool, bool], list[int]] = {}
 
 
 _SOLVERS: dict[MeldParams, MeldSolver] = {}
