@@ -15,7 +15,7 @@ from typing import Final, TypeVar
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import End, Meld, MeldKind, find_melds, lay_off, make_meld
+from rummy_rules.melds import BITS, End, Meld, MeldKind, lay_off, make_meld, suit_runs
 from rummy_rules.variants import ContractOptions, Rules
 
 K = TypeVar("K")
@@ -253,47 +253,107 @@ def round_penalty(hand_points: int, buys: int, rules: Rules) -> int:
     return hand_points + (_options(rules).buy_penalty_points if buys > FREE_BUYS else 0)
 
 
-def _threes(hand: Sequence[Card], rules: Rules) -> list[Meld]:
-    """Candidate threes: every natural card of a rank, each choice of three, a pair with a joker (D4)."""
-    by_rank: dict[int, list[Card]] = {}
-    jokers = 0
+# A candidate meld of a laydown: the meld, its cards as (card code, copies) pairs (threes may hold
+# two copies of a card, D4) and its card codes in order (for the search's duplicate check).
+_Candidate = tuple[Meld, tuple[tuple[int, int], ...], tuple[int, ...]]
+
+
+def _candidate(meld: Meld) -> _Candidate:
+    counts: dict[int, int] = {}
+    for card in meld.cards:
+        counts[card.code] = counts.get(card.code, 0) + 1
+    return meld, tuple(counts.items()), tuple(card.code for card in meld.cards)
+
+
+def _threes(hand: Sequence[Card]) -> list[tuple[_Candidate, ...]]:
+    """Candidate threes, one group per rank in the hand's order (D4; see `_rank_threes`)."""
+    by_rank: dict[int, list[int]] = {}
+    jokers = False
     for card in hand:
         if card.suit is None:
-            jokers += 1
+            jokers = True
         else:
-            by_rank.setdefault(card.rank, []).append(card)
+            by_rank.setdefault(card.rank, []).append(card.code)
+    groups: list[tuple[_Candidate, ...]] = []
+    for codes in by_rank.values():
+        if len(codes) >= 3 or (len(codes) == 2 and jokers):
+            codes.sort()
+            key = (tuple(codes), jokers)
+            group = _THREES_MEMO.get(key)
+            if group is None:
+                if len(_THREES_MEMO) > _MEMO_LIMIT:
+                    _THREES_MEMO.clear()
+                group = _THREES_MEMO[key] = _rank_threes(key[0], jokers)
+            groups.append(group)
+    return groups
+
+
+def _rank_threes(codes: tuple[int, ...], jokers: bool) -> tuple[_Candidate, ...]:
+    """The threes of one rank's natural cards (sorted codes): every natural card of the rank, each
+    choice of three, a pair with a joker (D4). Which copies go into a three matters when a run needs one."""
+    cards = tuple(CARD_BY_CODE[code] for code in codes)
+    rank = cards[0].rank
     found: list[Meld] = []
-    for rank, cards in by_rank.items():
-        cards.sort()
-        if len(cards) > 3:
-            found.append(Meld(MeldKind.SET, tuple(cards), rank))
-        if len(cards) >= 3:
-            # Which copies go into the three matters when a run needs one of them.
-            for combo in dict.fromkeys(combinations(cards, 3)):
-                found.append(Meld(MeldKind.SET, combo, rank))
-        elif len(cards) == 2 and jokers:
-            found.append(Meld(MeldKind.SET, (*cards, JOKER), rank))
-    return found
+    if len(cards) > 3:
+        found.append(Meld(MeldKind.SET, cards, rank))
+    if len(cards) >= 3:
+        found.extend(Meld(MeldKind.SET, combo, rank) for combo in dict.fromkeys(combinations(cards, 3)))
+    elif len(cards) == 2 and jokers:
+        found.append(Meld(MeldKind.SET, (*cards, JOKER), rank))
+    return tuple(_candidate(meld) for meld in found)
 
 
-def _runs(hand: Sequence[Card], rules: Rules) -> list[Meld]:
-    """Candidate runs: every run `find_melds` offers, and its joker runs shortened at either end.
+def _runs(hand: Sequence[Card], rules: Rules) -> list[tuple[_Candidate, ...]]:
+    """Candidate runs, one group per suit that has any (see `_suit_runs`)."""
+    jokers = False
+    masks = [0, 0, 0, 0]
+    for card in hand:
+        code = card.code
+        if code:
+            suit_index, position_bit, _, _ = BITS[code]
+            masks[suit_index] |= position_bit
+        else:
+            jokers = True
+    shape = (rules.run_min, rules.ace_low_in_runs, rules.set_min, rules.set_max, jokers)
+    groups: list[tuple[_Candidate, ...]] = []
+    for suit_index, mask in enumerate(masks):
+        if mask & (mask - 1):
+            key = (suit_index, mask, shape)
+            group = _RUNS_MEMO.get(key)
+            if group is None:
+                if len(_RUNS_MEMO) > _MEMO_LIMIT:
+                    _RUNS_MEMO.clear()
+                group = _RUNS_MEMO[key] = _suit_runs(
+                    suit_runs(suit_index, mask, jokers, rules), rules.run_min
+                )
+            if group:
+                groups.append(group)
+    return groups
 
-    A shorter run leaves its end cards free for a three.
+
+def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
+    """Every run `find_melds` offers in one suit, and its joker runs shortened at either end.
+
+    A shorter run leaves its end cards free for a three. The candidates of a suit depend only on
+    the suit's cards and whether a joker is held, so `_runs` memoises them.
     """
     found: dict[tuple[Card, ...], Meld] = {}
-    for meld in find_melds(hand, rules):
-        if meld.kind is not MeldKind.RUN:
-            continue
+    for meld in melds:
         found[meld.cards] = meld
         if JOKER in meld.cards:
             size = len(meld.cards)
-            for low in range(size - rules.run_min + 1):
-                for high in range(low + rules.run_min, size + 1):
+            for low in range(size - run_min + 1):
+                for high in range(low + run_min, size + 1):
                     cards = meld.cards[low:high]
                     if cards not in found and any(card.suit is not None for card in cards):
                         found[cards] = Meld(MeldKind.RUN, cards, meld.rank + low, meld.suit)
-    return list(found.values())
+    return tuple(_candidate(meld) for meld in found.values())
+
+
+_RunsKey = tuple[int, int, tuple[int, bool, int, int, bool]]
+_RUNS_MEMO: dict[_RunsKey, tuple[_Candidate, ...]] = {}
+_THREES_MEMO: dict[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]] = {}
+_MEMO_LIMIT: Final = 100_000  # bounds both memos in a long-lived engine
 
 
 def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:
@@ -332,74 +392,88 @@ def laydowns(
     options = _options(rules)
     if len(hand) < contract.min_cards:
         return []
-    runs = _runs(hand, rules) if contract.runs else []
-    if len({meld.suit for meld in runs}) < contract.runs:
+    run_groups = _runs(hand, rules) if contract.runs else []
+    if len(run_groups) < contract.runs:
         return []  # src ¶16: the runs need as many suits
-    threes = _threes(hand, rules) if contract.threes else []
-    if len({meld.rank for meld in threes}) < contract.threes and not options.threes_same_rank_allowed:
+    same_rank = options.threes_same_rank_allowed
+    three_groups = _threes(hand) if contract.threes else []
+    if len(three_groups) < contract.threes and not same_rank:
         return []  # D6: the threes need as many ranks
+    # The candidates in one list, each with where the search goes on after choosing it: the next
+    # suit's runs (runs of different suits, src ¶16), the next rank's threes (D6) unless threes of
+    # one rank are allowed; and how many suits (ranks) are still to come from it, to stop early.
+    runs, run_next, run_groups_left = _flatten(run_groups, True)
+    threes, three_next, three_groups_left = _flatten(three_groups, not same_rank)
+    if same_rank:
+        three_groups_left = [len(threes) - index for index in range(len(threes))]
     found: list[tuple[Meld, ...]] = []
-    seen: set[tuple[tuple[Card, ...], ...]] = set()
+    seen: set[tuple[tuple[int, ...], ...]] = set()
     whole = round_number == ROUNDS
-    # Cards left, counted per card code and taken and given back as the search goes (no copies);
-    # each candidate's cards as (code, copies) pairs.
+    # Cards left, counted per card code and taken and given back as the search goes (no copies).
     pool = [0] * len(CARD_BY_CODE)
     for card in hand:
         pool[card.code] += 1
-    run_needs = [_needs(meld) for meld in runs]
-    three_needs = [_needs(meld) for meld in threes]
-    same_rank = options.threes_same_rank_allowed
+    chosen: list[_Candidate] = []
 
-    def extend(chosen: list[Meld], run_count: int, run_from: int, three_from: int) -> None:
+    def extend(runs_left: int, threes_left: int, start: int) -> None:
         if len(found) >= limit:
             return
-        if run_count < contract.runs:
-            candidates, needs, start, kind = runs, run_needs, run_from, MeldKind.RUN
-        elif len(chosen) - run_count < contract.threes:
-            candidates, needs, start, kind = threes, three_needs, three_from, MeldKind.SET
+        if runs_left:
+            candidates, after, groups_left, need_more = runs, run_next, run_groups_left, runs_left
+        elif threes_left:
+            candidates, after, groups_left, need_more = threes, three_next, three_groups_left, threes_left
         else:
-            melds = list(chosen)
-            if whole and not _absorb(melds, _left(hand, pool), rules):
-                return
-            key = tuple(sorted(meld.cards for meld in melds))
+            melds = [meld for meld, _, _ in chosen]
+            if whole:
+                if not _absorb(melds, _left(hand, pool), rules):
+                    return
+                key = tuple(sorted(tuple(card.code for card in meld.cards) for meld in melds))
+            else:
+                key = tuple(sorted(codes for _, _, codes in chosen))
             if key not in seen:
                 seen.add(key)
                 found.append(tuple(melds))
             return
-        is_run = kind is MeldKind.RUN
         for index in range(start, len(candidates)):
-            meld = candidates[index]
-            if is_run:
-                if any(other.suit is meld.suit for other in chosen if other.kind is kind):
-                    continue
-            elif not same_rank and any(other.rank == meld.rank for other in chosen if other.kind is kind):
-                continue
-            need = needs[index]
+            if groups_left[index] < need_more:
+                return  # too few suits (ranks) left for the melds still needed
+            candidate = candidates[index]
+            need = candidate[1]
             for code, count in need:
                 if pool[code] < count:
                     break
             else:  # the candidate's cards are all still in the pool
                 for code, count in need:
                     pool[code] -= count
-                chosen.append(meld)
-                if is_run:
-                    extend(chosen, run_count + 1, index + 1, three_from)
+                chosen.append(candidate)
+                if runs_left:
+                    extend(runs_left - 1, threes_left, run_next[index] if runs_left > 1 else 0)
                 else:
-                    extend(chosen, run_count, run_from, index + 1)
+                    extend(0, threes_left - 1, after[index])
                 chosen.pop()
                 for code, count in need:
                     pool[code] += count
 
-    extend([], 0, 0, 0)
+    extend(contract.runs, contract.threes, 0)
     return found
 
 
-def _needs(meld: Meld) -> tuple[tuple[int, int], ...]:
-    """A meld's cards as (card code, copies) pairs (threes may hold two copies of a card, D4)."""
-    counts: dict[int, int] = {}
-    for card in meld.cards:
-        counts[card.code] = counts.get(card.code, 0) + 1
-    return tuple(counts.items())
+def _flatten(
+    groups: Sequence[tuple[_Candidate, ...]], skip_group: bool
+) -> tuple[list[_Candidate], list[int], list[int]]:
+    """The candidates of `groups` in order; per candidate, where the search resumes after choosing
+    it (the next group's start if `skip_group`, else the next candidate), and how many groups
+    start at or after it (its own included)."""
+    flat: list[_Candidate] = []
+    after: list[int] = []
+    left: list[int] = []
+    for number, group in enumerate(groups):
+        end = len(flat) + len(group)
+        for candidate in group:
+            flat.append(candidate)
+            after.append(end if skip_group else len(flat))
+            left.append(len(groups) - number)
+    return flat, after, left
 
 
 def _left(hand: Sequence[Card], pool: Sequence[int]) -> Counter[Card]:

@@ -373,6 +373,17 @@ def melds_of_masks(rank: int, rank_suits: int, suit_index: int, suit_mask: int, 
     return found
 
 
+def suit_runs(suit_index: int, suit_mask: int, jokers: bool, rules: Rules) -> tuple[Meld, ...]:
+    """`find_melds`' runs of suit `suit_index` for a hand holding `suit_mask` of it (as `BITS`).
+
+    `jokers`: whether the hand holds a joker. Contract laydowns ask for runs only, suit by suit.
+    """
+    if not suit_mask & (suit_mask - 1):
+        return ()
+    shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
+    return _run_melds(suit_index, suit_mask, shape)
+
+
 def _set_melds(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     key = (rank, mask, shape)
     melds = _SET_MEMO.get(key)
