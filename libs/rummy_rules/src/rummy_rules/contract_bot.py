@@ -40,41 +40,71 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     suits, src ¶16) and the `threes` ranks with the most copies (different ranks, D6). Cards in the
     plan score high, a second copy of a run card low; jokers are kept always.
     """
-    # Suits by index ((code - 1) // 13), in order of first appearance; rank bit masks (bit r).
-    by_suit: dict[int, int] = {}
-    by_rank: dict[int, int] = {}
+    # Rank masks (bit r) per suit index and copies per rank, with the suits and ranks in order of
+    # first appearance: the plan's ties go to the earlier one.
+    masks = [0, 0, 0, 0]
+    suits: list[int] = []
+    counts = [0] * 14
+    ranks: list[int] = []
     for card in hand:
         code = card.code
         if code:
-            suit = (code - 1) // 13
-            by_suit[suit] = by_suit.get(suit, 0) | 1 << card.rank
-            by_rank[card.rank] = by_rank.get(card.rank, 0) + 1
-    windows: list[tuple[int, int, int]] = []
-    for suit, ranks in by_suit.items():
-        positions = ranks | (1 << 14 if ranks & 2 else 0)  # the ace also sits above the king
-        counts = [(positions & _WINDOW[low]).bit_count() for low in range(1, 11)]
-        best = counts.index(max(counts)) + 1  # the lowest of the best windows
-        windows.append((counts[best - 1], best, suit))
-    windows.sort(key=lambda window: window[0], reverse=True)
-    run_plan = {suit: low for _, low, suit in windows[:runs]}
-    three_plan = set(sorted(by_rank, key=lambda rank: -by_rank[rank])[:threes])
+            suit = _SUIT_OF[code]
+            if not masks[suit]:
+                suits.append(suit)
+            masks[suit] |= _RANK_BIT[code]
+            rank = card.rank
+            if not counts[rank]:
+                ranks.append(rank)
+            counts[rank] += 1
+    run_plan: list[tuple[int, int] | None] = [None, None, None, None]
+    if runs:
+        windows = [(*_best_window(masks[suit]), suit) for suit in suits]
+        windows.sort(key=lambda window: window[0], reverse=True)
+        for _, low, suit in windows[:runs]:
+            # Its cards inside the window score 10 plus the window's cards (the ace above the
+            # king not counted: the mask has no bit 14).
+            run_plan[suit] = (low, 10 + (masks[suit] & _WINDOW[low]).bit_count())
+    three_plan = set(sorted(ranks, key=lambda rank: -counts[rank])[:threes]) if threes else ()
     scores: dict[Card, int] = {}
     for card in hand:
+        if card in scores:
+            continue  # copies score alike
         code = card.code
         if not code:
             scores[card] = 100
             continue
-        suit = (code - 1) // 13
-        count = by_rank[card.rank]
+        rank = card.rank
+        count = counts[rank]
         score = count if threes else 0
-        low = run_plan.get(suit)
-        position = card.rank if low is None or card.rank != 1 or low < 10 else 14
-        if low is not None and low <= position < low + 5:
-            score += 10 + (by_suit[suit] & _WINDOW[low]).bit_count()
-        if card.rank in three_plan:
+        plan = run_plan[_SUIT_OF[code]]
+        if plan is not None:
+            low = plan[0]
+            position = 14 if rank == 1 and low >= 10 else rank
+            if low <= position < low + 5:
+                score += plan[1]
+        if rank in three_plan:
             score += 8 + 2 * min(count, 3) if count <= 4 else 4  # more than four copies crowd the hand
         scores[card] = score
     return scores
+
+
+def _best_window(ranks: int) -> tuple[int, int]:
+    """(cards, lowest rank) of the best five-rank window of a suit's rank mask (the lowest of ties)."""
+    best = _BEST_WINDOWS.get(ranks)
+    if best is None:
+        positions = ranks | (1 << 14 if ranks & 2 else 0)  # the ace also sits above the king
+        counts = [(positions & _WINDOW[low]).bit_count() for low in range(1, 11)]
+        low = counts.index(max(counts)) + 1
+        best = _BEST_WINDOWS[ranks] = (counts[low - 1], low)
+    return best
+
+
+# Memo of `_best_window` by rank mask: at most 2**13 masks.
+_BEST_WINDOWS: Final[dict[int, tuple[int, int]]] = {}
+# Per card code (0 the joker): its suit index and its rank's bit.
+_SUIT_OF: Final = (-1, *((code - 1) // 13 for code in range(1, 53)))
+_RANK_BIT: Final = (0, *(1 << ((code - 1) % 13 + 1) for code in range(1, 53)))
 
 
 def _fits_table(card: Card, view: SeatView) -> bool:
@@ -122,13 +152,18 @@ def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Rand
     if not discards:
         return actions[rng.randrange(len(actions))]
     penalty = view.rules.penalty
-    keep = keep_scores(hand, contract.runs, contract.threes)
-    copies = {card: hand.count(card) for card in keep}
-    scored = [
+    if laid_down:
         # After laying down, melds no longer come from the hand: shed the costliest card.
-        (0 if laid_down else keep[action.card] - 5 * (copies[action.card] - 1), -penalty[action.card.rank], i)
-        for i, action in enumerate(discards)
-    ]
+        scored = [(0, -penalty[action.card.rank], i) for i, action in enumerate(discards)]
+    else:
+        keep = keep_scores(hand, contract.runs, contract.threes)
+        copies: dict[Card, int] = {}
+        for card in hand:
+            copies[card] = copies.get(card, 0) + 1
+        scored = [
+            (keep[action.card] - 5 * (copies[action.card] - 1), -penalty[action.card.rank], i)
+            for i, action in enumerate(discards)
+        ]
     best = min(scored)[:2]
     ties = [discards[i] for score, cost, i in scored if (score, cost) == best]
     return ties[rng.randrange(len(ties))]
