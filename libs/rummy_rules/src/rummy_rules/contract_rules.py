@@ -303,8 +303,9 @@ def _rank_threes(codes: tuple[int, ...], jokers: bool) -> tuple[_Candidate, ...]
     return tuple(_candidate(meld) for meld in found)
 
 
-def _runs(hand: Sequence[Card], rules: Rules) -> list[tuple[_Candidate, ...]]:
-    """Candidate runs, one group per suit that has any (see `_suit_runs`)."""
+def _runs(hand: Sequence[Card], rules: Rules, needed: int) -> list[tuple[_Candidate, ...]]:
+    """Candidate runs, one group per suit that has any (see `_suit_runs`); none at all if fewer
+    than `needed` suits have any, which `_may_run` tells from the suit's cards alone (most calls)."""
     jokers = False
     masks = [0, 0, 0, 0]
     for card in hand:
@@ -314,21 +315,48 @@ def _runs(hand: Sequence[Card], rules: Rules) -> list[tuple[_Candidate, ...]]:
             masks[suit_index] |= position_bit
         else:
             jokers = True
-    shape = (rules.run_min, rules.ace_low_in_runs, rules.set_min, rules.set_max, jokers)
+    run_min, ace_low = rules.run_min, rules.ace_low_in_runs
+    suits = [
+        suit_index
+        for suit_index, mask in enumerate(masks)
+        if mask & (mask - 1) and _may_run(mask, run_min, ace_low, jokers)
+    ]
+    if len(suits) < needed:
+        return []
+    shape = (run_min, ace_low, rules.set_min, rules.set_max, jokers)
     groups: list[tuple[_Candidate, ...]] = []
-    for suit_index, mask in enumerate(masks):
-        if mask & (mask - 1):
-            key = (suit_index, mask, shape)
-            group = _RUNS_MEMO.get(key)
-            if group is None:
-                if len(_RUNS_MEMO) > _MEMO_LIMIT:
-                    _RUNS_MEMO.clear()
-                group = _RUNS_MEMO[key] = _suit_runs(
-                    suit_runs(suit_index, mask, jokers, rules), rules.run_min
-                )
-            if group:
-                groups.append(group)
+    for suit_index in suits:
+        mask = masks[suit_index]
+        key = (suit_index, mask, shape)
+        group = _RUNS_MEMO.get(key)
+        if group is None:
+            if len(_RUNS_MEMO) > _MEMO_LIMIT:
+                _RUNS_MEMO.clear()
+            melds = suit_runs(suit_index, mask, jokers, rules)
+            group = _RUNS_MEMO[key] = _suit_runs(melds, run_min)
+        if group:
+            groups.append(group)
     return groups
+
+
+def _may_run(mask: int, run_min: int, ace_low: bool, jokers: bool) -> bool:
+    """Whether `find_melds` makes any run of one suit from its ranks `mask` (bit r for rank r).
+
+    It does exactly when some window of `run_min` positions (the ace also above the king, and not
+    below the 2 unless ace_low) holds every card, or all but one with a joker in hand (`_runs_of_suit`
+    extends a stretch by a joker or closes a one-card gap with it). Bit arithmetic, no melds built.
+    """
+    if mask & 2:
+        mask |= 1 << 14
+    if not ace_low:
+        mask &= ~2
+    every = mask  # windows (by lowest position) of the width so far holding every card
+    one_short = -1  # ... holding all but at most one
+    for width in range(1, run_min):
+        shifted = mask >> width
+        one_short = (one_short & shifted) | every
+        every &= shifted
+    return bool(every or (jokers and one_short))
 
 
 def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
@@ -392,7 +420,7 @@ def laydowns(
     options = _options(rules)
     if len(hand) < contract.min_cards:
         return []
-    run_groups = _runs(hand, rules) if contract.runs else []
+    run_groups = _runs(hand, rules, contract.runs) if contract.runs else []
     if len(run_groups) < contract.runs:
         return []  # src ¶16: the runs need as many suits
     same_rank = options.threes_same_rank_allowed
