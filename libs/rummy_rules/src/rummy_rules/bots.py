@@ -147,12 +147,13 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     if take is not None or stock is not None:
         top = view.discard_top
         if take is not None and top is not None:
+            if stock is None:
+                return take
             # Worth taking only if it gets melded: with it, the best hand is better than without
-            # it plus its own penalty as deadwood.
+            # it plus its own penalty as deadwood (one such hand is enough to know).
             distinct = set(hand)
-            kept = min(solver.penalty(_without((*hand, top), (card,))) for card in distinct)
             alone = min(solver.penalty(_without(hand, (card,))) for card in distinct) + params.penalty_of(top)
-            if kept < alone or stock is None:
+            if any(solver.penalty(_without((*hand, top), (card,))) < alone for card in distinct):
                 return take
         assert stock is not None
         return stock
