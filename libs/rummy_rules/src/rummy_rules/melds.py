@@ -8,7 +8,6 @@ with a stable code; nothing here touches game state.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -221,20 +220,23 @@ def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | No
     lowest = 1 if rules.ace_low_in_runs else 2
     count = len(cards)
     low, high = meld.rank, meld.high
+    counts: dict[Card, int] = {}  # a plain dict: a Counter costs more to build than the search
+    for card in cards:
+        counts[card] = counts.get(card, 0) + 1
     options: list[tuple[int, Meld]] = []
     for below in range(count + 1):
         new_low, new_high = low - below, high + count - below
         if new_low < lowest or new_high > 14 or new_high - new_low >= 13:
             continue
-        pool = Counter(cards)
+        pool = counts.copy()
         placed: list[Card] = []
         fits = True
         for position in (*range(new_low, low), *range(high + 1, new_high + 1)):
             natural = line[position]
-            if pool[natural]:
+            if pool.get(natural):
                 pool[natural] -= 1
                 placed.append(natural)
-            elif pool[JOKER]:
+            elif pool.get(JOKER):
                 pool[JOKER] -= 1
                 placed.append(JOKER)
             else:
@@ -526,23 +528,24 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
         not distinct or len({card.suit for card in meld.cards if card.suit is not None}) + 1 + jokers <= 4
     )
     for card, at in layoff_targets(meld, rules):
-        if card.suit is not None:
-            # Natural targets are built directly (`lay_off` costs ten times as much): a run's always
-            # fits at its end (layoff_targets checks the ends and the length), a set's as above.
-            if not run:
-                if set_fits:
-                    layoffs.append((card, at, Meld(MeldKind.SET, (*meld.cards, card), meld.rank)))
-            elif at is End.LOW:
+        if card.suit is None and not rules.jokers:
+            continue  # lay_off refuses a joker in a game without them (rummy500 D2)
+        # Layoffs are built directly where they can be (`lay_off` costs ten times as much): a run
+        # takes the card or a joker at the end named (layoff_targets checks the ends and the
+        # length); a set takes a natural card as above.
+        if run:
+            if at is End.LOW:
                 layoffs.append((card, at, Meld(MeldKind.RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
             else:
                 layoffs.append((card, at, Meld(MeldKind.RUN, (*meld.cards, card), meld.rank, meld.suit)))
-            continue
-        if not rules.jokers:
-            continue  # lay_off refuses a joker in a game without them (rummy500 D2)
-        try:
-            layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
-        except RuleViolation:
-            continue
+        elif card.suit is not None:
+            if set_fits:
+                layoffs.append((card, at, Meld(MeldKind.SET, (*meld.cards, card), meld.rank)))
+        else:
+            try:  # a joker on a set: lay_off also checks the suits of its natural cards (D4)
+                layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
+            except RuleViolation:
+                continue
     options = MeldOptions(tuple(layoffs), _swap_needs(meld, rules))
     if len(_OPTIONS_MEMO) > _MEMO_LIMIT:
         _OPTIONS_MEMO.clear()
