@@ -227,174 +227,223 @@ _new_state: Final = tuple.__new__
 
 def evolve(state: GameState | None, event: Event) -> GameState:
     """Apply one accepted event; no validation, cannot fail (replay and snapshots rely on it)."""
-    if isinstance(event, GameStarted):
-        rules = rules_for(event.variant, event.players, **dict(event.options))
-        players = range(event.players)
-        blank = GameState(
-            rules=rules,
-            seed_commitment=event.seed_commitment,
-            deal=0,
-            dealer=event.dealer,
-            hands=(),
-            stock=(),
-            discard=(),
-            melds=(),
-            owners=(),
-            opened=(),
-            turn=0,
-            phase=Phase.DRAW,
-            taken=None,
-            turn_start_opened=False,
-            extended=False,
-            took_unopened=False,
-            credits=(),
-            buys=(),
-            offer=None,
-            offer_from=None,
-            buy_request=None,
-            active=tuple(True for _ in players),
-            totals=tuple(0 for _ in players),
-            penalties=tuple(0 for _ in players),
-            deals_done=0,
-            reshuffles=0,
-            winners=(),
-            payouts=(),
-        )
-        return _dealt(blank, rules.first_deal, event.dealer, event.deck)
+    if type(event) is GameStarted:
+        return _started(event)
     assert state is not None, "a game's first event is GameStarted"
-    if isinstance(event, CardDrawn):
-        seat = event.seat
-        opened = state.opened[seat]
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card))
-        values[_PHASE] = Phase.PLAY
-        values[_START_OPENED] = opened
-        values[_EXTENDED] = False
-        if event.from_discard:
-            values[_DISCARD] = state.discard[:-1]
-            values[_TAKEN] = event.card
-            values[_TOOK_UNOPENED] = not opened
-            values[_TURN_IDLE] = True
-            return _new_state(GameState, values)
-        values[_STOCK] = state.stock[:-1]
-        values[_TAKEN] = None
-        values[_TOOK_UNOPENED] = False
-        values[_TURN_IDLE] = False
-        return _new_state(GameState, values)
-    if isinstance(event, CardDiscarded):
-        seat = event.seat
-        hand = _without_one(state.hands[seat], event.card)
-        discard = (*state.discard, event.card)
-        idle_turns = state.idle_turns + 1 if state.turn_idle else 0
-        if not hand:
-            return state._replace(
-                hands=_set_at(state.hands, seat, hand), discard=discard, idle_turns=idle_turns
-            )
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, hand)
-        values[_DISCARD] = discard
-        values[_TURN] = _next_seat(state.active, seat)
-        values[_PHASE] = Phase.DRAW
-        values[_TAKEN] = None
-        values[_IDLE_TURNS] = idle_turns
-        return _new_state(GameState, values)
-    if isinstance(event, MeldsLaid):
-        seat = event.seat
-        melds = event.melds
-        used = [card for meld in melds for card in meld.cards]
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], used))
-        values[_MELDS] = state.melds + melds
-        values[_OWNERS] = state.owners + (seat,) * len(melds)
-        values[_CREDITS] = state.credits + tuple((seat,) * len(meld.cards) for meld in melds)
-        values[_OPENED] = _set_at(state.opened, seat, True)
-        values[_PROGRESSED] = True
-        values[_TURN_IDLE] = False
-        return _new_state(GameState, values)
-    if isinstance(event, CardsLaidOff):
-        seat = event.seat
-        before = state.melds[event.meld]
-        # rummy500 D12: each card laid off is credited to the seat that laid it, at its place.
-        below = before.rank - event.result.rank if before.kind is MeldKind.RUN else 0
-        above = len(event.result.cards) - len(before.cards) - below
-        credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], event.cards))
-        values[_MELDS] = _set_at(state.melds, event.meld, event.result)
-        values[_CREDITS] = _set_at(state.credits, event.meld, credit)
-        values[_EXTENDED] = True
-        values[_PROGRESSED] = True
-        values[_TURN_IDLE] = False
-        return _new_state(GameState, values)
-    if isinstance(event, JokerSwapped):
-        seat = event.seat
-        hand = (*_without(state.hands[seat], event.cards), JOKER)
-        grown = len(event.result.cards) - len(state.melds[event.meld].cards)  # kalooki D11 adds a card
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, hand)
-        values[_MELDS] = _set_at(state.melds, event.meld, event.result)
-        values[_CREDITS] = _set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown)
-        values[_EXTENDED] = True
-        values[_PROGRESSED] = True
-        values[_TURN_IDLE] = False
-        return _new_state(GameState, values)
-    if isinstance(event, StockReshuffled):
-        keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
-        return state._replace(
-            stock=tuple(reversed(event.cards)),
-            discard=state.discard[len(state.discard) - keep :] if keep else (),
-            reshuffles=state.reshuffles + 1,
-            progressed=False,  # meldstream M1: a new stock cycle begins
-            stale_cycles=0 if state.progressed else state.stale_cycles + 1,
-        )
-    if isinstance(event, BuyOffered):
-        values = list(state)
-        values[_OFFER] = event.card
-        values[_OFFER_FROM] = event.discarder
-        values[_BUY_REQUEST] = None
-        return _new_state(GameState, values)
-    if isinstance(event, BuyRequested):
-        values = list(state)
-        values[_BUY_REQUEST] = event.seat
-        return _new_state(GameState, values)
-    if isinstance(event, BuyGranted):
-        seat = event.seat
-        values = list(state)
-        values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card, event.stock_card))
+    # One lookup by the event's type, not a chain of isinstance tests (evolve runs on every event).
+    evolver: Any = _EVOLVERS[type(event)]
+    new_state: GameState = evolver(state, event)
+    return new_state
+
+
+def _started(event: GameStarted) -> GameState:
+    rules = rules_for(event.variant, event.players, **dict(event.options))
+    players = range(event.players)
+    blank = GameState(
+        rules=rules,
+        seed_commitment=event.seed_commitment,
+        deal=0,
+        dealer=event.dealer,
+        hands=(),
+        stock=(),
+        discard=(),
+        melds=(),
+        owners=(),
+        opened=(),
+        turn=0,
+        phase=Phase.DRAW,
+        taken=None,
+        turn_start_opened=False,
+        extended=False,
+        took_unopened=False,
+        credits=(),
+        buys=(),
+        offer=None,
+        offer_from=None,
+        buy_request=None,
+        active=tuple(True for _ in players),
+        totals=tuple(0 for _ in players),
+        penalties=tuple(0 for _ in players),
+        deals_done=0,
+        reshuffles=0,
+        winners=(),
+        payouts=(),
+    )
+    return _dealt(blank, rules.first_deal, event.dealer, event.deck)
+
+
+def _drawn(state: GameState, event: CardDrawn) -> GameState:
+    seat = event.seat
+    opened = state.opened[seat]
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card))
+    values[_PHASE] = Phase.PLAY
+    values[_START_OPENED] = opened
+    values[_EXTENDED] = False
+    if event.from_discard:
         values[_DISCARD] = state.discard[:-1]
-        values[_STOCK] = state.stock[:-1]
-        values[_BUYS] = _set_at(state.buys, seat, event.buys_this_round)
-        values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+        values[_TAKEN] = event.card
+        values[_TOOK_UNOPENED] = not opened
+        values[_TURN_IDLE] = True
         return _new_state(GameState, values)
-    if isinstance(event, BuyPassed):
-        values = list(state)
-        values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
-        return _new_state(GameState, values)
-    if isinstance(event, DealEnded):
-        totals = tuple(total + penalty for total, penalty in zip(state.totals, event.penalties, strict=True))
-        active = state.active
-        if state.rules.match_mode is MatchMode.ELIMINATION:
-            limit = state.rules.elimination_limit
-            active = tuple(alive and total < limit for alive, total in zip(active, totals, strict=True))
-        if event.stalemate:
-            counted = not _stalemate_voids(state)  # meldstream M1
-        else:
-            # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
-            counted = event.winner is not None or not _voids(state.rules)
-        return state._replace(
-            phase=Phase.DEAL_OVER,
-            totals=totals,
-            penalties=event.penalties,
-            active=active,
-            deals_done=state.deals_done + counted,
-            stalemates=state.stalemates + event.stalemate,
-        )
-    if isinstance(event, DealStarted):
-        return _dealt(state, event.deal, event.dealer, event.deck)
-    # GameEnded
+    values[_STOCK] = state.stock[:-1]
+    values[_TAKEN] = None
+    values[_TOOK_UNOPENED] = False
+    values[_TURN_IDLE] = False
+    return _new_state(GameState, values)
+
+
+def _discarded(state: GameState, event: CardDiscarded) -> GameState:
+    seat = event.seat
+    hand = _without_one(state.hands[seat], event.card)
+    discard = (*state.discard, event.card)
+    idle_turns = state.idle_turns + 1 if state.turn_idle else 0
+    if not hand:
+        return state._replace(hands=_set_at(state.hands, seat, hand), discard=discard, idle_turns=idle_turns)
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, hand)
+    values[_DISCARD] = discard
+    values[_TURN] = _next_seat(state.active, seat)
+    values[_PHASE] = Phase.DRAW
+    values[_TAKEN] = None
+    values[_IDLE_TURNS] = idle_turns
+    return _new_state(GameState, values)
+
+
+def _melds_laid(state: GameState, event: MeldsLaid) -> GameState:
+    seat = event.seat
+    melds = event.melds
+    used = [card for meld in melds for card in meld.cards]
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], used))
+    values[_MELDS] = state.melds + melds
+    values[_OWNERS] = state.owners + (seat,) * len(melds)
+    values[_CREDITS] = state.credits + tuple((seat,) * len(meld.cards) for meld in melds)
+    values[_OPENED] = _set_at(state.opened, seat, True)
+    values[_PROGRESSED] = True
+    values[_TURN_IDLE] = False
+    return _new_state(GameState, values)
+
+
+def _laid_off_event(state: GameState, event: CardsLaidOff) -> GameState:
+    seat = event.seat
+    before = state.melds[event.meld]
+    # rummy500 D12: each card laid off is credited to the seat that laid it, at its place.
+    below = before.rank - event.result.rank if before.kind is MeldKind.RUN else 0
+    above = len(event.result.cards) - len(before.cards) - below
+    credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], event.cards))
+    values[_MELDS] = _set_at(state.melds, event.meld, event.result)
+    values[_CREDITS] = _set_at(state.credits, event.meld, credit)
+    values[_EXTENDED] = True
+    values[_PROGRESSED] = True
+    values[_TURN_IDLE] = False
+    return _new_state(GameState, values)
+
+
+def _joker_swapped(state: GameState, event: JokerSwapped) -> GameState:
+    seat = event.seat
+    hand = (*_without(state.hands[seat], event.cards), JOKER)
+    grown = len(event.result.cards) - len(state.melds[event.meld].cards)  # kalooki D11 adds a card
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, hand)
+    values[_MELDS] = _set_at(state.melds, event.meld, event.result)
+    values[_CREDITS] = _set_at(state.credits, event.meld, state.credits[event.meld] + (seat,) * grown)
+    values[_EXTENDED] = True
+    values[_PROGRESSED] = True
+    values[_TURN_IDLE] = False
+    return _new_state(GameState, values)
+
+
+def _stock_reshuffled(state: GameState, event: StockReshuffled) -> GameState:
+    keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
+    return state._replace(
+        stock=tuple(reversed(event.cards)),
+        discard=state.discard[len(state.discard) - keep :] if keep else (),
+        reshuffles=state.reshuffles + 1,
+        progressed=False,  # meldstream M1: a new stock cycle begins
+        stale_cycles=0 if state.progressed else state.stale_cycles + 1,
+    )
+
+
+def _buy_offered(state: GameState, event: BuyOffered) -> GameState:
+    values = list(state)
+    values[_OFFER] = event.card
+    values[_OFFER_FROM] = event.discarder
+    values[_BUY_REQUEST] = None
+    return _new_state(GameState, values)
+
+
+def _buy_requested(state: GameState, event: BuyRequested) -> GameState:
+    values = list(state)
+    values[_BUY_REQUEST] = event.seat
+    return _new_state(GameState, values)
+
+
+def _buy_granted(state: GameState, event: BuyGranted) -> GameState:
+    seat = event.seat
+    values = list(state)
+    values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card, event.stock_card))
+    values[_DISCARD] = state.discard[:-1]
+    values[_STOCK] = state.stock[:-1]
+    values[_BUYS] = _set_at(state.buys, seat, event.buys_this_round)
+    values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+    return _new_state(GameState, values)
+
+
+def _buy_passed(state: GameState, event: BuyPassed) -> GameState:
+    values = list(state)
+    values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+    return _new_state(GameState, values)
+
+
+def _deal_ended(state: GameState, event: DealEnded) -> GameState:
+    totals = tuple(total + penalty for total, penalty in zip(state.totals, event.penalties, strict=True))
+    active = state.active
+    if state.rules.match_mode is MatchMode.ELIMINATION:
+        limit = state.rules.elimination_limit
+        active = tuple(alive and total < limit for alive, total in zip(active, totals, strict=True))
+    if event.stalemate:
+        counted = not _stalemate_voids(state)  # meldstream M1
+    else:
+        # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
+        counted = event.winner is not None or not _voids(state.rules)
+    return state._replace(
+        phase=Phase.DEAL_OVER,
+        totals=totals,
+        penalties=event.penalties,
+        active=active,
+        deals_done=state.deals_done + counted,
+        stalemates=state.stalemates + event.stalemate,
+    )
+
+
+def _deal_started(state: GameState, event: DealStarted) -> GameState:
+    return _dealt(state, event.deal, event.dealer, event.deck)
+
+
+def _game_ended(state: GameState, event: GameEnded) -> GameState:
     return state._replace(
         phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts, revealed_seed=event.seed
     )
+
+
+_EVOLVERS: Final[dict[type[Any], Any]] = {
+    CardDrawn: _drawn,
+    CardDiscarded: _discarded,
+    MeldsLaid: _melds_laid,
+    CardsLaidOff: _laid_off_event,
+    JokerSwapped: _joker_swapped,
+    StockReshuffled: _stock_reshuffled,
+    BuyOffered: _buy_offered,
+    BuyRequested: _buy_requested,
+    BuyGranted: _buy_granted,
+    BuyPassed: _buy_passed,
+    DealEnded: _deal_ended,
+    DealStarted: _deal_started,
+    GameEnded: _game_ended,
+}
 
 
 def _voids(rules: Rules) -> bool:
@@ -655,20 +704,47 @@ def _pass_buy(state: GameState, command: PassBuy, seed: _Seed) -> list[Event]:
 
 
 def buyers(state: GameState) -> tuple[int, ...]:
-    """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3)."""
+    """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3).
+
+    Kept for the last state asked about: a buy window asks it of one state once per seat (a pass
+    changes nothing), and states are immutable, so identity is an exact key.
+    """
+    last = _LAST_BUYERS[0]
+    if last is not None and last[0] is state:
+        return last[1]
     if state.offer is None or state.buy_request is not None or state.phase is not Phase.DRAW:
-        return ()
-    return _eligible_buyers(state, state.turn, state.offer_from)
+        seats: tuple[int, ...] = ()
+    else:
+        seats = _eligible_buyers(state, state.turn, state.offer_from)
+    _LAST_BUYERS[0] = (state, seats)
+    return seats
+
+
+_LAST_BUYERS: list[tuple[GameState, tuple[int, ...]] | None] = [None]
 
 
 def _eligible_buyers(state: GameState, forehand: int, discarder: int | None) -> tuple[int, ...]:
     """Seats other than `forehand` and `discarder` that may still buy this round, from the forehand's left."""
-    limit = buy_limit(state.rules)
+    rules = state.rules
+    limit = _LAST_BUY_LIMIT[0]
+    if limit is None or limit[0] is not rules:
+        limit = _LAST_BUY_LIMIT[0] = (rules, buy_limit(rules))
+    most = limit[1]
     active = state.active
     buys = state.buys
-    players = len(active)
-    order = ((forehand + step) % players for step in range(1, players))
-    return tuple(seat for seat in order if seat != discarder and active[seat] and buys[seat] < limit)
+    return tuple(
+        seat
+        for seat in _SEATS_AFTER[len(active)][forehand]
+        if seat != discarder and active[seat] and buys[seat] < most
+    )
+
+
+_LAST_BUY_LIMIT: list[tuple[Rules, int] | None] = [None]
+# _SEATS_AFTER[players][seat]: the other seats from `seat`'s left, in order.
+_SEATS_AFTER: Final = tuple(
+    tuple(tuple((seat + step) % players for step in range(1, players)) for seat in range(players))
+    for players in range(9)
+)
 
 
 def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> StockReshuffled:
