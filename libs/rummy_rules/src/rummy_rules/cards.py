@@ -8,7 +8,8 @@ Copies from several packs are the same value and interchangeable, as the specs r
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+import struct
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from typing import Final
 
@@ -127,12 +128,19 @@ def shuffle(deck: Sequence[Card], seed: bytes) -> tuple[Card, ...]:
     likely. No library RNG is involved, so a client can verify a deal without this code.
     """
     cards = list(deck)
-    words = _word_stream(seed)
+    words: tuple[int, ...] = ()
+    used = 0
+    counter = 0
     for i in range(len(cards) - 1, 0, -1):
         bound = i + 1
-        limit = (1 << 64) - (1 << 64) % bound
+        limit = _WORD_SPAN - _WORD_SPAN % bound
         while True:
-            word = next(words)
+            if used == len(words):  # the next digest's four words (a loop, not a generator: hot)
+                words = _WORDS.unpack(hashlib.sha256(seed + counter.to_bytes(8, "big")).digest())
+                counter += 1
+                used = 0
+            word = words[used]
+            used += 1
             if word < limit:
                 break
         j = word % bound
@@ -140,10 +148,5 @@ def shuffle(deck: Sequence[Card], seed: bytes) -> tuple[Card, ...]:
     return tuple(cards)
 
 
-def _word_stream(seed: bytes) -> Iterator[int]:
-    counter = 0
-    while True:
-        digest = hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()
-        for offset in range(0, 32, 8):
-            yield int.from_bytes(digest[offset : offset + 8], "big")
-        counter += 1
+_WORD_SPAN: Final = 1 << 64
+_WORDS: Final = struct.Struct(">4Q")  # a SHA-256 digest as four 64-bit big-endian words
