@@ -33,6 +33,12 @@ _CACHE_LIMIT: Final = 1 << 18  # entries per memo before it starts afresh: bound
 
 
 _BIT_OF: Final = {card: 1 << card.code for card in CARD_BY_CODE}
+# A hand's memo key: copies per card code in fields of _COUNT_BITS, so fewer cards never carry.
+_COUNT_BITS: Final = 8
+_COUNT_OF: Final = {card: 1 << (_COUNT_BITS * card.code) for card in CARD_BY_CODE}
+# Per natural card code: its suit index and the shift of its position in the suit key.
+_SUIT_OF: Final = (-1, *((code - 1) // 13 for code in range(1, 53)))
+_SHIFT_OF: Final = (-1, *(_BITS * ((code - 1) % 13) for code in range(1, 53)))
 
 
 def _unit(position: int) -> int:
@@ -153,7 +159,7 @@ class MeldSolver:
 
     params: MeldParams
     _runs_memo: _RunsMemo = field(init=False, repr=False)
-    _hand_memo: dict[tuple[int, ...], int] = field(default_factory=dict, init=False, repr=False)
+    _hand_memo: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     _set_memo: dict[tuple[int, tuple[int, ...], int], list[_SetOption]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -176,15 +182,17 @@ class MeldSolver:
             raise TypeError(f"a hand holds cards (parse_cards), got {cards!r}") from exc
         if mask & 1 == 0 and mask.bit_count() == len(cards):
             return self._fast_penalty(mask >> 1)
-        keys, jokers, total, rank_naturals = self._encode(cards)
-        memo_key = (*keys, jokers)
-        saved = self._hand_memo.get(memo_key)
-        if saved is None:
-            saved = self._search(keys, jokers, rank_naturals)[0]
+        # The hand as a multiset, summed in C like the mask: a field per card code, which cannot
+        # carry below 256 cards (more than 171 cards hold 4+ copies or 16+ jokers: refused unmemoised).
+        memo_key = sum(map(_COUNT_OF.__getitem__, cards)) if len(cards) < 1 << _COUNT_BITS else -1
+        left = self._hand_memo.get(memo_key)
+        if left is None:
+            keys, jokers, total, rank_naturals = self._encode(cards)  # refuses what no entry holds
+            left = total - self._search(keys, jokers, rank_naturals)[0]
             if len(self._hand_memo) >= _CACHE_LIMIT:
                 self._hand_memo.clear()
-            self._hand_memo[memo_key] = saved
-        return total - saved
+            self._hand_memo[memo_key] = left
+        return left
 
     def solve(self, hand: Iterable[Card]) -> Partition:
         """A best partition of `hand` (one of them when several tie), with its melds spelled out."""
@@ -212,23 +220,26 @@ class MeldSolver:
 
     def _encode(self, cards: Sequence[Card]) -> tuple[list[int], int, int, list[int]]:
         """Suit keys, joker count, total penalty and naturals per rank of a hand."""
-        penalty_of = self.params.penalty_of
+        params = self.params
+        penalties = params.penalties
         keys = [0, 0, 0, 0]
         rank_naturals = [0] * 14
         jokers = 0
         total = 0
         for card in cards:
-            total += penalty_of(card)
             code = card.code
             if code == 0:
+                total += params.penalty_of(card)  # refuses a joker where there are none
                 jokers += 1
                 continue
-            suit, offset = divmod(code - 1, 13)
-            shift = _BITS * offset
+            suit = _SUIT_OF[code]
+            shift = _SHIFT_OF[code]
             if (keys[suit] >> shift) & _MAX_COPIES == _MAX_COPIES:
                 raise ValueError(f"more than {_MAX_COPIES} copies of {card}")
             keys[suit] += 1 << shift
-            rank_naturals[offset + 1] += 1
+            rank = card.rank
+            rank_naturals[rank] += 1
+            total += penalties[rank]
         if jokers > 15:
             raise ValueError("more than 15 jokers")
         return keys, jokers, total, rank_naturals
