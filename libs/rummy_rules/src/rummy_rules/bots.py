@@ -151,10 +151,15 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
                 return take
             # Worth taking only if it gets melded: with it, the best hand is better than without
             # it plus its own penalty as deadwood (one such hand is enough to know).
-            distinct = set(hand)
-            alone = min(solver.penalty(_without(hand, (card,))) for card in distinct) + params.penalty_of(top)
-            if any(solver.penalty(_without((*hand, top), (card,))) < alone for card in distinct):
-                return take
+            alone = _least_without(solver, hand, now) + params.penalty_of(top)
+            with_top = (*hand, top)
+            # Costliest first: a hand less `card` keeps at least its penalty less `card`'s.
+            floor = solver.penalty(with_top)
+            for card in sorted(set(hand), key=params.penalty_of, reverse=True):
+                if floor - params.penalty_of(card) >= alone:
+                    break
+                if solver.penalty(_without(with_top, (card,))) < alone:
+                    return take
         assert stock is not None
         return stock
     lays = [action for action in actions if isinstance(action, LayMelds)]
@@ -173,16 +178,60 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     discards = [action for action in actions if isinstance(action, Discard)]
     if not discards:
         return actions[rng.randrange(len(actions))]
-    endgame = view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3
-    fits = _Layoffs(view.rules)
-    scores = []
-    for discard in discards:
-        rest = _without(hand, (discard.card,))
-        outs = _outs(view, rest, solver, fits) if endgame else 0
-        scores.append((-outs, solver.penalty(rest), -params.penalty_of(discard.card)))
-    best = min(scores)
+    if view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3:
+        fits = _Layoffs(view.rules)
+        scores: list[tuple[int, int, int] | None] = []
+        for discard in discards:
+            rest = _without(hand, (discard.card,))
+            outs = _outs(view, rest, solver, fits)
+            scores.append((-outs, solver.penalty(rest), -params.penalty_of(discard.card)))
+    else:
+        scores = _discard_scores(solver, hand, now, discards)
+    best = min(score for score in scores if score is not None)
     ties = [discard for discard, score in zip(discards, scores, strict=True) if score == best]
     return ties[rng.randrange(len(ties))]
+
+
+def _least_without(solver: MeldSolver, hand: Sequence[Card], now: int) -> int:
+    """The least penalty of `hand` (whose penalty is `now`) less one of its cards.
+
+    Costliest cards first: a hand less `card` keeps at least `now` less `card`'s penalty (that
+    card back as deadwood is a partition of the hand), so once that bound reaches the best so far,
+    no cheaper card can do better.
+    """
+    penalty_of = solver.params.penalty_of
+    best: int | None = None
+    for card in sorted(set(hand), key=penalty_of, reverse=True):
+        if best is not None and now - penalty_of(card) >= best:
+            break
+        left = solver.penalty(_without(hand, (card,)))
+        if best is None or left < best:
+            best = left
+    if best is None:
+        raise ValueError("an empty hand has no card to leave out")
+    return best
+
+
+def _discard_scores(
+    solver: MeldSolver, hand: Sequence[Card], now: int, discards: list[Discard]
+) -> list[tuple[int, int, int] | None]:
+    """Each discard's (0, penalty left, -its penalty), None where it cannot be among the least.
+
+    Costliest first, like `_least_without`; a discard is solved unless its bound already loses to
+    the least score so far, so the least score and every discard that ties it are exact.
+    """
+    penalty_of = solver.params.penalty_of
+    scores: list[tuple[int, int, int] | None] = [None] * len(discards)
+    best: tuple[int, int, int] | None = None
+    for index in sorted(range(len(discards)), key=lambda i: penalty_of(discards[i].card), reverse=True):
+        card = discards[index].card
+        value = penalty_of(card)
+        if best is not None and (0, now - value, -value) > best:
+            continue
+        score = scores[index] = (0, solver.penalty(_without(hand, (card,))), -value)
+        if best is None or score < best:
+            best = score
+    return scores
 
 
 def _laid(lay: LayMelds) -> list[Card]:
@@ -207,29 +256,56 @@ def _outs(view: SeatView, rest: list[Card], solver: MeldSolver, fits: _Layoffs) 
         for meld, owner in zip(view.melds, view.owners, strict=True)
         if owner == view.seat or rules.layoff_on_others
     ]
-    accepted = {card for meld in targets for card in fits.accepts(meld)}
+    takes = [fits.accepts(meld) for meld in targets]
+    accepted = {card for ends in takes for card in ends}
+    melded = _completions(solver, rest)
     count = 0
     for card in CARD_BY_CODE if rules.jokers else CARD_BY_CODE[1:]:
+        if card in melded:
+            count += 1
+            continue
         pool = [*rest, card]
-        if solver.penalty(pool) == 0 or (
-            any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, fits)
-        ):
+        if any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, takes, fits):
             count += 1
     return count
 
 
-def _lays_off_entirely(pool: list[Card], targets: list[Meld], fits: _Layoffs) -> bool:
-    """Can every card in `pool` be laid off, one after another, onto `targets`?"""
+def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
+    """The cards that, added to `rest`, meld completely: the same for every endgame with this rest.
+
+    Memoised by variant and multiset across games (a hand of two cards waits many turns): rests
+    hold two cards at most, so a variant has under 1,500 entries.
+    """
+    params = solver.params
+    key = (params, tuple(sorted(card.code for card in rest)))
+    found = _COMPLETIONS.get(key)
+    if found is None:
+        cards = CARD_BY_CODE if params.joker_penalty is not None else CARD_BY_CODE[1:]
+        found = _COMPLETIONS[key] = frozenset(card for card in cards if solver.penalty([*rest, card]) == 0)
+    return found
+
+
+_COMPLETIONS: dict[tuple[MeldParams, tuple[int, ...]], frozenset[Card]] = {}
+
+
+def _lays_off_entirely(
+    pool: list[Card], targets: list[Meld], takes: list[dict[Card, End | None]], fits: _Layoffs
+) -> bool:
+    """Can every card in `pool` be laid off, one after another, onto `targets` (`takes`: what each takes)?"""
     melds = list(targets)
+    takes = list(takes)
     left = list(pool)
     progress = True
     while left and progress:
         progress = False
         for card in list(left):
-            for index, meld in enumerate(melds):
-                grown = fits.laid_off(meld, card)
+            for index, ends in enumerate(takes):
+                if card not in ends:
+                    continue
+                grown = fits.laid_off(melds[index], card)
                 if grown is not None:
                     melds[index] = grown
+                    takes[index] = fits.accepts(grown)
                     left.remove(card)
                     progress = True
                     break
