@@ -25,7 +25,7 @@ from rummy_rules.commands import (
 )
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import End, Meld, lay_off, layoff_targets
+from rummy_rules.melds import End, Meld, MeldKind, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
 from rummy_rules.variants import GoingOut, Rules
@@ -134,7 +134,6 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     params = params_for(view.rules)
     solver = solver_for(params)
     hand = view.hand
-    now = solver.penalty(hand)
     picks = [action for action in actions if isinstance(action, PickFromPile)]
     if picks:
         # rummy500: a pick scores its meld or layoff at once; take the one that brings the fewest
@@ -151,7 +150,7 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
                 return take
             # Worth taking only if it gets melded: with it, the best hand is better than without
             # it plus its own penalty as deadwood (one such hand is enough to know).
-            alone = _least_without(solver, hand, now) + params.penalty_of(top)
+            alone = _least_without(solver, hand, solver.penalty(hand)) + params.penalty_of(top)
             with_top = (*hand, top)
             # Costliest first: a hand less `card` keeps at least its penalty less `card`'s.
             floor = solver.penalty(with_top)
@@ -162,6 +161,7 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
                     return take
         assert stock is not None
         return stock
+    now = solver.penalty(hand)
     lays = [action for action in actions if isinstance(action, LayMelds)]
     if lays:
         scored = [
@@ -179,11 +179,12 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     if not discards:
         return actions[rng.randrange(len(actions))]
     if view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3:
-        fits = _Layoffs(view.rules)
+        table = _Table(view)
+        cards = CARD_BY_CODE if view.rules.jokers else CARD_BY_CODE[1:]
         scores: list[tuple[int, int, int] | None] = []
         for discard in discards:
             rest = _without(hand, (discard.card,))
-            outs = _outs(view, rest, solver, fits)
+            outs = _outs(rest, solver, table, cards)
             scores.append((-outs, solver.penalty(rest), -params.penalty_of(discard.card)))
     else:
         scores = _discard_scores(solver, hand, now, discards)
@@ -248,24 +249,21 @@ def _after_swap(hand: Sequence[Card], swap: SwapJoker) -> list[Card]:
     return rest
 
 
-def _outs(view: SeatView, rest: list[Card], solver: MeldSolver, fits: _Layoffs) -> int:
-    """How many kinds of card, drawn next, would let `rest` be melded or laid off completely."""
-    rules = view.rules
-    targets = [
-        meld
-        for meld, owner in zip(view.melds, view.owners, strict=True)
-        if owner == view.seat or rules.layoff_on_others
-    ]
-    takes = [fits.accepts(meld) for meld in targets]
-    accepted = {card for ends in takes for card in ends}
+def _outs(rest: list[Card], solver: MeldSolver, table: _Table, cards: Sequence[Card]) -> int:
+    """How many kinds of card among `cards`, drawn next, would let `rest` be melded or laid off completely."""
     melded = _completions(solver, rest)
+    if not all(map(table.may_take, rest)):
+        return sum(1 for card in cards if card in melded)
+    accepted = table.accepted
+    # Laying off needs a card the table takes now; a card no target could ever take stays.
+    rest_accepted = any(card in accepted for card in rest)
     count = 0
-    for card in CARD_BY_CODE if rules.jokers else CARD_BY_CODE[1:]:
-        if card in melded:
-            count += 1
-            continue
-        pool = [*rest, card]
-        if any(held in accepted for held in pool) and _lays_off_entirely(pool, targets, takes, fits):
+    for card in cards:
+        if card in melded or (
+            (rest_accepted or card in accepted)
+            and table.may_take(card)
+            and table.lays_off_entirely([*rest, card])
+        ):
             count += 1
     return count
 
@@ -288,44 +286,56 @@ def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
 _COMPLETIONS: dict[tuple[MeldParams, tuple[int, ...]], frozenset[Card]] = {}
 
 
-def _lays_off_entirely(
-    pool: list[Card], targets: list[Meld], takes: list[dict[Card, End | None]], fits: _Layoffs
-) -> bool:
-    """Can every card in `pool` be laid off, one after another, onto `targets` (`takes`: what each takes)?"""
-    melds = list(targets)
-    takes = list(takes)
-    left = list(pool)
-    progress = True
-    while left and progress:
-        progress = False
-        for card in list(left):
-            for index, ends in enumerate(takes):
-                if card not in ends:
-                    continue
-                grown = fits.laid_off(melds[index], card)
-                if grown is not None:
-                    melds[index] = grown
-                    takes[index] = fits.accepts(grown)
-                    left.remove(card)
-                    progress = True
-                    break
-    return not left
+class _Table:
+    """The melds a seat may lay off onto, with single-card layoffs memoised for one decision.
 
-
-class _Layoffs:
-    """Single-card layoffs onto melds, memoised for one decision (its `_outs` try many pools).
-
-    Entries are keyed by the meld's id and keep the meld alive, so an id is never reused while its
-    entry exists; grown melds come from the memo too, so later pools meet the same objects.
+    The endgame's outs try many pools against the same melds. Memo entries are keyed by the
+    meld's id and keep the meld alive, so an id is never reused while its entry exists; grown
+    melds come from the memo too, so later pools meet the same objects.
     """
 
-    __slots__ = ("_memo", "_rules")
+    __slots__ = ("_memo", "_rules", "_run_suits", "_set_ranks", "accepted", "takes", "targets")
 
-    def __init__(self, rules: Rules) -> None:
-        self._rules = rules
+    def __init__(self, view: SeatView) -> None:
+        rules = self._rules = view.rules
         self._memo: dict[int, tuple[Meld, dict[Card, End | None], dict[Card, Meld | None]]] = {}
+        self.targets = [
+            meld
+            for meld, owner in zip(view.melds, view.owners, strict=True)
+            if owner == view.seat or rules.layoff_on_others
+        ]
+        self.takes = [self._entry(meld)[1] for meld in self.targets]
+        self.accepted = {card for ends in self.takes for card in ends}
+        self._set_ranks = {meld.rank for meld in self.targets if meld.kind is MeldKind.SET}
+        self._run_suits = {meld.suit for meld in self.targets if meld.kind is MeldKind.RUN}
+
+    def may_take(self, card: Card) -> bool:
+        """Whether a target could ever take `card`: a set of its rank or a run of its suit (a joker: any)."""
+        return card.suit is None or card.rank in self._set_ranks or card.suit in self._run_suits
+
+    def lays_off_entirely(self, pool: list[Card]) -> bool:
+        """Can every card in `pool` be laid off, one after another, onto the targets?"""
+        melds = list(self.targets)
+        takes = list(self.takes)
+        left = list(pool)
+        progress = True
+        while left and progress:
+            progress = False
+            for card in list(left):
+                for index, ends in enumerate(takes):
+                    if card not in ends:
+                        continue
+                    grown = self._laid_off(melds[index], card)
+                    if grown is not None:
+                        melds[index] = grown
+                        takes[index] = self._entry(grown)[1]
+                        left.remove(card)
+                        progress = True
+                        break
+        return not left
 
     def _entry(self, meld: Meld) -> tuple[Meld, dict[Card, End | None], dict[Card, Meld | None]]:
+        """`meld`, the cards it takes (each with the first end `layoff_targets` lists), its layoffs."""
         entry = self._memo.get(id(meld))
         if entry is None or entry[0] is not meld:
             ends: dict[Card, End | None] = {}
@@ -334,11 +344,7 @@ class _Layoffs:
             entry = self._memo[id(meld)] = (meld, ends, {})
         return entry
 
-    def accepts(self, meld: Meld) -> dict[Card, End | None]:
-        """The cards `meld` takes (as `layoff_targets` lists them), each with its first end."""
-        return self._entry(meld)[1]
-
-    def laid_off(self, meld: Meld, card: Card) -> Meld | None:
+    def _laid_off(self, meld: Meld, card: Card) -> Meld | None:
         """`meld` with `card` laid off at the first end that names it, or None if that fails."""
         _, ends, grown = self._entry(meld)
         if card in grown:
