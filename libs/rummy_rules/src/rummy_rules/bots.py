@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
+from rummy_rules.cards import CARD_BY_CODE, JOKER, SUITS, Card
 from rummy_rules.commands import (
     Command,
     Discard,
@@ -25,7 +25,7 @@ from rummy_rules.commands import (
 )
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import End, Meld, MeldKind, lay_off, layoff_targets
+from rummy_rules.melds import CARD_AT, End, Meld, MeldKind, lay_off, layoff_targets
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
 from rummy_rules.variants import GoingOut, Rules
@@ -252,16 +252,17 @@ def _after_swap(hand: Sequence[Card], swap: SwapJoker) -> list[Card]:
 def _outs(rest: list[Card], solver: MeldSolver, table: _Table, cards: Sequence[Card]) -> int:
     """How many kinds of card among `cards`, drawn next, would let `rest` be melded or laid off completely."""
     melded = _completions(solver, rest)
-    if not all(map(table.may_take, rest)):
+    reachable = table.reachable(len(rest))
+    if not reachable.issuperset(rest):
         return sum(1 for card in cards if card in melded)
     accepted = table.accepted
-    # Laying off needs a card the table takes now; a card no target could ever take stays.
+    # Laying off needs a card the table takes now, and each card within reach of a target.
     rest_accepted = any(card in accepted for card in rest)
     count = 0
     for card in cards:
         if card in melded or (
             (rest_accepted or card in accepted)
-            and table.may_take(card)
+            and card in reachable
             and table.lays_off_entirely([*rest, card])
         ):
             count += 1
@@ -294,7 +295,7 @@ class _Table:
     melds come from the memo too, so later pools meet the same objects.
     """
 
-    __slots__ = ("_memo", "_rules", "_run_suits", "_set_ranks", "accepted", "takes", "targets")
+    __slots__ = ("_memo", "_reach", "_rules", "accepted", "takes", "targets")
 
     def __init__(self, view: SeatView) -> None:
         rules = self._rules = view.rules
@@ -306,12 +307,31 @@ class _Table:
         ]
         self.takes = [self._entry(meld)[1] for meld in self.targets]
         self.accepted = {card for ends in self.takes for card in ends}
-        self._set_ranks = {meld.rank for meld in self.targets if meld.kind is MeldKind.SET}
-        self._run_suits = {meld.suit for meld in self.targets if meld.kind is MeldKind.RUN}
+        self._reach: dict[int, frozenset[Card]] = {}
 
-    def may_take(self, card: Card) -> bool:
-        """Whether a target could ever take `card`: a set of its rank or a run of its suit (a joker: any)."""
-        return card.suit is None or card.rank in self._set_ranks or card.suit in self._run_suits
+    def reachable(self, spare: int) -> frozenset[Card]:
+        """The cards some target could take once `spare` other cards were laid off before them.
+
+        Any card of a set's rank (a joker on it may lift its suit rule), a card of a run's suit
+        at most `spare` positions beyond either end (the gap is filled first), and the joker.
+        """
+        found = self._reach.get(spare)
+        if found is None:
+            cards = {JOKER}
+            for meld in self.targets:
+                if meld.kind is MeldKind.SET:
+                    cards.update(line[meld.rank] for line in CARD_AT)
+                    continue
+                assert meld.suit is not None
+                line = CARD_AT[SUITS.index(meld.suit)]
+                for position in (
+                    *range(meld.rank - 1 - spare, meld.rank),
+                    *range(meld.high + 1, meld.high + 2 + spare),
+                ):
+                    if 1 <= position <= 14:
+                        cards.add(line[position])
+            found = self._reach[spare] = frozenset(cards)
+        return found
 
     def lays_off_entirely(self, pool: list[Card]) -> bool:
         """Can every card in `pool` be laid off, one after another, onto the targets?"""
