@@ -27,10 +27,11 @@ from rummy_rules.commands import (
     TakeDiscard,
 )
 from rummy_rules.contract_rules import FREE_BUYS, contract_for
-from rummy_rules.melds import layoff_targets
+from rummy_rules.melds import Meld, layoff_targets
 
 if TYPE_CHECKING:
     from rummy_rules.bots import SeatView
+    from rummy_rules.variants import Rules
 
 
 def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]:
@@ -40,53 +41,71 @@ def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]
     suits, src ¶16) and the `threes` ranks with the most copies (different ranks, D6). Cards in the
     plan score high, a second copy of a run card low; jokers are kept always.
     """
-    # Rank masks (bit r) per suit index and copies per rank, with the suits and ranks in order of
-    # first appearance: the plan's ties go to the earlier one.
-    masks = [0, 0, 0, 0]
-    suits: list[int] = []
-    counts = [0] * 14
-    ranks: list[int] = []
-    for card in hand:
-        code = card.code
-        if code:
-            suit = _SUIT_OF[code]
-            if not masks[suit]:
-                suits.append(suit)
-            masks[suit] |= _RANK_BIT[code]
+    return _Plan(hand, runs, threes).scores(hand)
+
+
+class _Plan:
+    """The plan of `keep_scores` for one hand, which scores any of its cards."""
+
+    __slots__ = ("_counts", "_run_plan", "_three_plan", "_threes")
+
+    def __init__(self, hand: Sequence[Card], runs: int, threes: int) -> None:
+        # Rank masks (bit r) per suit index and copies per rank, with the suits and ranks in order
+        # of first appearance: the plan's ties go to the earlier one.
+        masks = [0, 0, 0, 0]
+        suits: list[int] = []
+        counts = [0] * 14
+        ranks: list[int] = []
+        for card in hand:
+            code = card.code
+            if code:
+                suit = _SUIT_OF[code]
+                if not masks[suit]:
+                    suits.append(suit)
+                masks[suit] |= _RANK_BIT[code]
+                rank = card.rank
+                if not counts[rank]:
+                    ranks.append(rank)
+                counts[rank] += 1
+        run_plan: list[tuple[int, int] | None] = [None, None, None, None]
+        if runs:
+            windows = [(*_best_window(masks[suit]), suit) for suit in suits]
+            windows.sort(key=lambda window: window[0], reverse=True)
+            for _, low, suit in windows[:runs]:
+                # Its cards inside the window score 10 plus the window's cards (the ace above the
+                # king not counted: the mask has no bit 14).
+                run_plan[suit] = (low, 10 + (masks[suit] & _WINDOW[low]).bit_count())
+        self._counts = counts
+        self._run_plan = run_plan
+        self._three_plan = set(sorted(ranks, key=lambda rank: -counts[rank])[:threes]) if threes else set()
+        self._threes = threes
+
+    def scores(self, cards: Sequence[Card]) -> dict[Card, int]:
+        """What keeping each of `cards` (the hand's) is worth to the plan."""
+        counts = self._counts
+        run_plan = self._run_plan
+        three_plan = self._three_plan
+        scores: dict[Card, int] = {}
+        for card in cards:
+            if card in scores:
+                continue  # copies score alike
+            code = card.code
+            if not code:
+                scores[card] = 100
+                continue
             rank = card.rank
-            if not counts[rank]:
-                ranks.append(rank)
-            counts[rank] += 1
-    run_plan: list[tuple[int, int] | None] = [None, None, None, None]
-    if runs:
-        windows = [(*_best_window(masks[suit]), suit) for suit in suits]
-        windows.sort(key=lambda window: window[0], reverse=True)
-        for _, low, suit in windows[:runs]:
-            # Its cards inside the window score 10 plus the window's cards (the ace above the
-            # king not counted: the mask has no bit 14).
-            run_plan[suit] = (low, 10 + (masks[suit] & _WINDOW[low]).bit_count())
-    three_plan = set(sorted(ranks, key=lambda rank: -counts[rank])[:threes]) if threes else ()
-    scores: dict[Card, int] = {}
-    for card in hand:
-        if card in scores:
-            continue  # copies score alike
-        code = card.code
-        if not code:
-            scores[card] = 100
-            continue
-        rank = card.rank
-        count = counts[rank]
-        score = count if threes else 0
-        plan = run_plan[_SUIT_OF[code]]
-        if plan is not None:
-            low = plan[0]
-            position = 14 if rank == 1 and low >= 10 else rank
-            if low <= position < low + 5:
-                score += plan[1]
-        if rank in three_plan:
-            score += 8 + 2 * min(count, 3) if count <= 4 else 4  # more than four copies crowd the hand
-        scores[card] = score
-    return scores
+            count = counts[rank]
+            score = count if self._threes else 0
+            plan = run_plan[_SUIT_OF[code]]
+            if plan is not None:
+                low = plan[0]
+                position = 14 if rank == 1 and low >= 10 else rank
+                if low <= position < low + 5:
+                    score += plan[1]
+            if rank in three_plan:
+                score += 8 + 2 * min(count, 3) if count <= 4 else 4  # more than four copies crowd the hand
+            scores[card] = score
+        return scores
 
 
 def _best_window(ranks: int) -> tuple[int, int]:
@@ -110,7 +129,24 @@ _RANK_BIT: Final = (0, *(1 << ((code - 1) % 13 + 1) for code in range(1, 53)))
 def _fits_table(card: Card, view: SeatView) -> bool:
     """Whether `card` can be laid off on a table meld: after laying down, anyone's (src ¶20, D8)."""
     rules = view.rules
-    return any(card is target for meld in view.melds for target, _ in layoff_targets(meld, rules))
+    return any(card in _targets(meld, rules) for meld in view.melds)
+
+
+def _targets(meld: Meld, rules: Rules) -> frozenset[Card]:
+    """The cards `layoff_targets` lists for a table meld, memoised by identity (melds outlive turns).
+
+    An entry keeps its meld alive, so its id is not reused while the entry exists.
+    """
+    entry = _TARGETS.get(id(meld))
+    if entry is None or entry[0] is not meld or entry[1] is not rules:
+        if len(_TARGETS) >= _TARGETS_LIMIT:
+            _TARGETS.clear()
+        entry = _TARGETS[id(meld)] = (meld, rules, frozenset(card for card, _ in layoff_targets(meld, rules)))
+    return entry[2]
+
+
+_TARGETS: Final[dict[int, tuple[Meld, Rules, frozenset[Card]]]] = {}
+_TARGETS_LIMIT: Final = 4096  # entries before the memo starts afresh: bounded memory in services
 
 
 # Bit mask of the five ranks from `low` (index) up: a run window of the plan.
@@ -127,8 +163,10 @@ def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Rand
     top = view.discard_top
 
     def helps(card: Card) -> bool:
-        with_card = keep_scores((*hand, card), contract.runs, contract.threes)
-        return with_card[card] >= 10 and min(with_card.values()) < with_card[card]
+        """Whether `card` joins the plan of the hand with it, and some card of the hand is worth less."""
+        plan = _Plan((*hand, card), contract.runs, contract.threes)
+        score = plan.scores((card,))[card]
+        return score >= 10 and min(plan.scores(hand).values()) < score
 
     kinds = {type(action): action for action in actions}
     if BuyDiscard in kinds:
@@ -142,15 +180,15 @@ def contract_greedy(view: SeatView, actions: Sequence[Command], rng: random.Rand
         ):
             return kinds[TakeDiscard]
         return kinds[DrawFromStock]
-    lays = [action for action in actions if isinstance(action, LayMelds)]
-    if lays:
+    # `kinds` says which passes over the actions can find anything.
+    if LayMelds in kinds:
+        lays = [action for action in actions if isinstance(action, LayMelds)]
         return max(lays, key=lambda lay: sum(len(cards) for cards in lay.melds))
-    for action in actions:
-        if isinstance(action, LayOff | SwapJoker):
-            return action
-    discards = [action for action in actions if isinstance(action, Discard)]
-    if not discards:
+    if LayOff in kinds or SwapJoker in kinds:
+        return next(action for action in actions if isinstance(action, (LayOff, SwapJoker)))
+    if Discard not in kinds:
         return actions[rng.randrange(len(actions))]
+    discards = [action for action in actions if isinstance(action, Discard)]
     penalty = view.rules.penalty
     if laid_down:
         # After laying down, melds no longer come from the hand: shed the costliest card.
