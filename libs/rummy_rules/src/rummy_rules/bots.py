@@ -109,6 +109,16 @@ def params_for(rules: Rules) -> MeldParams:
     )
 
 
+@cache
+def _penalties(params: MeldParams) -> dict[Card, int]:
+    """Each card's penalty in hand (`penalty_of`) as a table, for sort keys on every decision."""
+    return {
+        card: params.penalty_of(card)
+        for card in CARD_BY_CODE
+        if card.code or params.joker_penalty is not None
+    }
+
+
 def _without(hand: Sequence[Card], cards: Sequence[Card]) -> list[Card]:
     rest = list(hand)
     for card in cards:
@@ -134,16 +144,17 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     params = params_for(view.rules)
     solver = solver_for(params)
     hand = view.hand
-    picks = [action for action in actions if isinstance(action, PickFromPile)]
-    if picks:
+    kinds = {type(action) for action in actions}  # which passes over the actions can find anything
+    if PickFromPile in kinds:
+        picks = [action for action in actions if isinstance(action, PickFromPile)]
         # rummy500: a pick scores its meld or layoff at once; take the one that brings the fewest
         # other cards into the hand, if it brings at most two.
         nearest = max(picks, key=lambda pick: pick.index)
         if view.pile_size - nearest.index <= 3:
             return nearest
-    take = next((action for action in actions if isinstance(action, TakeDiscard)), None)
-    stock = next((action for action in actions if isinstance(action, DrawFromStock)), None)
-    if take is not None or stock is not None:
+    if TakeDiscard in kinds or DrawFromStock in kinds:
+        take = next((action for action in actions if isinstance(action, TakeDiscard)), None)
+        stock = next((action for action in actions if isinstance(action, DrawFromStock)), None)
         top = view.discard_top
         if take is not None and top is not None:
             if stock is None:
@@ -154,30 +165,32 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
             with_top = (*hand, top)
             # Costliest first: a hand less `card` keeps at least its penalty less `card`'s.
             floor = solver.penalty(with_top)
-            for card in sorted(set(hand), key=params.penalty_of, reverse=True):
-                if floor - params.penalty_of(card) >= alone:
+            values = _penalties(params)
+            for card in sorted(set(hand), key=values.__getitem__, reverse=True):
+                if floor - values[card] >= alone:
                     break
                 if solver.penalty(_without(with_top, (card,))) < alone:
                     return take
         assert stock is not None
         return stock
     now = solver.penalty(hand)
-    lays = [action for action in actions if isinstance(action, LayMelds)]
-    if lays:
+    if LayMelds in kinds:
+        lays = [action for action in actions if isinstance(action, LayMelds)]
         scored = [
             (solver.penalty(_without(hand, _laid(lay))), -len(_laid(lay)), i) for i, lay in enumerate(lays)
         ]
         left, _, index = min(scored)
         if left <= now:
             return lays[index]
-    for action in actions:
-        if isinstance(action, LayOff) and solver.penalty(_without(hand, action.cards)) < now:
-            return action
-        if isinstance(action, SwapJoker) and solver.penalty(_after_swap(hand, action)) < now:
-            return action
-    discards = [action for action in actions if isinstance(action, Discard)]
-    if not discards:
+    if LayOff in kinds or SwapJoker in kinds:
+        for action in actions:
+            if isinstance(action, LayOff) and solver.penalty(_without(hand, action.cards)) < now:
+                return action
+            if isinstance(action, SwapJoker) and solver.penalty(_after_swap(hand, action)) < now:
+                return action
+    if Discard not in kinds:
         return actions[rng.randrange(len(actions))]
+    discards = [action for action in actions if isinstance(action, Discard)]
     if view.rules.going_out is GoingOut.MELD_ALL and len(hand) <= 3:
         table = _Table(view)
         cards = CARD_BY_CODE if view.rules.jokers else CARD_BY_CODE[1:]
@@ -200,10 +213,10 @@ def _least_without(solver: MeldSolver, hand: Sequence[Card], now: int) -> int:
     card back as deadwood is a partition of the hand), so once that bound reaches the best so far,
     no cheaper card can do better.
     """
-    penalty_of = solver.params.penalty_of
+    values = _penalties(solver.params)
     best: int | None = None
-    for card in sorted(set(hand), key=penalty_of, reverse=True):
-        if best is not None and now - penalty_of(card) >= best:
+    for card in sorted(set(hand), key=values.__getitem__, reverse=True):
+        if best is not None and now - values[card] >= best:
             break
         left = solver.penalty(_without(hand, (card,)))
         if best is None or left < best:
@@ -221,12 +234,12 @@ def _discard_scores(
     Costliest first, like `_least_without`; a discard is solved unless its bound already loses to
     the least score so far, so the least score and every discard that ties it are exact.
     """
-    penalty_of = solver.params.penalty_of
+    values = _penalties(solver.params)
     scores: list[tuple[int, int, int] | None] = [None] * len(discards)
     best: tuple[int, int, int] | None = None
-    for index in sorted(range(len(discards)), key=lambda i: penalty_of(discards[i].card), reverse=True):
+    for index in sorted(range(len(discards)), key=lambda i: values[discards[i].card], reverse=True):
         card = discards[index].card
-        value = penalty_of(card)
+        value = values[card]
         if best is not None and (0, now - value, -value) > best:
             continue
         score = scores[index] = (0, solver.penalty(_without(hand, (card,))), -value)
