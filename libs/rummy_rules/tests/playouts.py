@@ -10,8 +10,9 @@ Thousands of matches per variant must fit in a few minutes, and the engine's own
 - every decision: the chosen action is one of `legal_actions` and `decide` accepts it; the number
   of cards is the deck's after every event, and the multiset of cards (hands, stock, pile, table)
   is the deck's in every deal's last state (a card changed mid-deal stays changed until then: no
-  card leaves a deal) and at sampled positions; a decision that deals or reshuffles raises ValueError with a wrong seed; every
-  going out is also sent as one `GoOut` and must give the same events.
+  card leaves a deal) and at sampled positions; a decision that deals or reshuffles raises
+  ValueError with a wrong seed; every going out is also sent as one `GoOut` and must give the same
+  events.
 - every contract buy offer, once the buyers have been asked (and the first discard of round 8):
   seats not on turn have no action but buy or pass, and those exactly when `buyers` names them;
   every other seat's buy (the discarder, one at its limit, one after the first request, anyone in

@@ -26,7 +26,8 @@ from .playouts import Options, cards_of, play_many, require
 # ~35 ms (kalooki) and ~60 ms (rummy40) of CPU a match on this box: what fits the ~3 minute
 # budget beside rummy500 and contract (RULES_MATCHES_SCALE=10 for a deep run by hand).
 KALOOKI_MATCHES = 2000
-RUMMY40_MATCHES = 1000
+RUMMY40_MATCHES = 2000
+SHORTER_MATCHES = 200
 
 
 def _given(rules: Mapping[str, object]) -> Options:
@@ -52,11 +53,15 @@ _kalooki_rules = st.fixed_dictionaries(
 KALOOKI_TABLES = st.tuples(st.sampled_from(range(2, 6)), _kalooki_rules.map(_given))
 
 
-RUMMY40_TABLES = st.tuples(
-    st.sampled_from(range(2, 7)),
-    st.fixed_dictionaries(
-        # A whole default series (5 to 8 games) in one match in eight; shorter series otherwise.
-        {"deals_per_match": st.sampled_from([None, 1, 1, 1, 1, 2, 2, 3])},
+def rummy40_tables(series: st.SearchStrategy[int | None]) -> st.SearchStrategy[tuple[int, Options]]:
+    """Two to six players, a series of `series` games (None: the default, 5 to 8 by table size,
+    §3.12; a set number is a house rule)."""
+    return st.tuples(st.sampled_from(range(2, 7)), _rummy40_rules(series).map(_given))
+
+
+def _rummy40_rules(series: st.SearchStrategy[int | None]) -> st.SearchStrategy[dict[str, object]]:
+    return st.fixed_dictionaries(
+        {"deals_per_match": series},
         optional={
             "packs": st.just(2),  # the default for 4+ players; one pack below
             "opening_min_points": st.sampled_from([0, 40]),
@@ -67,8 +72,11 @@ RUMMY40_TABLES = st.tuples(
             "allow_repeated_suits_in_sets": st.booleans(),
             "stalemate_reshuffles": st.integers(1, 3),
         },
-    ).map(_given),
-)
+    )
+
+
+RUMMY40_TABLES = rummy40_tables(st.none())
+RUMMY40_SHORT_SERIES = rummy40_tables(st.sampled_from([1, 2, 3]))
 
 
 def check_result(state: GameState, events: list[Event]) -> None:
@@ -109,10 +117,17 @@ def test_thousands_of_rummy40_matches_keep_every_invariant() -> None:
     require(tally, _rummy40_coverage(RUMMY40_MATCHES))
 
 
+@pytest.mark.slow
+def test_shorter_rummy40_series_keep_every_invariant() -> None:
+    """A house rule's series of one to three games."""
+    tally = play_many("rummy40", SHORTER_MATCHES, RUMMY40_SHORT_SERIES, check_result)
+    require(tally, {"matches": SHORTER_MATCHES, "series ended": SHORTER_MATCHES // 3})
+
+
 def test_kalooki_and_rummy40_matches_keep_every_invariant() -> None:
     """The same checks over a few matches (the fast inner loop, `make test-unit`)."""
     play_many("kalooki", 30, KALOOKI_TABLES, check_result)
-    play_many("rummy40", 10, RUMMY40_TABLES, check_result)
+    play_many("rummy40", 10, RUMMY40_SHORT_SERIES, check_result)
 
 
 def _kalooki_coverage(matches: int) -> dict[str, int]:
