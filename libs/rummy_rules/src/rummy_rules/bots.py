@@ -285,8 +285,8 @@ def _outs(rest: list[Card], solver: MeldSolver, table: _Table, cards: Sequence[C
 def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
     """The cards that, added to `rest`, meld completely: the same for every endgame with this rest.
 
-    Memoised by variant and multiset across games (a hand of two cards waits many turns): rests
-    hold two cards at most, so a variant has under 1,500 entries.
+    Memoised by variant and multiset across games (a hand of two cards waits many turns): the
+    endgame's rests hold two cards at most, so a variant has under 1,500 entries.
     """
     params = solver.params
     key = (params, tuple(sorted(card.code for card in rest)))
