@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from functools import reduce
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card, make_deck, seed_commitment, shuffle
 from rummy_rules.commands import (
@@ -1379,7 +1379,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     hand = state.hands[seat]
     if pile and _top_free(rules):
         actions.append(_TAKE_DISCARD[seat])
-    targets = _table_index(state.melds, rules).layoffs
+    targets = _table_index(state.melds, rules).by_card()
     # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
     # from the top of the pile down, so the partner bound of each pick is a few lookups.
     # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
@@ -1396,7 +1396,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
             suit_masks[suit_index] |= position_bit
             rank_suits[rank] |= suit_bit
     held = len(hand)
-    picks: list[list[Command]] = []
+    picks: list[list[Command]] = []  # per usable pick index, from the top of the pile down
     for index in range(len(pile) - 1, -1, -1):
         selected = pile[index]
         code = selected.code
@@ -1406,21 +1406,24 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
         suit_masks[suit_index] |= position_bit
         rank_suits[rank] |= suit_bit
         held += 1
-        uses: list[LayMelds | LayOff] = [
-            _lay_off_action(seat, meld, selected, at) for _, meld, _, at, _ in targets.get(selected, ())
-        ]
+        entries = targets.get(selected)
+        if code:
+            # A new meld with the selected card needs two partners of its rank or of its suit within
+            # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
+            a, b, c, d = _NEAR_CODES[code]
+            partnered = ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2
+            if entries is None and not partnered:
+                continue  # most picks: nothing to do with the card
+        uses: list[LayMelds | LayOff] = (
+            [_lay_off_action(seat, meld, selected, at) for meld, _, at, _ in entries] if entries else []
+        )
         if not code:
             # A joker (option jokers): the melds find_melds makes with it from the cards held then.
             held_cards = (*hand, *pile[index:])
             uses.extend(
                 _lay_meld_action(seat, meld) for meld in find_melds(held_cards, rules) if JOKER in meld.cards
             )
-            a = b = c = d = 0
-        else:
-            a, b, c, d = _NEAR_CODES[code]
-        # A new meld with the selected card needs two partners of its rank or of its suit within
-        # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-        if code and ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2:
+        elif partnered:
             # Only cards of the selected card's rank or suit can share a meld with it: the melds
             # of those cards, as find_melds would find them, straight from the masks.
             uses.extend(
@@ -1444,105 +1447,96 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
                 elif rest == 0 and rules.going_out is GoingOut.DISCARD_REQUIRED:
                     continue  # option going_out_requires_discard (D9)
             commands.append(command)
-        picks.append(commands)
+        if commands:
+            picks.append(commands)
     for commands in reversed(picks):  # bottom of the pile first
         actions.extend(commands)
     return tuple(actions)
 
 
-_Layoff = tuple[int, int, Card, End | None, Meld]
+_Layoff = tuple[int, Card, End | None, Meld]  # meld index, card, end, resulting meld
+_Swap = tuple[int, Meld, tuple[Card, ...]]  # meld index, meld, the cards that free a joker
+_Share = tuple[tuple[_Layoff, ...], tuple[_Swap, ...]]  # one table meld's part of the index
 
 
-class _TableIndex(NamedTuple):
-    """The table's single-card layoffs by card, and its joker swaps, for legal actions.
+class _TableIndex:
+    """The table's single-card layoffs and joker swaps, in the order of a walk over the table.
 
-    `layoffs[card]`: (position, meld index, card, end, resulting meld), position = meld index *
-    _PER_MELD + the layoff's place among the meld's, so sorting by position gives the order of a walk
-    over the table. `swaps`: (meld index, meld, cards that free a joker), in table order.
+    `layoffs` and `swaps` go meld by meld, each meld's in `meld_options` order; `shares` holds each
+    meld's part, so a changed table redoes only the melds that changed. `by_card` (built when first
+    asked) groups the layoffs by card, in the same order, for rummy500 pile picks.
     """
 
-    layoffs: dict[Card, tuple[_Layoff, ...]]
-    swaps: tuple[tuple[int, Meld, tuple[Card, ...]], ...]
+    __slots__ = ("_by_card", "layoffs", "shares", "swaps")
+
+    def __init__(self, shares: tuple[_Share, ...]) -> None:
+        self.shares = shares
+        self.layoffs = tuple(layoff for share in shares for layoff in share[0])
+        self.swaps = tuple(swap for share in shares for swap in share[1])
+        self._by_card: dict[Card, list[_Layoff]] | None = None
+
+    def by_card(self) -> dict[Card, list[_Layoff]]:
+        by_card = self._by_card
+        if by_card is None:
+            by_card = {}
+            for layoff in self.layoffs:
+                by_card.setdefault(layoff[1], []).append(layoff)
+            self._by_card = by_card  # a race builds the same dict twice; either is right
+        return by_card
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _TableIndex) and (self.layoffs, self.swaps) == (other.layoffs, other.swaps)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by content, never a key
 
 
-_PER_MELD: Final = 64  # more than any meld's single-card layoffs (4 suits and a joker, 2 ends each)
 _LAST_INDEX: list[tuple[tuple[Meld, ...], Rules, _TableIndex] | None] = [None]
 
 
 def _table_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
-    """`_TableIndex` of `melds`, kept while the table is unchanged and updated when it grows.
+    """`_TableIndex` of `melds`, kept while the table is unchanged and updated when it changes.
 
     The table tuple survives `evolve` until a meld changes, so identity is a cheap, exact key; the
-    entry is read and replaced as one object, so threads never mix two tables. Most changes lay new
-    melds (appended) or extend one meld (replaced in place): then only that meld's layoffs are redone.
+    entry is read and replaced as one object, so threads never mix two tables. A meld's share
+    depends only on its place, the meld and the rules: shares of melds still at their place are
+    reused (play appends melds or replaces one; a hypothetical table in `_joker_uses` differs
+    in one), and the changed melds' options are memoised per meld (`meld_options`).
     """
     entry = _LAST_INDEX[0]
-    if entry is not None and entry[1] is rules:
-        if entry[0] is melds:
-            return entry[2]
-        index = _updated_index(entry[0], entry[2], melds, rules)
-    else:
+    if entry is None or entry[1] is not rules:
         index = _full_index(melds, rules)
+    elif entry[0] is melds:
+        return entry[2]
+    else:
+        index = _updated_index(entry[0], entry[2], melds, rules)
     _LAST_INDEX[0] = (melds, rules, index)
     return index
 
 
-def _meld_layoffs(meld_index: int, meld: Meld, rules: Rules) -> list[_Layoff]:
-    base = meld_index * _PER_MELD
-    return [
-        (base + k, meld_index, card, at, result)
-        for k, (card, at, result) in enumerate(meld_options(meld, rules).layoffs)
-    ]
+def _full_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
+    return _TableIndex(tuple(_meld_share(i, meld, rules) for i, meld in enumerate(melds)))
 
 
 def _updated_index(
     old: tuple[Meld, ...], index: _TableIndex, melds: tuple[Meld, ...], rules: Rules
 ) -> _TableIndex:
-    """The index of `melds` from that of `old`: appended melds added, one replaced meld redone."""
-    count = len(old)
-    changed: list[int]
-    if len(melds) >= count and all(a is b for a, b in zip(old, melds[:count], strict=True)):
-        changed = list(range(count, len(melds)))  # appended (or none: an equal new tuple)
-    elif len(melds) == count:
-        changed = [i for i in range(count) if old[i] is not melds[i]]
-        if len(changed) > 1:
-            return _full_index(melds, rules)
-    else:
-        return _full_index(melds, rules)
-    layoffs = dict(index.layoffs)
-    swaps = list(index.swaps)
-    for meld_index in changed:
-        if meld_index < count:  # replaced: drop the old meld's layoffs and swaps
-            for _, _, card, _, _ in _meld_layoffs(meld_index, old[meld_index], rules):
-                kept = tuple(e for e in layoffs.get(card, ()) if e[1] != meld_index)
-                if kept:
-                    layoffs[card] = kept
-                else:
-                    layoffs.pop(card, None)
-            swaps = [swap for swap in swaps if swap[0] != meld_index]
-        added: dict[Card, list[_Layoff]] = {}
-        for layoff in _meld_layoffs(meld_index, melds[meld_index], rules):
-            added.setdefault(layoff[2], []).append(layoff)
-        for card, more in added.items():
-            layoffs[card] = tuple(sorted((*layoffs.get(card, ()), *more)))
-        meld = melds[meld_index]
-        swaps.extend((meld_index, meld, cards) for cards in meld_options(meld, rules).swaps)
-    swaps.sort(key=_swap_place)
-    return _TableIndex(layoffs, tuple(swaps))
+    """The index of `melds` from that of `old`: the shares of melds still at their place are kept."""
+    kept = len(old)
+    shares = index.shares
+    return _TableIndex(
+        tuple(
+            shares[i] if i < kept and old[i] is meld else _meld_share(i, meld, rules)
+            for i, meld in enumerate(melds)
+        )
+    )
 
 
-def _full_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
-    layoffs: dict[Card, list[_Layoff]] = {}
-    swaps: list[tuple[int, Meld, tuple[Card, ...]]] = []
-    for meld_index, meld in enumerate(melds):
-        for layoff in _meld_layoffs(meld_index, meld, rules):
-            layoffs.setdefault(layoff[2], []).append(layoff)
-        swaps.extend((meld_index, meld, cards) for cards in meld_options(meld, rules).swaps)
-    return _TableIndex({card: tuple(found) for card, found in layoffs.items()}, tuple(swaps))
-
-
-def _swap_place(swap: tuple[int, Meld, tuple[Card, ...]]) -> int:
-    return swap[0]
+def _meld_share(meld_index: int, meld: Meld, rules: Rules) -> _Share:
+    options = meld_options(meld, rules)
+    return (
+        tuple((meld_index, card, at, result) for card, at, result in options.layoffs),
+        tuple((meld_index, meld, cards) for cards in options.swaps),
+    )
 
 
 # Card codes of the same suit within two ranks of each card, the ace touching the king.
@@ -1638,19 +1632,13 @@ def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
 def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[LayOff]:
     """Single-card layoffs onto every meld the seat may build on, in table order, off the table index."""
     rules = state.rules
-    layoffs = _table_index(state.melds, rules).layoffs
     actions: list[LayOff] = []
     short = len(hand) <= 2  # only then can a layoff leave a hand that cannot finish the turn
     owners = state.owners
     others = rules.layoff_on_others
-    found: list[_Layoff] = []
-    for card in dict.fromkeys(hand):
-        entries = layoffs.get(card)
-        if entries is not None:
-            found.extend(entries)
-    found.sort()  # positions are distinct, so only they are compared
-    for _, meld_index, card, at, result in found:
-        if not others and owners[meld_index] != seat:
+    held = set(hand)
+    for meld_index, card, at, result in _table_index(state.melds, rules).layoffs:
+        if card not in held or (not others and owners[meld_index] != seat):
             continue
         if short:
             try:
