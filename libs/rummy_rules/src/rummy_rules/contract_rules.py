@@ -18,6 +18,10 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import BITS, End, Meld, MeldKind, lay_off, make_meld, suit_runs
 from rummy_rules.variants import ContractOptions, Rules
 
+# Enum members bound to module names (Python 3.11 looks `MeldKind.RUN` up slowly, see melds.py).
+_RUN: Final = MeldKind.RUN
+_SET: Final = MeldKind.SET
+
 K = TypeVar("K")
 
 ROUNDS: Final = 8
@@ -79,13 +83,13 @@ def _readings(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> lis
     except RuleViolation as exc:
         if exc.code != "ambiguous_meld":
             raise
-    return [make_meld(cards, rules, MeldKind.SET), make_meld(cards, rules, MeldKind.RUN)]
+    return [make_meld(cards, rules, _SET), make_meld(cards, rules, _RUN)]
 
 
 def _fits(melds: Sequence[Meld], contract: Contract, rules: Rules) -> RuleViolation | None:
     """Why these melds do not make the contract, or None if they do."""
-    runs = [meld for meld in melds if meld.kind is MeldKind.RUN]
-    threes = [meld for meld in melds if meld.kind is MeldKind.SET]
+    runs = [meld for meld in melds if meld.kind is _RUN]
+    threes = [meld for meld in melds if meld.kind is _SET]
     if len(runs) != contract.runs or len(threes) != contract.threes:
         return RuleViolation(
             "not_the_contract",
@@ -295,11 +299,11 @@ def _rank_threes(codes: tuple[int, ...], jokers: bool) -> tuple[_Candidate, ...]
     rank = cards[0].rank
     found: list[Meld] = []
     if len(cards) > 3:
-        found.append(Meld(MeldKind.SET, cards, rank))
+        found.append(Meld(_SET, cards, rank))
     if len(cards) >= 3:
-        found.extend(Meld(MeldKind.SET, combo, rank) for combo in dict.fromkeys(combinations(cards, 3)))
+        found.extend(Meld(_SET, combo, rank) for combo in dict.fromkeys(combinations(cards, 3)))
     elif len(cards) == 2 and jokers:
-        found.append(Meld(MeldKind.SET, (*cards, JOKER), rank))
+        found.append(Meld(_SET, (*cards, JOKER), rank))
     return tuple(_candidate(meld) for meld in found)
 
 
@@ -374,7 +378,7 @@ def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
                 for high in range(low + run_min, size + 1):
                     cards = meld.cards[low:high]
                     if cards not in found and any(card.suit is not None for card in cards):
-                        found[cards] = Meld(MeldKind.RUN, cards, meld.rank + low, meld.suit)
+                        found[cards] = Meld(_RUN, cards, meld.rank + low, meld.suit)
     return tuple(_candidate(meld) for meld in found.values())
 
 
@@ -392,7 +396,7 @@ def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:
         for card in list((+left).elements()):
             placed = False
             for index, meld in enumerate(melds):
-                for at in (End.HIGH, End.LOW) if card.suit is None and meld.kind is MeldKind.RUN else (None,):
+                for at in (End.HIGH, End.LOW) if card.suit is None and meld.kind is _RUN else (None,):
                     try:
                         melds[index] = lay_off(meld, (card,), rules, at)
                     except RuleViolation:

@@ -80,6 +80,22 @@ from rummy_rules.scoring import loser_penalty, match_winners, prize_split
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS, GoingOut, MatchMode, Reshuffle, Rules, rules_for
 
+# Enum members bound to module names: in Python 3.11 `Phase.DRAW` takes EnumType.__getattr__'s slow
+# path (~0.1 us, ten times an attribute), and the hot paths test phases, kinds and options per decision.
+_DRAW: Final = Phase.DRAW
+_PLAY: Final = Phase.PLAY
+_DEAL_OVER: Final = Phase.DEAL_OVER
+_GAME_OVER: Final = Phase.GAME_OVER
+_RUN: Final = MeldKind.RUN
+_SET: Final = MeldKind.SET
+_LOW: Final = End.LOW
+_MELD_ALL: Final = GoingOut.MELD_ALL
+_DISCARD_REQUIRED: Final = GoingOut.DISCARD_REQUIRED
+_ALL_BUT_TOP: Final = Reshuffle.ALL_BUT_TOP
+_ALL_AT_ONCE: Final = Reshuffle.ALL_AT_ONCE
+_END_IMMEDIATELY: Final = Reshuffle.END_IMMEDIATELY
+_KEEP_LAST_DISCARD: Final = Reshuffle.KEEP_LAST_DISCARD
+
 __all__ = [
     "GameState",
     "Phase",
@@ -170,7 +186,7 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
         owners=(),
         opened=tuple(False for _ in state.active),
         turn=order[0],
-        phase=Phase.DRAW,
+        phase=_DRAW,
         taken=None,
         turn_start_opened=False,
         extended=False,
@@ -251,7 +267,7 @@ def _started(event: GameStarted) -> GameState:
         owners=(),
         opened=(),
         turn=0,
-        phase=Phase.DRAW,
+        phase=_DRAW,
         taken=None,
         turn_start_opened=False,
         extended=False,
@@ -277,7 +293,7 @@ def _drawn(state: GameState, event: CardDrawn) -> GameState:
     opened = state.opened[seat]
     values = list(state)
     values[_HANDS] = _set_at(state.hands, seat, (*state.hands[seat], event.card))
-    values[_PHASE] = Phase.PLAY
+    values[_PHASE] = _PLAY
     values[_START_OPENED] = opened
     values[_EXTENDED] = False
     if event.from_discard:
@@ -304,7 +320,7 @@ def _discarded(state: GameState, event: CardDiscarded) -> GameState:
     values[_HANDS] = _set_at(state.hands, seat, hand)
     values[_DISCARD] = discard
     values[_TURN] = _next_seat(state.active, seat)
-    values[_PHASE] = Phase.DRAW
+    values[_PHASE] = _DRAW
     values[_TAKEN] = None
     values[_IDLE_TURNS] = idle_turns
     return _new_state(GameState, values)
@@ -329,7 +345,7 @@ def _laid_off_event(state: GameState, event: CardsLaidOff) -> GameState:
     seat = event.seat
     before = state.melds[event.meld]
     # rummy500 D12: each card laid off is credited to the seat that laid it, at its place.
-    below = before.rank - event.result.rank if before.kind is MeldKind.RUN else 0
+    below = before.rank - event.result.rank if before.kind is _RUN else 0
     above = len(event.result.cards) - len(before.cards) - below
     credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
     values = list(state)
@@ -357,7 +373,7 @@ def _joker_swapped(state: GameState, event: JokerSwapped) -> GameState:
 
 
 def _stock_reshuffled(state: GameState, event: StockReshuffled) -> GameState:
-    keep = 0 if state.rules.reshuffle is Reshuffle.ALL_AT_ONCE else 1
+    keep = 0 if state.rules.reshuffle is _ALL_AT_ONCE else 1
     return state._replace(
         stock=tuple(reversed(event.cards)),
         discard=state.discard[len(state.discard) - keep :] if keep else (),
@@ -410,7 +426,7 @@ def _deal_ended(state: GameState, event: DealEnded) -> GameState:
         # kalooki §3.11.3: a deal without a winner is void there; elsewhere it counts (D10, D16).
         counted = event.winner is not None or not _voids(state.rules)
     return state._replace(
-        phase=Phase.DEAL_OVER,
+        phase=_DEAL_OVER,
         totals=totals,
         penalties=event.penalties,
         active=active,
@@ -425,7 +441,7 @@ def _deal_started(state: GameState, event: DealStarted) -> GameState:
 
 def _game_ended(state: GameState, event: GameEnded) -> GameState:
     return state._replace(
-        phase=Phase.GAME_OVER, winners=event.winners, payouts=event.payouts, revealed_seed=event.seed
+        phase=_GAME_OVER, winners=event.winners, payouts=event.payouts, revealed_seed=event.seed
     )
 
 
@@ -505,7 +521,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
     """
     rules = state.rules
     if not rest:
-        if rules.going_out is GoingOut.DISCARD_REQUIRED:
+        if rules.going_out is _DISCARD_REQUIRED:
             raise RuleViolation(
                 "must_keep_card_to_discard",
                 "you must keep one card to discard: going out always ends with a discard",
@@ -515,7 +531,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
     if len(rest) != 1:
         return
     card = rest[0]
-    if rules.going_out is GoingOut.MELD_ALL:
+    if rules.going_out is _MELD_ALL:
         own = [m for i, m in enumerate(melds) if rules.layoff_on_others or _owner(state, i) == seat]
         if not _fits_somewhere(card, own, rules):
             raise RuleViolation(
@@ -570,7 +586,7 @@ def _decide(state: GameState, command: Command, seed: _Seed) -> list[Event]:
     if handler is None:
         raise RuleViolation("unknown_command", f"not a command: {type(command).__name__}", rules.cite("turn"))
     seat = command.seat
-    if state.phase is Phase.GAME_OVER or state.phase is Phase.DEAL_OVER:
+    if state.phase is _GAME_OVER or state.phase is _DEAL_OVER:
         raise RuleViolation("game_over", "the game is over; nobody may act", rules.cite("over"))
     if type(seat) is not int or not 0 <= seat < rules.players:
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
@@ -591,13 +607,13 @@ def apply(state: GameState, command: Command, *, seed: bytes) -> tuple[GameState
 def _need_phase(state: GameState, phase: Phase) -> None:
     if state.phase is not phase:
         rules = state.rules
-        if phase is Phase.DRAW:
+        if phase is _DRAW:
             raise RuleViolation("already_drawn", "you have already drawn this turn", rules.cite("draw"))
         raise RuleViolation("must_draw_first", "draw a card first", rules.cite("draw"))
 
 
 def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.DRAW)
+    _need_phase(state, _DRAW)
     events: list[Event] = []
     if state.offer is not None:
         # contract D12: the forehand draws from the stock, so the first buy request is granted now,
@@ -614,7 +630,7 @@ def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[E
             return events  # the deal ended (D10, D16, meldstream M1)
     drawn = _STOCK_DRAWS[command.seat][state.stock[-1].code]
     events.append(drawn)
-    if len(state.stock) == 1 and state.rules.reshuffle is Reshuffle.ALL_AT_ONCE and state.discard:
+    if len(state.stock) == 1 and state.rules.reshuffle is _ALL_AT_ONCE and state.discard:
         # rummy40 D12: as soon as the last stock card is drawn, every face-up card becomes the stock.
         events.extend(_rebuild(evolve(state, drawn), state.discard, seed))
     return events
@@ -634,14 +650,14 @@ def _refill(state: GameState, seed: _Seed) -> list[Event]:
     ends the deal (option exhausted_stock: reshuffle_discards as contract, end_immediately alike).
     """
     rules = state.rules
-    if rules.reshuffle is Reshuffle.ALL_BUT_TOP and len(state.discard) > 1:
+    if rules.reshuffle is _ALL_BUT_TOP and len(state.discard) > 1:
         return _rebuild(state, state.discard[:-1], seed)
     if rules.reshuffle in _ENDS_ON_EMPTY_STOCK:
         return _deal_over(state, seed, None, kalooki=False)
     raise RuleViolation("stock_empty", "the stock is empty", rules.cite("reshuffle"))
 
 
-_ENDS_ON_EMPTY_STOCK: Final = (Reshuffle.ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, Reshuffle.END_IMMEDIATELY)
+_ENDS_ON_EMPTY_STOCK: Final = (_ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, _END_IMMEDIATELY)
 
 
 def _close_offer(state: GameState, seed: _Seed, taken_by_forehand: bool) -> list[Event]:
@@ -712,7 +728,7 @@ def buyers(state: GameState) -> tuple[int, ...]:
     last = _LAST_BUYERS[0]
     if last is not None and last[0] is state:
         return last[1]
-    if state.offer is None or state.buy_request is not None or state.phase is not Phase.DRAW:
+    if state.offer is None or state.buy_request is not None or state.phase is not _DRAW:
         seats: tuple[int, ...] = ()
     else:
         seats = _eligible_buyers(state, state.turn, state.offer_from)
@@ -787,13 +803,13 @@ def _idle_stalemate(state: GameState) -> bool:
 
 
 def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.DRAW)
+    _need_phase(state, _DRAW)
     rules = state.rules
     if not state.discard:
         raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
     card = state.discard[-1]
     seat = command.seat
-    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
         # rummy500 option end_immediately: an empty stock ends the deal at the next draw (D10).
         raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
     if rules.variant == "rummy500" and not _top_free(rules):
@@ -821,14 +837,14 @@ def _top_free(rules: Rules) -> bool:
 
 def _pick(state: GameState, command: PickFromPile, seed: _Seed) -> list[Event]:
     """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
-    _need_phase(state, Phase.DRAW)
+    _need_phase(state, _DRAW)
     rules = state.rules
     seat = command.seat
     if rules.variant != "rummy500":
         raise RuleViolation(
             "no_deep_pick", f"in {rules.variant} only the top discard can be taken", rules.cite("draw")
         )
-    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
         raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
     taken = pile_pick(state.discard, command.index)
     selected = taken[0]
@@ -882,7 +898,7 @@ def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Me
     again is the same object, so its `meld_options` (memoised per meld) are known on the table."""
     if type(cards) is not tuple:
         return make_meld(cards, rules, kind)
-    key = (cards, 0 if kind is None else 1 if kind is MeldKind.SET else 2)  # an Enum hashes slowly
+    key = (cards, 0 if kind is None else 1 if kind is _SET else 2)  # an Enum hashes slowly
     entry = _MADE_MELDS.get(key)
     if entry is not None and entry[0] is rules:
         return entry[1]
@@ -900,7 +916,7 @@ def _opening_value(melds: Sequence[Meld], rules: Rules) -> int:
 
 
 def _lay_melds(state: GameState, command: LayMelds, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.PLAY)
+    _need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     contract = rules.variant == "contract"
@@ -956,7 +972,7 @@ def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
 
 
 def _lay_off(state: GameState, command: LayOff, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.PLAY)
+    _need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     meld = _table_meld(state, command.meld, seat, "lay off")
@@ -992,7 +1008,7 @@ def _laid_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None) -
 
 
 def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.PLAY)
+    _need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     meld = _table_meld(state, command.meld, seat, "take a joker")
@@ -1021,7 +1037,7 @@ def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
 
 
 def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.PLAY)
+    _need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     card = command.card
@@ -1043,7 +1059,7 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
         )
     events: list[Event] = [_DISCARDED[seat][card.code]]
     if not rest:
-        if rules.going_out is GoingOut.MELD_ALL:
+        if rules.going_out is _MELD_ALL:
             raise RuleViolation(
                 "cannot_go_out_by_discard",
                 "you may not go out by discarding; meld every card instead",
@@ -1061,13 +1077,13 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
         if state.buy_request is None and _eligible_buyers(state, forehand, seat):
             events.append(BuyOffered(card, forehand, seat))
     if not state.stock:
-        if rules.reshuffle is Reshuffle.KEEP_LAST_DISCARD:
+        if rules.reshuffle is _KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
             if not state.discard:
                 events.extend(_void_deal(state, seed))  # kalooki §3.11.3
             else:
                 events.extend(_rebuild(_evolved(state, events), state.discard, seed))
-        elif rules.reshuffle is Reshuffle.ALL_AT_ONCE:
+        elif rules.reshuffle is _ALL_AT_ONCE:
             # rummy40 D12 when the pile was empty as the last card was drawn: reshuffle as soon as
             # face-up cards exist, so the next player can draw from the stock.
             events.extend(_rebuild(_evolved(state, events), (*state.discard, card), seed))
@@ -1075,7 +1091,7 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
 
 
 def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
-    _need_phase(state, Phase.PLAY)
+    _need_phase(state, _PLAY)
     seat = command.seat
     events: list[Event] = []
     current = state
@@ -1086,7 +1102,7 @@ def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
     if command.discard is not None:
         steps.append(Discard(seat, command.discard))
     for step in steps:
-        if current.phase is not Phase.PLAY:
+        if current.phase is not _PLAY:
             break
         produced = _decide(current, step, seed)
         for event in produced:
@@ -1311,11 +1327,11 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
             return _BUY_ACTIONS[seat]
         return ()
     phase = state.phase
-    if phase is Phase.DRAW:
+    if phase is _DRAW:
         if state.rules.variant == "rummy500":
             return _rummy500_draws(state, seat)
         return _draw_actions(state, seat)
-    if phase is not Phase.PLAY:
+    if phase is not _PLAY:
         return ()
     rules = state.rules
     hand = state.hands[seat]
@@ -1323,11 +1339,10 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     taken = state.taken
     if not (rules.discard_draw_must_open and state.took_unopened and not state.opened[seat]):
         going_out_by_discard = len(hand) == 1
-        if not (going_out_by_discard and rules.going_out is GoingOut.MELD_ALL):
+        if not (going_out_by_discard and rules.going_out is _MELD_ALL):
             discards = _DISCARDS[seat]
-            actions = [discards[card] for card in dict.fromkeys(hand)]
-            if taken is not None and hand.count(taken) == 1:
-                actions.remove(discards[taken])  # kalooki / rummy40 D8
+            barred = taken if taken is not None and hand.count(taken) == 1 else None  # kalooki / rummy40 D8
+            actions = [discards[card] for card in dict.fromkeys(hand) if card is not barred]
     if rules.variant == "contract":
         if not state.opened[seat]:
             actions.extend(_laydown_actions(state, seat, hand))
@@ -1373,7 +1388,7 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
     """Stock draw (with an empty stock: ending the deal, D10) and every usable pile pick (§3.6)."""
     rules = state.rules
     actions: list[Command] = [_DRAW_FROM_STOCK[seat]]
-    if not state.stock and rules.reshuffle is Reshuffle.END_IMMEDIATELY:
+    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
         return tuple(actions)
     pile = state.discard
     hand = state.hands[seat]
@@ -1437,14 +1452,14 @@ def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
             command = _pick_action(seat, index, use)
             rest = held - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
             if rest <= 1:  # only then may the rest be unfinishable (`_check_rest`)
-                if rules.going_out is GoingOut.MELD_ALL:  # no rummy500 rule: ask decide
+                if rules.going_out is _MELD_ALL:  # no rummy500 rule: ask decide
                     try:
                         _decide(state, command, _PROBE)
                     except RuleViolation:
                         continue
                 elif rest == 1 and copies:
                     continue  # the last card would be the one taken from the pile (src ¶17)
-                elif rest == 0 and rules.going_out is GoingOut.DISCARD_REQUIRED:
+                elif rest == 0 and rules.going_out is _DISCARD_REQUIRED:
                     continue  # option going_out_requires_discard (D9)
             commands.append(command)
         if commands:
@@ -1579,7 +1594,7 @@ _LAY_OFF_MEMO: dict[tuple[int, int, Card, int], LayOff] = {}
 
 def _lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
     """The command laying one card off; a few thousand exist, and a frozen dataclass is slow to build."""
-    key = (seat, meld, card, 0 if at is None else 1 if at is End.LOW else 2)  # an Enum hashes slowly
+    key = (seat, meld, card, 0 if at is None else 1 if at is _LOW else 2)  # an Enum hashes slowly
     command = _LAY_OFF_MEMO.get(key)
     if command is None:
         command = _LAY_OFF_MEMO[key] = LayOff(seat, meld, (card,), at)
@@ -1611,7 +1626,7 @@ _DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CO
 
 
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
-    if state.rules.reshuffle is Reshuffle.ALL_BUT_TOP and not state.stock:
+    if state.rules.reshuffle is _ALL_BUT_TOP and not state.stock:
         # contract D16: drawing from the empty stock reshuffles (or ends the round).
         return (DrawFromStock(seat), TakeDiscard(seat)) if state.discard else (DrawFromStock(seat),)
     can_take = bool(state.discard)
