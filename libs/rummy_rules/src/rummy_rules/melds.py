@@ -338,26 +338,30 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
     sequence), and with a joker: two-suit sets, sequences closed over a one-card gap, and maximal
     sequences extended by one end. Not exhaustive over joker placements: the solver is.
 
-    Hot path: the hand is read into per-suit and per-rank bit masks; the melds of one suit (or
-    rank) depend only on its mask and on whether a joker is held, so they are memoised.
+    Hot path: the hand is read into per-suit masks of ranks, and the ranks held in two suits or
+    more are read off them; the melds of one suit (or rank) depend only on its mask and on whether
+    a joker is held, so they are memoised.
     """
     jokers = False
     suit_masks = [0, 0, 0, 0]
-    rank_suits = [0] * 14
     for card in hand:
         code = card.code
-        if not code:
+        if code:
+            suit_masks[_SUIT_OF[code]] |= _RANK_BIT_OF[code]
+        else:
             jokers = True
-            continue
-        suit_index, position_bit, rank, suit_bit = BITS[code]
-        suit_masks[suit_index] |= position_bit
-        rank_suits[rank] |= suit_bit
     shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
+    clubs, diamonds, hearts, spades = suit_masks
     found: list[Meld] = []
-    for rank in range(1, 14):
-        mask = rank_suits[rank]
-        if mask & (mask - 1):  # at least two suits
-            found.extend(_set_melds(rank, mask, shape))
+    # Ranks held in at least two suits, lowest first: the only ones that can make a set.
+    pairs = (clubs | diamonds) & (hearts | spades) | clubs & diamonds | hearts & spades
+    while pairs:
+        bit = pairs & -pairs
+        pairs ^= bit
+        mask = (
+            bool(clubs & bit) | bool(diamonds & bit) << 1 | bool(hearts & bit) << 2 | bool(spades & bit) << 3
+        )
+        found.extend(_set_melds(bit.bit_length() - 1, mask, shape))
     for suit_index in range(4):
         mask = suit_masks[suit_index]
         if mask & (mask - 1):
@@ -413,6 +417,8 @@ def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
 
 # Per card code: suit index, its bit in the suit's position mask, rank, its bit in the rank's suit mask.
 BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) for i in range(52)))
+_SUIT_OF: Final = tuple(bits[0] for bits in BITS)
+_RANK_BIT_OF: Final = tuple(bits[1] for bits in BITS)
 _Shape = tuple[int, int, int, bool, bool]
 _SET_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
 _RUN_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
