@@ -666,7 +666,7 @@ def _close_offer(state: GameState, seed: _Seed, taken_by_forehand: bool) -> list
     assert card is not None
     buyer = state.buy_request
     if taken_by_forehand or buyer is None:
-        return [BuyPassed(card, taken_by_forehand)]
+        return [_BUY_PASSED[taken_by_forehand][card.code]]
     events: list[Event] = []
     if not state.stock:
         # D16: the buyer's stock card comes from a reshuffle of every discard under the bought one.
@@ -819,7 +819,7 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[E
             rules.cite("pick"),
         )
     if state.offer is not None:
-        return [BuyPassed(card, True), _PILE_DRAWS[seat][card.code]]  # contract §3.7.1: first right
+        return [_BUY_PASSED[True][card.code], _PILE_DRAWS[seat][card.code]]  # contract §3.7.1: first right
     if rules.discard_draw_must_open and not state.opened[seat]:
         hand = (*state.hands[seat], card)
         if not _openings(state, hand, card):
@@ -1075,7 +1075,7 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
         # contract §3.7.1: the discard is offered; the next player has first right to it.
         forehand = _next_seat(state.active, seat)
         if state.buy_request is None and _eligible_buyers(state, forehand, seat):
-            events.append(BuyOffered(card, forehand, seat))
+            events.append(_buy_offered_event(card, forehand, seat))
     if not state.stock:
         if rules.reshuffle is _KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
@@ -1623,6 +1623,17 @@ _TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in range(8))
 _STOCK_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, False) for card in CARD_BY_CODE) for seat in range(8))
 _PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in range(8))
 _DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CODE) for seat in range(8))
+_BUY_PASSED: Final = tuple(tuple(BuyPassed(card, taken) for card in CARD_BY_CODE) for taken in (False, True))
+_BUY_OFFERS: dict[tuple[Card, int, int], BuyOffered] = {}
+
+
+def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
+    """BuyOffered, built once per card and seats: a frozen dataclass is slow to build, few thousand exist."""
+    key = (card, forehand, discarder)
+    event = _BUY_OFFERS.get(key)
+    if event is None:
+        event = _BUY_OFFERS[key] = BuyOffered(card, forehand, discarder)
+    return event
 
 
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
