@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Final
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, SUITS, Card
 from rummy_rules.commands import (
@@ -286,18 +287,23 @@ def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
     """The cards that, added to `rest`, meld completely: the same for every endgame with this rest.
 
     Memoised by variant and multiset across games (a hand of two cards waits many turns): the
-    endgame's rests hold two cards at most, so a variant has under 1,500 entries.
+    endgame's rests hold two cards at most, so a variant has under 1,500 entries; the memo starts
+    afresh past `_COMPLETIONS_LIMIT` all the same (services run for days).
     """
     params = solver.params
     key = (params, tuple(sorted(card.code for card in rest)))
     found = _COMPLETIONS.get(key)
     if found is None:
         cards = CARD_BY_CODE if params.joker_penalty is not None else CARD_BY_CODE[1:]
-        found = _COMPLETIONS[key] = frozenset(card for card in cards if solver.penalty([*rest, card]) == 0)
+        found = frozenset(card for card in cards if solver.penalty([*rest, card]) == 0)
+        if len(_COMPLETIONS) >= _COMPLETIONS_LIMIT:
+            _COMPLETIONS.clear()
+        _COMPLETIONS[key] = found
     return found
 
 
 _COMPLETIONS: dict[tuple[MeldParams, tuple[int, ...]], frozenset[Card]] = {}
+_COMPLETIONS_LIMIT: Final = 1 << 14
 
 
 class _Table:

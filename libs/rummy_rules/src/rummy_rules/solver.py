@@ -630,6 +630,7 @@ def _stretch_savings(values: Sequence[int], run_min: int) -> list[int]:
     return saved
 
 
+# One table per penalties and run shape: a handful, as there are few `MeldParams` (see _SOLVERS).
 _DEADWOOD_TABLES: dict[tuple[tuple[int, ...], int, bool, bool], list[int]] = {}
 
 
