@@ -320,11 +320,15 @@ def _runs(hand: Sequence[Card], rules: Rules, needed: int) -> list[tuple[_Candid
         else:
             jokers = True
     run_min, ace_low = rules.run_min, rules.ace_low_in_runs
-    suits = [
-        suit_index
-        for suit_index, mask in enumerate(masks)
-        if mask & (mask - 1) and _may_run(mask, run_min, ace_low, jokers)
-    ]
+    known = _MAY_RUN.setdefault((run_min, ace_low, jokers), {})  # `_may_run` by mask, as met
+    suits: list[int] = []
+    for suit_index, mask in enumerate(masks):
+        if mask & (mask - 1):
+            may = known.get(mask)
+            if may is None:
+                may = known[mask] = _may_run(mask, run_min, ace_low, jokers)
+            if may:
+                suits.append(suit_index)
     if len(suits) < needed:
         return []
     shape = (run_min, ace_low, rules.set_min, rules.set_max, jokers)
@@ -382,6 +386,7 @@ def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
     return tuple(_candidate(meld) for meld in found.values())
 
 
+_MAY_RUN: dict[tuple[int, bool, bool], dict[int, bool]] = {}  # at most 2**14 masks per shape
 _RunsKey = tuple[int, int, tuple[int, bool, int, int, bool]]
 _RUNS_MEMO: dict[_RunsKey, tuple[_Candidate, ...]] = {}
 _THREES_MEMO: dict[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]] = {}
