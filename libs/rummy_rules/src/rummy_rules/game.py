@@ -749,9 +749,11 @@ def _eligible_buyers(state: GameState, forehand: int, discarder: int | None) -> 
     active = state.active
     buys = state.buys
     return tuple(
-        seat
-        for seat in _SEATS_AFTER[len(active)][forehand]
-        if seat != discarder and active[seat] and buys[seat] < most
+        [
+            seat
+            for seat in _SEATS_AFTER[len(active)][forehand]
+            if seat != discarder and active[seat] and buys[seat] < most
+        ]
     )
 
 
@@ -1371,12 +1373,11 @@ def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> lis
     rules = state.rules
     found: list[Command] = []
     for melds in laydowns(hand, state.deal, rules):
-        used = [card for meld in melds for card in meld.cards]
-        rest = _without(hand, used)
-        if len(rest) <= 1:  # only then may the rest be unfinishable
+        if len(hand) - sum(len(meld.cards) for meld in melds) <= 1:  # only then may the rest be unfinishable
             try:
                 # §3.6.3: not the card taken from the pile as the last card; D10 with option
                 # closing_by_discard false: a last card must fit a meld on the table.
+                rest = _without(hand, [card for meld in melds for card in meld.cards])
                 _check_rest(state, seat, rest, state.melds + melds)
             except RuleViolation:
                 continue
@@ -1486,8 +1487,8 @@ class _TableIndex:
 
     def __init__(self, shares: tuple[_Share, ...]) -> None:
         self.shares = shares
-        self.layoffs = tuple(layoff for share in shares for layoff in share[0])
-        self.swaps = tuple(swap for share in shares for swap in share[1])
+        self.layoffs = tuple([layoff for share in shares for layoff in share[0]])
+        self.swaps = tuple([swap for share in shares for swap in share[1]])
         self._by_card: dict[Card, list[_Layoff]] | None = None
 
     def by_card(self) -> dict[Card, list[_Layoff]]:
