@@ -87,8 +87,9 @@ MAX_DECISIONS = 30_000  # a guard only: every match must finish (meldstream M1 e
 CUTS = 3  # replay cut points per match
 SNAPSHOT_EVERY = 4  # matches per snapshot restored from JSON and caught up, on average
 # Decisions between sampled positions on average, per variant: a few positions per match (a
-# contract match is ~1,500 decisions, a kalooki one ~150), enough for thousands over a run.
-PROBE_EVERY = {"kalooki": 80, "rummy40": 100, "rummy500": 60, "contract": 300}
+# contract match is ~2,000 decisions, a rummy40 series ~1,400, a kalooki deal ~110), enough for
+# thousands over a run.
+PROBE_EVERY = {"kalooki": 80, "rummy40": 200, "rummy500": 100, "contract": 300}
 # Contract offers per out-of-turn check on average (~250 offers a match): tens of thousands a run.
 OFFER_CHECK_EVERY = 3
 
