@@ -531,8 +531,19 @@ def _unused_picks(state: GameState, pick: PickFromPile) -> list[PickFromPile]:
 # RULES_MATCHES_SCALE=10 plays ten times as many matches, from fresh random seeds each run (a deep
 # run by hand); by default the seeds are derandomized, so CI plays the same matches every time.
 SCALE = float(os.environ.get("RULES_MATCHES_SCALE", "1"))
-# Matches are independent, so they are played by one process per core (RULES_WORKERS overrides).
-WORKERS = int(os.environ.get("RULES_WORKERS", "0")) or len(os.sched_getaffinity(0))
+
+
+def _workers() -> int:
+    """Matches are independent: one process per core this one may use (RULES_WORKERS overrides).
+    The workers are forked, so they inherit the imported test modules; where a platform cannot
+    fork, the matches are played in this process."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return int(os.environ.get("RULES_WORKERS", "0")) or cores
+
+
+WORKERS = _workers()
 SEEDS = st.binary(min_size=16, max_size=16)
 Example = tuple[bytes, int, Options]
 CheckResult = Callable[[GameState, list[Event]], None]
@@ -553,7 +564,7 @@ def play_many(
     # Chunks small enough to balance long and short matches over the workers.
     chunks = [examples[at : at + 8] for at in range(0, len(examples), 8)]
     tally = Tally()
-    context = multiprocessing.get_context("fork")  # the workers inherit the imported test modules
+    context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(WORKERS, mp_context=context)
     try:
         for part in pool.map(_play_chunk, repeat(variant), chunks, repeat(check_result)):
