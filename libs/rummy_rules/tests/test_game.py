@@ -371,6 +371,25 @@ def test_kalooki_discard_draw_must_be_used_in_opening_with_option() -> None:
     assert refused(unusable, TakeDiscard(0)) == "discard_draw_not_usable"
 
 
+def test_kalooki_discard_draw_that_could_only_open_by_discarding_its_copy_is_not_offered() -> None:
+    """Found by a deep property run: the take was offered, then the turn had no legal move. Here
+    only a Kalooki opens (51 needed), and its last card would be the other 2C: the taken card (D8)."""
+    rules = rules_for(
+        "kalooki",
+        2,
+        discard_draw_before_opening="must_use_in_opening",  # D19 option
+        opening_min_points=51,
+        kalooki_exempt_from_opening=True,
+    )
+    dead_end = position(rules, "2H 2D 2C", phase=Phase.DRAW, discard="2C")
+    assert TakeDiscard(0) not in legal_actions(dead_end, 0)
+    assert refused(dead_end, TakeDiscard(0)) == "discard_draw_not_usable"
+    kalooki = position(rules, "2H 2D 9C", phase=Phase.DRAW, discard="2C")  # the last card is 9C
+    assert TakeDiscard(0) in legal_actions(kalooki, 0)
+    state, _ = apply(kalooki, TakeDiscard(0), seed=SEED)
+    assert any(isinstance(action, LayMelds) for action in legal_actions(state, 0))
+
+
 def test_kalooki_elimination_match_drops_players_at_the_limit() -> None:
     rules = rules_for("kalooki", 3, match_mode="elimination", elimination_limit=30)  # §5 match_mode
     state = position(rules, "5H 6H 7H 8C", opened=True)

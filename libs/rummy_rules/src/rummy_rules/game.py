@@ -826,14 +826,12 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[E
         )
     if state.offer is not None:
         return [_BUY_PASSED[True][card.code], _PILE_DRAWS[seat][card.code]]  # contract §3.7.1: first right
-    if rules.discard_draw_must_open and not state.opened[seat]:
-        hand = (*state.hands[seat], card)
-        if not _openings(state, hand, card):
-            raise RuleViolation(
-                "discard_draw_not_usable",
-                f"before opening you may take {card.text} only to use it in your opening melds this turn",
-                rules.cite("discard_draw"),
-            )
+    if rules.discard_draw_must_open and not state.opened[seat] and not _opens_with(state, seat, card):
+        raise RuleViolation(
+            "discard_draw_not_usable",
+            f"before opening you may take {card.text} only to use it in your opening melds this turn",
+            rules.cite("discard_draw"),
+        )
     return [_PILE_DRAWS[seat][card.code]]
 
 
@@ -1641,13 +1639,20 @@ def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
     return event
 
 
+def _opens_with(state: GameState, seat: int, card: Card) -> bool:
+    """Whether `seat` could open this turn with `card` taken from the discard pile (kalooki D19
+    option `must_use_in_opening`), judged as after the take: an opening whose last card left is a
+    copy of `card` is no way out, that discard is refused (D8), so the take would leave no move."""
+    return bool(_openings(state._replace(taken=card), (*state.hands[seat], card), card))
+
+
 def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     if state.rules.reshuffle is _ALL_BUT_TOP and not state.stock:
         # contract D16: drawing from the empty stock reshuffles (or ends the round).
         return (DrawFromStock(seat), TakeDiscard(seat)) if state.discard else (DrawFromStock(seat),)
     can_take = bool(state.discard)
     if can_take and state.rules.discard_draw_must_open and not state.opened[seat]:
-        can_take = bool(_openings(state, (*state.hands[seat], state.discard[-1]), state.discard[-1]))
+        can_take = _opens_with(state, seat, state.discard[-1])
     key = seat * 4 + bool(state.stock) * 2 + can_take
     actions = _DRAW_CACHE.get(key)
     if actions is None:
