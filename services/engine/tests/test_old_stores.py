@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ from rummy.game.v1 import events_pb2
 from rummy_engine.codec import SCHEMA_VERSION, OtherEventFormat
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import start_engine
+from rummy_infra.serving import refused_at_start
 from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
 
@@ -41,16 +39,8 @@ def test_an_older_store_is_refused_before_serving_and_left_as_it_was(tmp_path: P
 
 def test_the_engine_process_exits_with_that_message_alone(tmp_path: Path) -> None:
     write_format_1_game(tmp_path)
-    env = {**os.environ, "ENGINE_DATA_DIR": str(tmp_path), "ENGINE_ADDRESS": "127.0.0.1:0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "rummy_engine"],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    stderr = refused_at_start(
+        "rummy_engine", {"ENGINE_DATA_DIR": str(tmp_path), "ENGINE_ADDRESS": "127.0.0.1:0"}
     )
-    assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("new --topic / ENGINE_TOPIC.")
-    assert "older meldstream (event format 1" in done.stderr
+    assert stderr.strip().endswith("new --topic / ENGINE_TOPIC.")
+    assert "older meldstream (event format 1" in stderr

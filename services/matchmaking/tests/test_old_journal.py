@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_infra.serving import refused_at_start
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.journal import FORMAT, OtherJournalFormat
 from rummy_matchmaking.service import start_matchmaking
@@ -42,16 +40,8 @@ def test_an_older_journal_is_refused_before_serving_and_left_as_it_was(tmp_path:
 
 def test_the_matchmaking_process_exits_with_that_message_alone(tmp_path: Path) -> None:
     write_format_1_journal(tmp_path)
-    env = {**os.environ, "MATCHMAKING_DATA_DIR": str(tmp_path), "MATCHMAKING_ADDRESS": "127.0.0.1:0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "rummy_matchmaking"],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    stderr = refused_at_start(
+        "rummy_matchmaking", {"MATCHMAKING_DATA_DIR": str(tmp_path), "MATCHMAKING_ADDRESS": "127.0.0.1:0"}
     )
-    assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("(ENGINE_TABLES under `meldstream run`).")
-    assert "older meldstream (matchmaking journal format 1" in done.stderr
+    assert stderr.strip().endswith("(ENGINE_TABLES under `meldstream run`).")
+    assert "older meldstream (matchmaking journal format 1" in stderr

@@ -1,9 +1,12 @@
-"""Waiting for a service that tests and benchmarks started as a process to answer SERVING."""
+"""A service that tests and benchmarks start as a process: waiting for it to answer SERVING, or for
+it to refuse to start."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -26,3 +29,19 @@ def wait_serving(address: str, process: subprocess.Popen[Any], timeout_s: float 
                 return
         time.sleep(0.2)
     raise RuntimeError(f"{address} was not SERVING after {timeout_s:.0f} s")
+
+
+def refused_at_start(module: str, env: dict[str, str]) -> str:
+    """Run `python -m module` with `env` added to this environment; it must exit with code 1 and
+    no traceback (a refusal an operator can act on, not a crash). Returns its stderr."""
+    done = subprocess.run(
+        [sys.executable, "-m", module],
+        check=False,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr
