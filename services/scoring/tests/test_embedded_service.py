@@ -11,9 +11,9 @@ import grpc
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
+from rummy_scoring.bench import appends
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.service import start_scoring
-from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
 
 
@@ -36,14 +36,9 @@ def _append_game(log: EmbeddedEventLog, game_id: str) -> None:
         ),
     ]
     seq = 0
-    for command, envelopes in commands:
-        batch = []
-        for envelope in envelopes:
-            seq += 1
-            envelope.game_id, envelope.seq, envelope.command_id = game_id, seq, command
-            envelope.occurred_at.GetCurrentTime()
-            batch.append(NewEvent(envelope.WhichOneof("event") or "", envelope.SerializeToString()))
-        log.append(game_id, command, seq - len(batch), batch)
+    for command, batch in appends(game_id, commands):
+        log.append(game_id, command, seq, batch)
+        seq += len(batch)
 
 
 async def _code(call: Any) -> str:

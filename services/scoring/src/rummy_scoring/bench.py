@@ -51,10 +51,17 @@ def game_events(game_id: str, index: int) -> list[tuple[str, list[NewEvent]]]:
         ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties)),
         ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties)),
     ]
-    commands = ["engine/create", "draw", "out"]
+    return appends(
+        game_id, [("engine/create", envelopes[:2]), ("draw", envelopes[2:3]), ("out", envelopes[3:])]
+    )
+
+
+def appends(game_id: str, commands: list[tuple[str, list[ev.GameEvent]]]) -> list[tuple[str, list[NewEvent]]]:
+    """Each command's envelopes stamped as the engine stamps them (game, seq from 1, command id,
+    time) and encoded, ready for `EventLog.append`."""
     out = []
     seq = 0
-    for command, group in zip(commands, [envelopes[:2], envelopes[2:3], envelopes[3:]], strict=True):
+    for command, group in commands:
         batch = []
         for envelope in group:
             seq += 1
