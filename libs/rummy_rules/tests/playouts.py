@@ -279,7 +279,17 @@ def play(
         action = table[actor](state, actor, actions, rng)
         produced = decide(state, action, seed=seed)
         if rng.random() < probe_rate:
-            probe(state, actor, action, actions=actions, produced=produced, seed=seed, rng=rng, tally=tally)
+            probe(
+                state,
+                actor,
+                action,
+                actions=actions,
+                produced=produced,
+                deck=deck,
+                seed=seed,
+                rng=rng,
+                tally=tally,
+            )
             _check_out_of_turn(state, buyers(state), seed, tally)
         before = state
         shuffled = False  # a deal ended or the stock was reshuffled
@@ -429,13 +439,14 @@ def probe(
     *,
     actions: tuple[Command, ...],
     produced: list[Event],
+    deck: Counter[Card],
     seed: bytes,
     rng: random.Random,
     tally: Tally,
 ) -> None:
     """The expensive checks of one position, before `action` (which produced `produced`) is applied."""
     tally["probes"] += 1
-    assert conserved(state, Counter(make_deck(state.rules.packs, state.rules.jokers)))
+    assert conserved(state, deck)
     for value in (action, *produced):  # states and views: once a match (`_check_replay`)
         round_trip(value)
     for viewer in (actor, None):

@@ -23,8 +23,8 @@ from rummy_rules.state import GameState
 
 from .playouts import Options, play_many, require
 
-# ~50 ms (rummy500) and ~140 ms (contract) of CPU a match on this box: what fits the ~3 minute
-# budget beside kalooki and rummy40 (RULES_MATCHES_SCALE=10 for a deep run by hand).
+# Whole matches, ~75 ms (rummy500 to 500) and ~135 ms (8 contract rounds) of CPU each on this box:
+# thousands of each (issue 4) on every core (RULES_MATCHES_SCALE=10 for a deep run by hand).
 RUMMY500_MATCHES = 2000
 CONTRACT_MATCHES = 2000
 SHORTER_MATCHES = 200
