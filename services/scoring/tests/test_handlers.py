@@ -1,9 +1,12 @@
 """Scoring's store contract, on a real Redis and on the embedded SqliteKV: effects and tracking
-together, so a replay changes nothing; the same results, ratings, boards and standings on both."""
+together, so a replay changes nothing; the same results, ratings, boards and standings on both; records
+scoring cannot apply skipped."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
+from rummy_scoring.results import FORMAT
 from rummy_scoring.sqlite_kv import SqliteKV
 from rummy_scoring.store import ScoreReader, Store
 from rummy_store import EventRecord, LogPosition
@@ -23,10 +27,12 @@ ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
 
 
 def _record(game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c") -> EventRecord:
-    message.game_id, message.seq = game_id, seq
+    message.game_id, message.seq, message.schema_version = game_id, seq, FORMAT
     message.occurred_at.CopyFrom(ENDED_AT)
     case = message.WhichOneof("event") or ""
-    return EventRecord(game_id, seq, command_id, case, 1, message.SerializeToString(), LogPosition(0, seq))
+    return EventRecord(
+        game_id, seq, command_id, case, FORMAT, message.SerializeToString(), LogPosition(0, seq)
+    )
 
 
 def _game(game_id: str, players: list[str], penalties: list[int], winner: int) -> list[EventRecord]:
@@ -58,6 +64,11 @@ def _dump(client: Any, prefix: str) -> dict[bytes, Any]:
         }[kind]
         out[key] = reader(key)
     return out
+
+
+def _strip(client: Any, prefix: str) -> dict[bytes, Any]:
+    """The keys under `prefix`, named without it (to compare two handlers' stores)."""
+    return {key[len(prefix) :]: value for key, value in _dump(client, prefix).items()}
 
 
 Setup = tuple[Handlers, ScoreReader, EmbeddedEventLog, Store]
@@ -138,10 +149,54 @@ def test_a_poll_spanning_game_ends_and_redeliveries_scores_as_one_record_at_a_ti
     assert batched.on_game_records(poll) == 2 + 4 + 3  # two hands; two matches, 3 + 2 ratings
     assert batched.on_game_records(first + second) == 0  # redelivered whole: tracked
 
-    def strip(prefix: str) -> dict[bytes, Any]:
-        return {key[len(prefix) :]: value for key, value in _dump(client, prefix).items()}
-
-    assert strip(f"{unique_prefix}:poll:") == strip(f"{unique_prefix}:one:")
+    assert _strip(client, f"{unique_prefix}:poll:") == _strip(client, f"{unique_prefix}:one:")
     history = ScoreReader(client, f"{unique_prefix}:poll:").rating_history("kalooki", "bob")
     assert [change.games for change in history] == [1, 2]
     assert history[1].mu_before == history[0].mu_after
+
+
+def test_records_scoring_cannot_apply_are_skipped_and_the_rest_of_their_poll_applied(
+    setup: Setup, unique_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One poll holds two good games and, between their records, six that scoring can never apply: each
+    is skipped with one log line (no traceback) and counted, and the good games are scored exactly as
+    without them. The poll delivered again changes nothing and skips them again (no retry loop)."""
+    _, _, _, client = setup
+    clean, handlers = Handlers(client, f"{unique_prefix}:clean:"), Handlers(client, f"{unique_prefix}:poll:")
+    first = _game("g1", ["ann", "bob", "cy"], [0, 40, 12], 0)
+    second = _game("g2", ["bob", "dee"], [9, 0], 1)
+    late = ev.GameEvent(game_ended=ev.GameEnded(winners=[1], totals=[9, 0, 3]))
+    bad = [
+        replace(first[3], payload=b"\x00not a GameEvent"),
+        replace(second[3], schema_version=FORMAT + 1),
+        replace(first[2], event_type="card_burned"),
+        replace(first[3], payload=second[3].payload),  # g2's deal under g1's headers
+        _record("g3", 4, ev.GameEvent(deal_ended=ev.DealEnded(winner=0, penalties=[0, 1]))),  # not started
+        _record("g1", 6, late),  # after g1's end
+    ]
+    bad = [replace(record, position=LogPosition(1, 100 + i)) for i, record in enumerate(bad)]
+    poll = [bad[0], *first[:2], bad[1], *second[:3], bad[2], bad[3], *first[2:4], second[3], bad[4]]
+    poll += [first[4], second[4], bad[5]]
+    good = [record for record in poll if record not in bad]
+    caplog.set_level(logging.WARNING, "rummy_scoring")
+    assert handlers.on_game_records(poll) == clean.on_game_records(good) == 2 + 4 + 3
+    assert handlers.game_skips.count == len(bad)
+    assert _strip(client, f"{unique_prefix}:poll:") == _strip(client, f"{unique_prefix}:clean:")
+    lines = [r for r in caplog.records if r.name == "rummy_scoring"]
+    assert [r.getMessage().split(" skipped")[0] for r in lines] == [
+        f"rummy.game.events.v1[1]@{100 + i}" for i in (0, 1, 2, 3, 4, 5)
+    ]
+    assert [r.getMessage().split(": ", 1)[1] for r in lines] == [
+        "the payload is not a GameEvent",
+        f"event format {FORMAT + 1}; scoring reads {FORMAT}",
+        "unknown event type 'card_burned'",
+        "the payload is deal_ended seq 4 of game 'g2', not what its headers say",
+        "ScoringError: game g3: deal_ended at seq 4 before game_started",
+        "ScoringError: game g1: game_ended after game_ended",
+    ]
+    assert not any(r.exc_info for r in lines)
+    assert handlers.on_game_records(poll) == 0 and handlers.game_skips.count == 2 * len(bad)
+    assert _strip(client, f"{unique_prefix}:poll:") == _strip(client, f"{unique_prefix}:clean:")
+    junk = EventRecord("g4", 1, "table", "table_formed", 2, b"\x00junk", LogPosition(0, 7))
+    handlers.on_matchmaking_record(junk)
+    assert handlers.table_skips.count == 1

@@ -89,6 +89,19 @@ def test_events_before_the_start_or_an_unreadable_table_are_refused() -> None:
         step(unseated, 2, seated(2, ("ann", "bob")))
 
 
+def test_events_out_of_the_games_sequence_are_refused() -> None:
+    with pytest.raises(ScoringError, match="game_started at seq 2 before game_started"):
+        step(None, 2, started("kalooki"))
+    state, _ = run([started("kalooki")])
+    with pytest.raises(ScoringError, match="game_started after game_started"):
+        step(state, 3, started("kalooki"))
+    with pytest.raises(ScoringError, match="seated twice"):
+        step(state, 3, seated(3))
+    over, _ = run([started("kalooki"), deal_ended(4, 0, [0, 5, 7]), game_ended(5, [0], [0, 5, 7])])
+    with pytest.raises(ScoringError, match="deal_ended after game_ended"):
+        step(over, 6, deal_ended(6, 0, [0, 5, 7]))
+
+
 def test_players_come_from_table_seated() -> None:
     state, _ = step(None, 1, started("kalooki"))
     state, _ = step(state, 2, seated(2, ("cy", "ann", "bob")))

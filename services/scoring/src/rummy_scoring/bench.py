@@ -32,6 +32,7 @@ from rummy_store.redis_fence import RedisWriterFence
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
+from rummy_scoring.results import FORMAT
 from rummy_scoring.service import start_scoring
 from rummy_scoring.store import Keys
 
@@ -58,7 +59,7 @@ def game_events(game_id: str, index: int) -> list[tuple[str, list[NewEvent]]]:
 
 def appends(game_id: str, commands: list[tuple[str, list[ev.GameEvent]]]) -> list[tuple[str, list[NewEvent]]]:
     """Each command's envelopes stamped as the engine stamps them (game, seq from 1, command id,
-    time) and encoded, ready for `EventLog.append`."""
+    time, event format) and encoded, ready for `EventLog.append`."""
     out = []
     seq = 0
     for command, group in commands:
@@ -66,8 +67,10 @@ def appends(game_id: str, commands: list[tuple[str, list[ev.GameEvent]]]) -> lis
         for envelope in group:
             seq += 1
             envelope.game_id, envelope.seq, envelope.command_id = game_id, seq, command
+            envelope.schema_version = FORMAT
             envelope.occurred_at.GetCurrentTime()
-            batch.append(NewEvent(envelope.WhichOneof("event") or "", envelope.SerializeToString()))
+            case = envelope.WhichOneof("event") or ""
+            batch.append(NewEvent(case, envelope.SerializeToString(), FORMAT))
         out.append((command, batch))
     return out
 

@@ -6,6 +6,10 @@ batch: each game's state is read once (WATCH + MGET), its events are folded in m
 every effect, tracking record and outbox line of the poll commits together, so a poll costs a handful of
 round trips however many records and games it holds (per record it was ~3, ~9 at a game's end). The
 scoring events a record causes go into the outbox in the same transaction (`outbox.py` publishes them).
+
+A record scoring can never apply (an unknown event type, another event format, a payload that is not
+what its headers say, an event out of its game's sequence) is skipped with one log line and counted:
+retrying it would stop every game of every partition behind it, and it would fail again.
 """
 
 from __future__ import annotations
@@ -13,22 +17,26 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
+from google.protobuf.message import DecodeError
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_store import EventRecord
+from rummy_store.event_log import TOPIC
 
+from rummy_scoring.config import MATCHMAKING_TOPIC
 from rummy_scoring.outbox import entry
 from rummy_scoring.ratings import Rating, rate
-from rummy_scoring.results import RELEVANT, GameScore, ScoringError, ranks, step
+from rummy_scoring.results import GameScore, ScoringError, ranks, read, step
 from rummy_scoring.store import Keys, Store, rating_of
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
+Skip = tuple[EventRecord, str]  # a record passed over for good, and why
 
 
 def periods(ended_at: dt.datetime) -> list[str]:
@@ -56,28 +64,60 @@ class _Reads:
     counted: set[str]  # game ids already in their tournament's standings
 
 
+@dataclass(slots=True)
+class Skips:
+    """The records of a topic a consumer passed over for good: one log line each, and a count."""
+
+    topic: str
+    count: int = field(default=0, init=False)
+
+    def note(self, record: EventRecord, reason: str) -> None:
+        self.count += 1
+        at = record.position
+        log.warning(
+            "%s[%d]@%d skipped (game %s, seq %d): %s",
+            *(self.topic, at.partition, at.offset, record.game_id, record.seq, reason),
+        )
+
+
 class Handlers:
     """The scoring effects of game events and of TableFormed (tournament membership)."""
 
-    def __init__(self, client: Store, prefix: str) -> None:
+    def __init__(
+        self, client: Store, prefix: str, game_topic: str = TOPIC, tables_topic: str = MATCHMAKING_TOPIC
+    ) -> None:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
+        self.game_skips = Skips(game_topic)
+        self.table_skips = Skips(tables_topic)
 
     def on_game_records(self, records: Sequence[EventRecord]) -> int:
         """Apply a poll of game-event records; returns the number of scoring events put in the outbox."""
-        relevant = [r for r in records if r.event_type in RELEVANT]
-        if not relevant:
-            return 0
-        envelopes = [ev.GameEvent.FromString(r.payload) for r in relevant]
+        readable: list[tuple[EventRecord, ev.GameEvent]] = []
+        skipped: list[Skip] = []
+        for record in records:
+            try:
+                envelope = read(record)
+            except ScoringError as exc:
+                skipped.append((record, str(exc)))
+                continue
+            if envelope is not None:
+                readable.append((record, envelope))
+        count, unusable = self._transaction(readable) if readable else (0, [])
+        for record, reason in skipped + unusable:  # after the commit: a poll retried is noted once
+            self.game_skips.note(record, reason)
+        return count
+
+    def _transaction(self, readable: list[tuple[EventRecord, ev.GameEvent]]) -> tuple[int, list[Skip]]:
         while True:
             with self._r.pipeline() as pipe:
                 try:
-                    return self._apply(pipe, relevant, envelopes)
+                    return self._apply(pipe, readable)
                 except redis.WatchError:
                     continue
 
-    def _apply(self, pipe: Any, records: list[EventRecord], envelopes: list[ev.GameEvent]) -> int:
-        games = list(dict.fromkeys(r.game_id for r in records))
+    def _apply(self, pipe: Any, readable: list[tuple[EventRecord, ev.GameEvent]]) -> tuple[int, list[Skip]]:
+        games = list(dict.fromkeys(r.game_id for r, _ in readable))
         state_keys = [self.keys.game(game_id) for game_id in games]
         pipe.watch(*state_keys)
         before = {
@@ -86,17 +126,15 @@ class Handlers:
         }
         states = dict(before)
         scored: list[_Scored] = []
-        for record, envelope in zip(records, envelopes, strict=True):
+        unusable: list[Skip] = []
+        for record, envelope in readable:
             state = states[record.game_id]
             if state is not None and record.seq <= state.seq:
                 continue  # tracked: counted before
-            if state is None and envelope.WhichOneof("event") != "game_started":
-                log.warning("game %s: seq %d before its start; skipped", record.game_id, record.seq)
-                continue
             try:
                 new, outputs = step(state, record.seq, envelope)
-            except ScoringError as exc:
-                log.error("game %s seq %d: %s; skipped", record.game_id, record.seq, exc)
+            except Exception as exc:  # step is pure: what it refuses now it refuses on every retry
+                unusable.append((record, f"{type(exc).__name__}: {exc}"))
                 continue
             states[record.game_id] = new
             if outputs:
@@ -119,7 +157,7 @@ class Handlers:
             if state is not None and state is not before[game_id]:
                 pipe.set(key, GameScore.dumps(replace(state, published=published[game_id])))
         pipe.execute()
-        return count
+        return count, unusable
 
     def _read_for(self, pipe: Any, ended: list[_Scored]) -> _Reads:
         """WATCH and read the ratings, tournament links and standings the finished games touch."""
@@ -224,7 +262,11 @@ class Handlers:
         """TableFormed: remember a tournament game; count its result if scoring saw it first."""
         if record.event_type != "table_formed":
             return
-        table = mm.MatchmakingEvent.FromString(record.payload).table_formed
+        try:
+            table = mm.MatchmakingEvent.FromString(record.payload).table_formed
+        except DecodeError:
+            self.table_skips.note(record, "the payload is not a MatchmakingEvent")
+            return
         if not table.tournament_id:
             return
         link = self.keys.game_tournament(table.game_id)

@@ -12,19 +12,44 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
+from google.protobuf.message import DecodeError
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_client.wire import option_from_pb
 from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.variants import MatchMode, rules_for
+from rummy_store import EventRecord
 
 HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
 VOIDABLE: Final = frozenset({"kalooki", "rummy40"})  # a deal nobody won is void (up to M1's cap)
 RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
+EVENT_TYPES: Final = frozenset(f.name for f in ev.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields)
+FORMAT: Final = 2  # the engine's event format (rummy_engine.codec.SCHEMA_VERSION) that scoring reads
 
 
 class ScoringError(ValueError):
-    """An event stream scoring cannot read (e.g. a game whose first event is not GameStarted)."""
+    """A record scoring can never apply (unreadable, another format, out of the game's sequence)."""
+
+
+def read(record: EventRecord) -> ev.GameEvent | None:
+    """The envelope of a record scoring needs, None for one it does not; a record that is not what its
+    headers say raises: protobuf parses many byte strings, so the payload must also match them."""
+    if record.event_type not in RELEVANT:
+        if record.event_type not in EVENT_TYPES:
+            raise ScoringError(f"unknown event type {record.event_type!r}")
+        return None
+    if record.schema_version != FORMAT:
+        raise ScoringError(f"event format {record.schema_version}; scoring reads {FORMAT}")
+    try:
+        envelope = ev.GameEvent.FromString(record.payload)
+    except DecodeError:
+        raise ScoringError("the payload is not a GameEvent") from None
+    case = envelope.WhichOneof("event")
+    if (envelope.game_id, envelope.seq, case) != (record.game_id, record.seq, record.event_type):
+        raise ScoringError(
+            f"the payload is {case} seq {envelope.seq} of game {envelope.game_id!r}, not what its headers say"
+        )
+    return envelope
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +111,19 @@ def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
 def step(
     state: GameScore | None, seq: int, envelope: ev.GameEvent
 ) -> tuple[GameScore, list[sc.ScoringEvent]]:
-    """Apply one game event; returns the new state and the scoring events it causes (maybe none)."""
+    """Apply one game event; returns the new state and the scoring events it causes (maybe none). An
+    event out of the game's sequence (a second start or seating, anything after the end) raises."""
     case = envelope.WhichOneof("event")
-    if case == "game_started":
-        return start(seq, envelope.game_started), []
     if state is None:
-        raise ScoringError(f"game {envelope.game_id}: {case} before game_started")
+        if case != "game_started" or seq != 1:
+            raise ScoringError(f"game {envelope.game_id}: {case} at seq {seq} before game_started")
+        return start(seq, envelope.game_started), []
+    if case == "game_started" or state.over:
+        after = "game_ended" if state.over else "game_started"
+        raise ScoringError(f"game {envelope.game_id}: {case} after {after}")
     if case == "table_seated":
+        if state.players:
+            raise ScoringError(f"game {envelope.game_id}: seated twice")
         return seat(state, seq, envelope), []
     if not state.players:
         raise ScoringError(f"game {envelope.game_id}: {case} before table_seated")

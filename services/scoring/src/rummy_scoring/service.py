@@ -33,6 +33,7 @@ SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_na
 class RunningScoring:
     config: ScoringConfig
     host: ServiceHost
+    handlers: Handlers
     loops: list[ConsumerLoop]
     logs: list[EventLog]
     publisher: Publisher
@@ -81,7 +82,10 @@ def open_stores(config: ScoringConfig) -> tuple[Store, Publisher, EventLog, Even
 async def start_scoring(config: ScoringConfig) -> RunningScoring:
     """Join the consumer groups and serve; health is SERVING while the store and the log answer."""
     client, out, games, tables = open_stores(config)
-    handlers = Handlers(client, config.key_prefix)
+    sources = (config.game_topic, config.matchmaking_topic)  # what a skipped record's log line names
+    if config.embedded:
+        sources = (config.game_file, config.tables_file)
+    handlers = Handlers(client, config.key_prefix, *sources)
     relay = OutboxRelay(client, handlers.keys.outbox(), out)
     loops = [
         ConsumerLoop(games, f"{config.group}.games", handle_batch=handlers.on_game_records),
@@ -104,4 +108,4 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
         loop.start()
     relay.start()
     await host.start()
-    return RunningScoring(config, host, loops, [games, tables], out, client, relay)
+    return RunningScoring(config, host, handlers, loops, [games, tables], out, client, relay)
