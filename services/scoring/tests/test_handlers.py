@@ -1,10 +1,14 @@
 """Scoring's store contract, on a real Redis and on the embedded SqliteKV: effects and tracking
 together, so a replay changes nothing; the same results, ratings, boards and standings on both; records
-scoring cannot apply skipped."""
+scoring cannot apply skipped; ratings that depend on the log, not on how partitions interleave."""
 
 from __future__ import annotations
 
+import base64
+import itertools
+import json
 import logging
+import random
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -14,6 +18,7 @@ import redis
 from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.results import FORMAT
@@ -26,17 +31,21 @@ from rummy_store.publisher import EmbeddedPublisher
 ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
 
 
-def _record(game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c") -> EventRecord:
+def _record(
+    game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c", at: Timestamp = ENDED_AT
+) -> EventRecord:
     message.game_id, message.seq, message.schema_version = game_id, seq, FORMAT
-    message.occurred_at.CopyFrom(ENDED_AT)
+    message.occurred_at.CopyFrom(at)
     case = message.WhichOneof("event") or ""
     return EventRecord(
         game_id, seq, command_id, case, FORMAT, message.SerializeToString(), LogPosition(0, seq)
     )
 
 
-def _game(game_id: str, players: list[str], penalties: list[int], winner: int) -> list[EventRecord]:
-    """A game as the engine logs it: started and seated in one command, a draw, the end."""
+def _game(
+    game_id: str, players: list[str], penalties: list[int], winner: int, at: Timestamp = ENDED_AT
+) -> list[EventRecord]:
+    """A game as the engine logs it: started and seated in one command, a draw, the end (at `at`)."""
     started = ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=len(players)))
     seated = ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking"))
     drawn = ev.GameEvent(card_drawn=ev.CardDrawn(seat=0))
@@ -47,7 +56,7 @@ def _game(game_id: str, players: list[str], penalties: list[int], winner: int) -
         _record(game_id, 2, seated, "engine/create"),
         _record(game_id, 3, drawn),
         _record(game_id, 4, deal),
-        _record(game_id, 5, over),
+        _record(game_id, 5, over, at=at),
     ]
 
 
@@ -200,3 +209,61 @@ def test_records_scoring_cannot_apply_are_skipped_and_the_rest_of_their_poll_app
     junk = EventRecord("g4", 1, "table", "table_formed", 2, b"\x00junk", LogPosition(0, 7))
     handlers.on_matchmaking_record(junk)
     assert handlers.table_skips.count == 1
+
+
+def _published_ratings(client: Any, prefix: str) -> dict[tuple[str, str], tuple[int, float]]:
+    """What a consumer of the scoring topic keeping each player's change with the most games (the later
+    record on a tie, as matchmaking does) holds after reading the outbox in order."""
+    kept: dict[tuple[str, str], tuple[int, float]] = {}
+    for line in client.lrange(f"{prefix}scoring:outbox", 0, -1):
+        for _, payload in json.loads(line)["events"]:
+            event = sc.ScoringEvent.FromString(base64.b64decode(payload))
+            if event.HasField("rating_changed"):
+                change = event.rating_changed
+                key = (change.variant, change.player_id)
+                if change.games >= kept.get(key, (0, 0.0))[0]:
+                    kept[key] = (change.games, change.ordinal)
+    return kept
+
+
+def test_ratings_follow_the_log_whatever_order_its_partitions_arrive_in(
+    setup: Setup, unique_prefix: str
+) -> None:
+    """Twelve games of five players in two partitions, applied partition A then B, B then A, interleaved
+    at random and in end-time order, in polls of a few records: the same ratings and rating histories
+    every time, and the rating changes published leave a consumer with those ratings."""
+    _, _, _, client = setup
+    rng = random.Random(12)
+    partitions: list[list[EventRecord]] = [[], []]
+    for n in range(12):
+        seated = rng.sample(["ann", "bob", "cy", "dee", "eve"], rng.choice([2, 3]))
+        penalties = [0] + [rng.randrange(1, 60) for _ in seated[1:]]
+        ended = Timestamp(seconds=1_790_000_000 + 60 * n)
+        partitions[rng.randrange(2)] += _game(f"g{n:02d}", seated, penalties, 0, ended)
+    a, b = partitions
+    mixed = [list(a), list(b)]
+    interleaved = []
+    while any(mixed):
+        interleaved.append(rng.choice([p for p in mixed if p]).pop(0))
+    in_order = sorted(a + b, key=lambda r: (r.game_id, r.seq))  # game n ends before game n + 1
+    feeds = {"in-order": in_order, "a-then-b": a + b, "b-then-a": b + a, "interleaved": interleaved}
+    ratings = {}
+    for name, records in feeds.items():
+        prefix = f"{unique_prefix}:{name}:"
+        handlers = Handlers(client, prefix)
+        for start in range(0, len(records), 4):
+            handlers.on_game_records(records[start : start + 4])
+        ratings[name] = {k: v for k, v in _strip(client, prefix).items() if k.startswith(b"scoring:rating:")}
+        reader = ScoreReader(client, prefix)
+        assert _published_ratings(client, prefix) == {
+            (variant, player): (rating.games, rating.ordinal)
+            for variant, player in _published_ratings(client, prefix)
+            for rating in [reader.rating(variant, player)]
+        }
+    assert len(ratings["in-order"]) == 10  # five players' ratings and histories
+    assert ratings["a-then-b"] == ratings["in-order"]
+    assert ratings["b-then-a"] == ratings["in-order"]
+    assert ratings["interleaved"] == ratings["in-order"]
+    history = ScoreReader(client, f"{unique_prefix}:b-then-a:").rating_history("kalooki", "ann")
+    assert [change.games for change in history] == list(range(1, len(history) + 1))
+    assert all(later.mu_before == earlier.mu_after for earlier, later in itertools.pairwise(history))

@@ -32,6 +32,8 @@ def _script(r: Any, p: str) -> list[Any]:
     replies += [r.smembers(f"{p}t")]
     replies += [r.type(f"{p}{k}") for k in ("s", "l", "h", "z", "t", "none")]
     replies += [sorted(r.scan_iter(f"{p}*"))]
+    r.rpush(f"{p}gone", "x")
+    replies += [r.delete(f"{p}gone", f"{p}none"), r.type(f"{p}gone"), r.delete(f"{p}gone")]
     with r.pipeline() as pipe:
         pipe.watch(f"{p}s")
         replies.append(pipe.get(f"{p}s"))  # answered at once before MULTI

@@ -7,6 +7,11 @@ every effect, tracking record and outbox line of the poll commits together, so a
 round trips however many records and games it holds (per record it was ~3, ~9 at a game's end). The
 scoring events a record causes go into the outbox in the same transaction (`outbox.py` publishes them).
 
+Ratings follow the log's order, not the order games arrive in (`ratings.py`): the kept games that come
+after a game that arrived late are rated again in the same transaction, and their corrected rating
+changes are published under their own game ids, after their first ones, so a consumer that keeps each
+player's change with the most games (the later record on a tie) ends with the corrected ratings.
+
 A record scoring can never apply (an unknown event type, another event format, a payload that is not
 what its headers say, an event out of its game's sequence) is skipped with one log line and counted:
 retrying it would stop every game of every partition behind it, and it would fail again.
@@ -15,6 +20,7 @@ retrying it would stop every game of every partition behind it, and it would fai
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -30,13 +36,14 @@ from rummy_store.event_log import TOPIC
 
 from rummy_scoring.config import MATCHMAKING_TOPIC
 from rummy_scoring.outbox import entry
-from rummy_scoring.ratings import Rating, rate
+from rummy_scoring.ratings import Ladder, Order, Rating, rate
 from rummy_scoring.results import GameScore, ScoringError, ranks, read, step
-from rummy_scoring.store import Keys, Store, rating_of
+from rummy_scoring.store import Keys, Store, ladder_of
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
 Skip = tuple[EventRecord, str]  # a record passed over for good, and why
+Player = tuple[str, str]  # (variant, player id): whose ladder
 
 
 def periods(ended_at: dt.datetime) -> list[str]:
@@ -59,7 +66,7 @@ class _Scored:
 class _Reads:
     """What the effects of a poll's finished games depend on, read after WATCHing it."""
 
-    ratings: dict[str, Rating]  # by rating key; updated in log order as the poll's games are rated
+    ladders: dict[Player, Ladder]  # the players' rated games; the ratings pass adds what it reads
     tournaments: dict[str, str]  # game id -> tournament id
     counted: set[str]  # game ids already in their tournament's standings
 
@@ -139,42 +146,53 @@ class Handlers:
             states[record.game_id] = new
             if outputs:
                 scored.append(_Scored(record, envelope, new, outputs))
-        reads = self._read_for(pipe, [s for s in scored if s.outputs[0].HasField("match_scored")])
-        published = {game_id: state.published for game_id, state in states.items() if state is not None}
+        ended = [s for s in scored if s.outputs[0].HasField("match_scored")]
+        reads = self._read_for(pipe, ended)
         writes: list[Write] = []
+        ratings = self._rate(pipe, ended, states, reads.ladders, writes)
+        published = {game_id: state.published for game_id, state in states.items() if state is not None}
         count = 0
         for item in scored:
-            outputs = item.outputs + self._effects(item, reads, writes)
+            outputs = item.outputs + self._effects(item, reads, ratings, writes)
             game_id, seq = item.record.game_id, item.record.seq
             line = entry(game_id, f"{game_id}/{seq}", published[game_id] + 1, outputs)
             writes.append(_w("rpush", self.keys.outbox(), line))
             published[game_id] += len(outputs)
             count += len(outputs)
+        for game_id, corrected in ratings.items():  # games rated again: their corrections, after them
+            first = published[game_id] + 1
+            writes.append(
+                _w("rpush", self.keys.outbox(), entry(game_id, f"{game_id}/rated/{first}", first, corrected))
+            )
+            published[game_id] += len(corrected)
+            count += len(corrected)
         pipe.multi()
         _apply(pipe, writes)
-        for game_id, key in zip(games, state_keys, strict=True):
-            state = states[game_id]
-            if state is not None and state is not before[game_id]:
-                pipe.set(key, GameScore.dumps(replace(state, published=published[game_id])))
+        for game_id, state in states.items():
+            if state is not None and (
+                state is not before.get(game_id, state) or published[game_id] != state.published
+            ):
+                pipe.set(
+                    self.keys.game(game_id), GameScore.dumps(replace(state, published=published[game_id]))
+                )
         pipe.execute()
         return count, unusable
 
     def _read_for(self, pipe: Any, ended: list[_Scored]) -> _Reads:
-        """WATCH and read the ratings, tournament links and standings the finished games touch."""
+        """WATCH and read the ladders, tournament links and standings the finished games touch."""
         reads = _Reads({}, {}, set())
         if not ended:
             return reads
         keys = self.keys
-        rating_keys = list(
-            dict.fromkeys(keys.rating(s.state.variant, p) for s in ended for p in s.state.players)
-        )
+        players = list(dict.fromkeys((s.state.variant, p) for s in ended for p in s.state.players))
+        rating_keys = [keys.rating(variant, player) for variant, player in players]
         link_keys = [keys.game_tournament(s.record.game_id) for s in ended]
         pipe.watch(*rating_keys, *link_keys)
         # Read on a second connection, in one round trip: EXEC fails if a watched key changes before it,
         # so what these reads saw still holds when the writes commit.
         replies = self._read([("hgetall", key) for key in rating_keys] + [("get", key) for key in link_keys])
-        ratings = replies[: len(rating_keys)]
-        reads.ratings = {key: rating_of(raw) for key, raw in zip(rating_keys, ratings, strict=True)}
+        ladders = replies[: len(rating_keys)]
+        reads.ladders = {p: ladder_of(raw) for p, raw in zip(players, ladders, strict=True)}
         for item, raw in zip(ended, replies[len(rating_keys) :], strict=True):
             if raw is not None:
                 reads.tournaments[item.record.game_id] = raw.decode()
@@ -191,7 +209,106 @@ class Handlers:
                 getattr(reads, command)(*args)
             return list(reads.execute())
 
-    def _effects(self, item: _Scored, reads: _Reads, writes: list[Write]) -> list[sc.ScoringEvent]:
+    def _rate(
+        self,
+        pipe: Any,
+        ended: list[_Scored],
+        states: dict[str, GameScore | None],
+        ladders: dict[Player, Ladder],
+        writes: list[Write],
+    ) -> dict[str, list[sc.ScoringEvent]]:
+        """Rate the poll's finished games in log order, and again every kept game after one of them in a
+        ladder, in log order too; queues the ladder and history writes. Returns the rating changes by game
+        (the poll's games' and the corrections of games rated before)."""
+        new = {s.record.game_id: (s.envelope.occurred_at.ToNanoseconds(), s.record.game_id) for s in ended}
+        queue = sorted(new.values())
+        queued = set(new)
+        changes: dict[str, list[sc.ScoringEvent]] = {}
+        while queue:
+            game_id = queue[0][1]
+            if game_id not in states or _unread(states[game_id], ladders):
+                self._load(pipe, queue, states, ladders)  # for every queued game at once
+                continue
+            order = heapq.heappop(queue)
+            state = states[game_id]
+            if state is None:
+                continue  # no state to rate it from: left as rated
+            players = [(state.variant, player) for player in state.players]
+            places = [ladders[p].find(order) for p in players]
+            if game_id not in new and not all(found for _, found in places):
+                continue  # past KEEP in a ladder: left as rated
+            for (variant, player), (i, found) in zip(players, places, strict=True):
+                ladder = ladders[variant, player]
+                if not found and i == 0 and ladder.games and ladder.base.games:
+                    log.warning(
+                        "game %s ended before the %d %s games kept for %s (ratings.KEEP); rated before them",
+                        *(game_id, len(ladder.games), variant, player),
+                    )
+            before = [ladders[p].after(i - 1) for p, (i, _) in zip(players, places, strict=True)]
+            after = rate(before, ranks(state.variant, state.totals))
+            events = []
+            for p, (i, found), old, rating in zip(players, places, before, after, strict=True):
+                ladder = ladders[p]
+                if ladder.put(i, order, rating, insert=not found):
+                    following = ladder.games[i + 1].order
+                    if following[1] not in queued:
+                        queued.add(following[1])
+                        heapq.heappush(queue, following)
+                events.append(sc.ScoringEvent(game_id=game_id, rating_changed=_changed(p, old, rating)))
+            changes[game_id] = events
+        for p, ladder in ladders.items():
+            if ladder.rewritten is not None:
+                writes.extend(self._ladder_writes(p, ladder, ladder.rewritten))
+        return changes
+
+    def _load(
+        self,
+        pipe: Any,
+        queue: list[Order],
+        states: dict[str, GameScore | None],
+        ladders: dict[Player, Ladder],
+    ) -> None:
+        """WATCH and read what the queued games need that nothing has read yet (games rated again after
+        a late one): their states, then their players' ladders."""
+        games = [game_id for _, game_id in queue if game_id not in states]
+        if games:
+            keys = [self.keys.game(game_id) for game_id in games]
+            pipe.watch(*keys)
+            for game_id, raw in zip(games, self._read([("get", key) for key in keys]), strict=True):
+                states[game_id] = GameScore.loads(raw) if raw is not None else None
+        wanted: dict[Player, None] = {}
+        for _, game_id in queue:
+            state = states[game_id]
+            if state is not None:
+                wanted |= dict.fromkeys(
+                    (state.variant, p) for p in state.players if (state.variant, p) not in ladders
+                )
+        if wanted:
+            keys = [self.keys.rating(variant, player) for variant, player in wanted]
+            pipe.watch(*keys)
+            for p, raw in zip(wanted, self._read([("hgetall", key) for key in keys]), strict=True):
+                ladders[p] = ladder_of(raw)
+
+    def _ladder_writes(self, player: Player, ladder: Ladder, start: int) -> list[Write]:
+        """The ladder and current rating, and the history rewritten from game `start` (0 = the first)."""
+        history = self.keys.rating_history(*player)
+        writes = [_w("ltrim", history, 0, start - 1) if start else _w("delete", history)]
+        for i in range(start - ladder.base.games, len(ladder.games)):
+            change = _changed(player, ladder.after(i - 1), ladder.after(i))
+            writes.append(_w("rpush", history, change.SerializeToString()))
+        ladder.trim()
+        current = ladder.current
+        mapping = {"mu": current.mu, "sigma": current.sigma, "games": current.games, "ladder": ladder.dumps()}
+        writes.append(_w("hset", self.keys.rating(*player), mapping=mapping))
+        return writes
+
+    def _effects(
+        self,
+        item: _Scored,
+        reads: _Reads,
+        ratings: dict[str, list[sc.ScoringEvent]],
+        writes: list[Write],
+    ) -> list[sc.ScoringEvent]:
         """Queues one record's effects; returns the rating changes a finished game adds to its events."""
         keys, game_id, state = self.keys, item.record.game_id, item.state
         more: list[sc.ScoringEvent] = []
@@ -207,38 +324,11 @@ class Handlers:
                         writes.append(_w("zincrby", keys.leaderboard(state.variant, period), 1, winner))
                 for player, amount in zip(match.player_ids, match.payouts, strict=False):
                     writes.append(_w("rpush", keys.payouts(player), f"{game_id} {amount}"))
-                more.extend(self._ratings(game_id, state, reads.ratings, writes))
+                more.extend(ratings.pop(game_id, []))
                 tournament = reads.tournaments.get(game_id)
                 if tournament is not None and game_id not in reads.counted:
                     writes.extend(self._standing_writes(tournament, game_id, match))
         return more
-
-    def _ratings(
-        self, game_id: str, state: GameScore, ratings: dict[str, Rating], writes: list[Write]
-    ) -> list[sc.ScoringEvent]:
-        keys = self.keys
-        rating_keys = [keys.rating(state.variant, p) for p in state.players]
-        before = [ratings[key] for key in rating_keys]
-        after = rate(before, ranks(state.variant, state.totals))
-        events = []
-        for player, old, new, key in zip(state.players, before, after, rating_keys, strict=True):
-            ratings[key] = new  # a later game of this poll rates from here
-            changed = sc.RatingChanged(
-                player_id=player,
-                variant=state.variant,
-                mu_before=old.mu,
-                mu_after=new.mu,
-                sigma_before=old.sigma,
-                sigma_after=new.sigma,
-                ordinal=new.ordinal,
-                games=new.games,
-            )
-            mapping = {"mu": new.mu, "sigma": new.sigma, "games": new.games}
-            history = keys.rating_history(state.variant, player)
-            writes.append(_w("hset", key, mapping=mapping))
-            writes.append(_w("rpush", history, changed.SerializeToString()))
-            events.append(sc.ScoringEvent(game_id=game_id, rating_changed=changed))
-        return events
 
     def _standings(self, pipe: Any, tournament: str, game_id: str, match: sc.MatchScored) -> list[Write]:
         counted = self.keys.tournament_games(tournament)
@@ -286,6 +376,25 @@ class Handlers:
                     return
                 except redis.WatchError:
                     continue
+
+
+def _unread(state: GameScore | None, ladders: dict[Player, Ladder]) -> bool:
+    """Whether a game's players have a ladder not read yet."""
+    return state is not None and any((state.variant, p) not in ladders for p in state.players)
+
+
+def _changed(player: Player, before: Rating, after: Rating) -> sc.RatingChanged:
+    variant, player_id = player
+    return sc.RatingChanged(
+        player_id=player_id,
+        variant=variant,
+        mu_before=before.mu,
+        mu_after=after.mu,
+        sigma_before=before.sigma,
+        sigma_after=after.sigma,
+        ordinal=after.ordinal,
+        games=after.games,
+    )
 
 
 def _w(command: str, *args: Any, **kwargs: Any) -> Write:

@@ -73,6 +73,14 @@ class _Commands:
         self._db.execute("INSERT OR REPLACE INTO strings VALUES (?, ?)", (_key(key), _bytes(value)))
         return True
 
+    def delete(self, *keys: str) -> int:
+        removed = 0
+        for key in keys:
+            removed += self.type(key) != b"none"
+            for table, _ in KINDS:
+                self._db.execute(f"DELETE FROM {table} WHERE key = ?", (_key(key),))
+        return removed
+
     def exists(self, *keys: str) -> int:
         return sum(self.type(key) != b"none" for key in keys)
 

@@ -13,7 +13,7 @@ from typing import Any
 import redis
 from rummy.scoring.v1 import scoring_pb2 as sc
 
-from rummy_scoring.ratings import DEFAULT, Rating
+from rummy_scoring.ratings import DEFAULT, Ladder, Rating
 from rummy_scoring.results import GameScore
 from rummy_scoring.sqlite_kv import SqliteKV
 
@@ -71,6 +71,13 @@ def rating_of(raw: dict[bytes, bytes]) -> Rating:
     if not raw:
         return DEFAULT
     return Rating(float(raw[b"mu"]), float(raw[b"sigma"]), int(raw[b"games"]))
+
+
+def ladder_of(raw: dict[bytes, bytes]) -> Ladder:
+    """A player's ladder from the rating's hash; a rating kept before ladders were is its base."""
+    if b"ladder" in raw:
+        return Ladder.loads(raw[b"ladder"])
+    return Ladder(rating_of(raw), [])
 
 
 class ScoreReader:
