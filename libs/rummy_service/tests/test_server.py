@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy_service.server import ServiceHost
 
@@ -44,3 +46,37 @@ def test_health_is_serving_only_while_the_probe_answers() -> None:
             await host.stop()
 
     asyncio.run(scenario())
+
+
+def test_unparseable_request_bytes_are_invalid_argument_with_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """grpc's own handling answers UNKNOWN and logs the parser's traceback for every such call."""
+
+    async def scenario() -> None:
+        async def probe() -> bool:
+            return True
+
+        host = ServiceHost("127.0.0.1:0", [], probe)
+        await host.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{host.port}") as channel:
+                garbage = b"\xff\xff\xff\xff"
+                check: Any = channel.unary_unary("/grpc.health.v1.Health/Check")
+                watch: Any = channel.unary_stream("/grpc.health.v1.Health/Watch")  # a unary-stream method
+                for call in (check(garbage), watch(garbage).read()):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await call
+                    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                    assert (refused.value.details() or "").startswith("malformed_request: ")
+                health: Any = health_pb2_grpc.HealthStub(channel)  # well-formed calls are untouched
+                reply = await health.Check(health_pb2.HealthCheckRequest(service=""))
+                assert reply.status == SERVING
+        finally:
+            await host.stop()
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())
+    refusals = [r for r in caplog.records if "malformed" in r.getMessage() or r.exc_info]
+    assert len(refusals) == 2 and not any(r.exc_info for r in caplog.records)
+    assert all("\n" not in r.getMessage() for r in refusals)

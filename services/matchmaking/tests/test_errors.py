@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,11 @@ import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_matchmaking.config import MatchmakingConfig
+from rummy_matchmaking.server import LIMITS
 from rummy_matchmaking.service import open_journal, start_matchmaking
 from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_service.errors import QUOTED_CHARS
+from rummy_service.limits import text_fields
 
 TOKENS = TokenIssuer(DEV_SECRET)
 
@@ -101,3 +105,48 @@ def test_bad_requests_get_their_status_and_change_nothing(tmp_path: Path) -> Non
         (grpc.StatusCode.INVALID_ARGUMENT, "bad_rounds"),
         (grpc.StatusCode.NOT_FOUND, "no_such_tournament"),
     ]
+
+
+def test_every_string_field_has_a_limit() -> None:
+    for method in mm.DESCRIPTOR.services_by_name["MatchmakingService"].methods:
+        assert text_fields(method.input_type) <= set(LIMITS), method.name
+
+
+def test_oversized_fields_are_refused_and_never_echoed(tmp_path: Path) -> None:
+    """A 1 MB private code used to reach the journal (on Kafka: UNKNOWN, the record too large)."""
+    huge = "x" * 1_000_000
+    config = MatchmakingConfig(address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50)
+
+    async def scenario() -> list[tuple[grpc.StatusCode, str]]:
+        running = await start_matchmaking(config)
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub: Any = mm_grpc.MatchmakingServiceStub(channel)
+                ann = _as("ann")
+                before = _records(config)
+                enqueue: dict[str, Any] = {"variant": "kalooki", "min_players": 3}
+                at_limit = "y" * LIMITS["ticket_id"]  # not too long, yet quoted only in part
+                calls = [
+                    functools.partial(
+                        stub.Enqueue, mm.EnqueueRequest(**enqueue, private_code=huge), metadata=ann
+                    ),
+                    functools.partial(
+                        stub.Enqueue, mm.EnqueueRequest(**enqueue, party=["bob", huge]), metadata=ann
+                    ),
+                    functools.partial(stub.Enqueue, mm.EnqueueRequest(variant=huge), metadata=ann),
+                    functools.partial(stub.Cancel, mm.CancelRequest(ticket_id=huge), metadata=ann),
+                    functools.partial(stub.Cancel, mm.CancelRequest(ticket_id=at_limit), metadata=ann),
+                ]
+                statuses = [await _status(call) for call in calls]
+                assert _records(config) == before
+                return statuses
+        finally:
+            await running.stop()
+
+    statuses = asyncio.run(scenario())
+    assert [(code, reason.split(":")[0]) for code, reason in statuses] == [
+        *[(grpc.StatusCode.INVALID_ARGUMENT, "too_long")] * 4,
+        (grpc.StatusCode.NOT_FOUND, "no_such_ticket"),
+    ]
+    for _, reason in statuses:
+        assert "x" * QUOTED_CHARS not in reason and "y" * (QUOTED_CHARS + 1) not in reason

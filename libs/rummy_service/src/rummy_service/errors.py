@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 import grpc
+
+QUOTED_CHARS: Final = 40
+
+
+def quote(value: str) -> str:
+    """`value` as a refusal message may show it: the repr of its first 40 characters, "…" after a cut.
+
+    Messages go back in a status trailer and into logs; what a client sent is never echoed in full.
+    """
+    return repr(value) if len(value) <= QUOTED_CHARS else repr(value[:QUOTED_CHARS]) + "…"
 
 
 class ServiceError(Exception):

@@ -4,13 +4,100 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from rummy_service.errors import InvalidArgument, abort
+
+log = logging.getLogger("rummy_service")
 Probe = Callable[[], Awaitable[bool]]
+Context = grpc.aio.ServicerContext[Any, Any]
+if TYPE_CHECKING:  # generic only in the stubs
+    Handler = grpc.RpcMethodHandler[Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Malformed:
+    """What a request's bytes parse to when they are not a request: why, for the refusal."""
+
+    reason: str
+
+
+class _MalformedRequests(grpc.aio.ServerInterceptor):
+    """Request bytes that do not parse: INVALID_ARGUMENT `malformed_request` and one log line.
+
+    Left to grpc, the parser's exception escapes the deserializer: every such call answers UNKNOWN
+    and logs a full traceback. Here the deserializer returns `_Malformed` instead and the method
+    refuses it before the servicer runs. Only methods taking one request are wrapped (every method
+    of ours); a request stream (reflection) keeps grpc's own handling.
+    """
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_streaming or handler.request_deserializer is None:
+            return handler
+        method = handler_call_details.method
+        wrapped = self._handlers.get(method)
+        if wrapped is None:
+            wrapped = self._handlers[method] = _guarded(method, handler)
+        return wrapped
+
+
+def _guarded(method: str, handler: Handler) -> Handler:
+    # The stubs describe the sync server's handlers; these are the aio server's coroutines.
+    parse: Any = handler.request_deserializer
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception as exc:  # the protobuf parser's DecodeError, or anything else it raises
+            return _Malformed(str(exc).partition("\n")[0] or type(exc).__name__)
+
+    async def refuse(request: _Malformed, context: Context) -> None:
+        log.warning("%s: malformed request refused: %s", method, request.reason)
+        await abort(context, InvalidArgument("malformed_request", request.reason))
+
+    if not handler.response_streaming:
+        behaviour: Any = handler.unary_unary
+
+        async def unary(request: Any, context: Context) -> Any:
+            if isinstance(request, _Malformed):
+                await refuse(request, context)
+            return await behaviour(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, deserialize, handler.response_serializer)
+    streaming: Any = handler.unary_stream
+    if not inspect.isasyncgenfunction(streaming):  # writes with `context.write` (grpc health's Watch)
+
+        async def writes(request: Any, context: Context) -> Any:
+            if isinstance(request, _Malformed):
+                await refuse(request, context)
+            return await streaming(request, context)
+
+        return grpc.unary_stream_rpc_method_handler(writes, deserialize, handler.response_serializer)
+
+    async def yields(request: Any, context: Context) -> AsyncIterator[Any]:
+        if isinstance(request, _Malformed):
+            await refuse(request, context)
+        async with contextlib.aclosing(streaming(request, context)) as responses:
+            async for response in responses:
+                yield response
+
+    return grpc.unary_stream_rpc_method_handler(yields, deserialize, handler.response_serializer)
 
 
 class ServiceHost:
@@ -23,7 +110,7 @@ class ServiceHost:
     def __init__(
         self, address: str, services: Sequence[str], probe: Probe, probe_interval_s: float = 2.0
     ) -> None:
-        self.server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        self.server = grpc.aio.server(interceptors=[_MalformedRequests()], options=[("grpc.so_reuseport", 0)])
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self.server)
         names = (*services, health.SERVICE_NAME, reflection.SERVICE_NAME)

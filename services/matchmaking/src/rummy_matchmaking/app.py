@@ -28,7 +28,7 @@ from rummy_client.wire import option_from_pb, option_to_pb
 from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer
-from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied, quote
 from rummy_store import EventRecord
 from rummy_store.publisher import Publisher
 
@@ -149,7 +149,7 @@ class MatchmakingApp:
             raise InvalidArgument("party_too_big", f"a party of {len(players)} does not fit {high} seats")
         busy = [p for p in players if p in self._queued]
         if busy:
-            raise FailedPrecondition("already_queued", f"already in the queue: {', '.join(busy)}")
+            raise FailedPrecondition("already_queued", f"already in the queue: {', '.join(map(quote, busy))}")
         rating = sum(self.rating(request.variant, p)[1] for p in players) / len(players)
         ticket = Ticket(
             uuid.uuid4().hex,
@@ -175,7 +175,7 @@ class MatchmakingApp:
     def _owned(self, caller: Principal, ticket_id: str) -> TicketStatus:
         status = self.tickets.get(ticket_id)
         if status is None:
-            raise NotFound("no_such_ticket", f"no ticket {ticket_id!r}")
+            raise NotFound("no_such_ticket", f"no ticket {quote(ticket_id)}")
         if caller.subject not in status.ticket.players and not caller.is_operator:
             raise PermissionDenied("not_your_ticket", "only the ticket's players may see or cancel it")
         return status
@@ -321,7 +321,7 @@ class MatchmakingApp:
     def tournament(self, tournament_id: str) -> Tournament:
         tournament = self.tournaments.get(tournament_id)
         if tournament is None:
-            raise NotFound("no_such_tournament", f"no tournament {tournament_id!r}")
+            raise NotFound("no_such_tournament", f"no tournament {quote(tournament_id)}")
         return tournament
 
     async def register(self, caller: Principal, tournament_id: str) -> int:

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Final
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
+from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT, check_lengths
 
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
 from rummy_matchmaking.tournaments import Table, Tournament
 
 Context = grpc.aio.ServicerContext[Any, Any]
+LIMITS: Final[Mapping[str, int]] = {
+    "variant": VARIANT,
+    "party": PLAYER_ID,
+    "player_id": PLAYER_ID,
+    "private_code": 64,
+    "ticket_id": 64,
+    "tournament_id": 64,
+    "options": OPTION_NAME,
+    "string_value": OPTION_VALUE,
+    "seed": 64,  # bytes
+}
+"""The length limit of every string and bytes field of the requests (matchmaking.proto), by name."""
 
 
 def tables_pb(tables: Sequence[Table]) -> list[mm.TournamentTable]:
@@ -77,11 +90,13 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
 
     @unary_errors
     async def Enqueue(self, request: mm.EnqueueRequest, context: Context) -> mm.EnqueueResponse:
+        check_lengths(request, LIMITS)
         status = await self._app.enqueue(self._principal(context), request)
         return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
 
     @unary_errors
     async def Cancel(self, request: mm.CancelRequest, context: Context) -> mm.CancelResponse:
+        check_lengths(request, LIMITS)
         status = await self._app.cancel(self._principal(context), request.ticket_id)
         return mm.CancelResponse(state=status.state)  # type: ignore[arg-type]
 
@@ -89,12 +104,14 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def WatchTicket(
         self, request: mm.WatchTicketRequest, context: Context
     ) -> AsyncIterator[mm.WatchTicketResponse]:
+        check_lengths(request, LIMITS)
         caller = self._principal(context)
         async for status in self._app.watch(caller, request.ticket_id):
             yield self._ticket_pb(status, caller)
 
     @unary_errors
     async def GetRating(self, request: mm.GetRatingRequest, context: Context) -> mm.GetRatingResponse:
+        check_lengths(request, LIMITS)
         self._principal(context)
         games, rating = self._app.rating(request.variant, request.player_id)
         return mm.GetRatingResponse(rating=rating, games=games)
@@ -103,6 +120,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def CreateTournament(
         self, request: mm.CreateTournamentRequest, context: Context
     ) -> mm.CreateTournamentResponse:
+        check_lengths(request, LIMITS)
         self._operator(context)
         tournament = await self._app.create_tournament(request)
         return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
@@ -111,6 +129,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def RegisterForTournament(
         self, request: mm.RegisterForTournamentRequest, context: Context
     ) -> mm.RegisterForTournamentResponse:
+        check_lengths(request, LIMITS)
         count = await self._app.register(self._principal(context), request.tournament_id)
         return mm.RegisterForTournamentResponse(registered=count)
 
@@ -118,6 +137,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def StartTournament(
         self, request: mm.StartTournamentRequest, context: Context
     ) -> mm.StartTournamentResponse:
+        check_lengths(request, LIMITS)
         self._operator(context)
         tables = await self._app.start_tournament(request.tournament_id)
         return mm.StartTournamentResponse(tables=tables_pb(tables))
@@ -126,5 +146,6 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def GetTournament(
         self, request: mm.GetTournamentRequest, context: Context
     ) -> mm.GetTournamentResponse:
+        check_lengths(request, LIMITS)
         self._principal(context)
         return tournament_pb(self._app.tournament(request.tournament_id))
