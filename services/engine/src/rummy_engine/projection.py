@@ -15,13 +15,13 @@ from typing import Any, Final
 
 from rummy.game.v1 import events_pb2
 from rummy_rules import serialize
-from rummy_rules.events import GameStarted
+from rummy_rules.events import BuyRequested, GameStarted
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 from rummy_store import EventRecord
 
 from rummy_engine import codec
-from rummy_engine.facts import Fact, PlayerAway, TableSeated, TurnTimedOut
+from rummy_engine.facts import Fact, PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 
 ENGINE_PREFIX: Final = "engine/"
 """Command ids the engine writes itself (`engine/create`, `engine/turn/<seq>`, ...); refused from clients."""
@@ -44,6 +44,18 @@ def actor(event: codec.Logged) -> int | None:
     return seat if isinstance(seat, int) else None
 
 
+def _sender(state: EngineState, event: codec.Logged) -> int:
+    """The seat whose command opens with `event`.
+
+    Only a buy is out of turn (rules `decide`), and its first event names the buyer, as a returning
+    player's PlayerReturned names them; every other command is the seat to move's. The opening
+    event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
+    """
+    if isinstance(event, BuyRequested | PlayerReturned):
+        return event.seat
+    return state.game.turn
+
+
 def _with(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
     return (*values[:seat], value, *values[seat + 1 :])
 
@@ -53,9 +65,10 @@ class EngineState:
     """Everything the engine needs to act on a game, rebuilt by folding its records.
 
     `commands` maps each command id to the (first, last) seq it appended, so a retried command is
-    answered with its original outcome before any rule is checked; it is shared between successive
-    states (the fold only ever adds to it). `engine_command` is the latest command that began with
-    `TurnTimedOut`: its events were played by the engine for an absent seat.
+    answered with its original outcome before any rule is checked; `command_seats` maps it to the
+    seat that sent it (`_sender`), so an id is answered only to that seat. Both are shared between
+    successive states (the fold only ever adds to them). `engine_command` is the latest command that
+    began with `TurnTimedOut`: its events were played by the engine for an absent seat.
     """
 
     game: GameState
@@ -63,6 +76,7 @@ class EngineState:
     timeouts: tuple[int, ...]
     away: tuple[bool, ...]
     commands: dict[str, tuple[int, int]]
+    command_seats: dict[str, int]
     engine_command: str
 
     def by_engine(self, command_id: str) -> bool:
@@ -81,7 +95,7 @@ class GameProjection:
     def __init__(self) -> None:
         fields = ",".join(GameState._fields)
         # A change of the rules state's shape or of this fold invalidates old snapshots.
-        self.version = "engine-2:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
+        self.version = "engine-3:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -93,8 +107,10 @@ class GameProjection:
         if state is None:
             if not isinstance(event, GameStarted):
                 raise ValueError(f"a game's stream starts with GameStarted, not {type(event).__name__}")
-            return EngineState(evolve(None, event), UNSEATED, (), (), {command_id: (seq, seq)}, "")
+            return EngineState(evolve(None, event), UNSEATED, (), (), {command_id: (seq, seq)}, {}, "")
         commands = state.commands
+        if command_id not in commands:
+            state.command_seats[command_id] = _sender(state, event)
         commands[command_id] = (commands.get(command_id, (seq, seq))[0], seq)
         if isinstance(event, Fact):
             return _fact(state, command_id, event)
@@ -113,6 +129,7 @@ class GameProjection:
             "timeouts": list(state.timeouts),
             "away": list(state.away),
             "commands": state.commands,
+            "command_seats": state.command_seats,
             "engine_command": state.engine_command,
         }
         return json.dumps(data).encode()
@@ -125,6 +142,7 @@ class GameProjection:
             timeouts=tuple(raw["timeouts"]),
             away=tuple(raw["away"]),
             commands={key: (int(a), int(b)) for key, (a, b) in raw["commands"].items()},
+            command_seats={key: int(seat) for key, seat in raw["command_seats"].items()},
             engine_command=raw["engine_command"],
         )
 

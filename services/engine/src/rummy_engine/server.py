@@ -21,7 +21,7 @@ from rummy_rules.views import observe
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import InvalidArgument, stream_errors, unary_errors
 
-from rummy_engine import access, codec
+from rummy_engine import access, codec, limits
 from rummy_engine.app import GameApp, LiveGame
 from rummy_engine.projection import EngineState, engine_commands
 from rummy_engine.streams import Update
@@ -54,7 +54,7 @@ class Caller:
 
 
 class GameServicer(gs_grpc.GameServiceServicer):
-    """Each RPC: `_caller` (authenticate, load, check the seat), then one call into the app.
+    """Each RPC: `limits.check`, `_caller` (authenticate, load, check the seat), then one call into the app.
 
     `unary_errors`/`stream_errors` turn any `ServiceError` raised on the way into its gRPC status.
     """
@@ -76,6 +76,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     @unary_errors
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
+        limits.check(request)
         principal = self._principal(context)
         access.check_create(principal, request.player_ids)
         options = {name: wire.option_from_pb(value) for name, value in request.options.items()}
@@ -93,6 +94,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def SubmitAction(
         self, request: gs.SubmitActionRequest, context: Context
     ) -> gs.SubmitActionResponse:
+        limits.check(request)
         live = (await self._caller(context, request.game_id, request.seat)).live
         try:
             command = wire.command_from_pb(request.seat, request.action)
@@ -106,6 +108,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     @unary_errors
     async def GetView(self, request: gs.GetViewRequest, context: Context) -> gs.GetViewResponse:
+        limits.check(request)
         seat = request.seat if request.HasField("seat") else None
         live = (await self._caller(context, request.game_id, seat)).live
         return gs.GetViewResponse(view=_live_view(live, seat))
@@ -114,6 +117,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def ListLegalActions(
         self, request: gs.ListLegalActionsRequest, context: Context
     ) -> gs.ListLegalActionsResponse:
+        limits.check(request)
         live = (await self._caller(context, request.game_id, request.seat)).live
         response = gs.ListLegalActionsResponse(seq=live.seq)
         for action in legal_actions(live.state.game, request.seat):
@@ -146,6 +150,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def StreamGame(
         self, request: gs.StreamGameRequest, context: Context
     ) -> AsyncIterator[gs.StreamGameResponse]:
+        limits.check(request)
         async for update in self._stream(context, request.game_id, request.seat, request.after_seq):
             yield gs.StreamGameResponse(update=update)
 
@@ -153,6 +158,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def WatchGame(
         self, request: gs.WatchGameRequest, context: Context
     ) -> AsyncIterator[gs.WatchGameResponse]:
+        limits.check(request)
         async for update in self._stream(context, request.game_id, None, request.after_seq):
             yield gs.WatchGameResponse(update=update)
 
@@ -160,12 +166,14 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def ReturnToTable(
         self, request: gs.ReturnToTableRequest, context: Context
     ) -> gs.ReturnToTableResponse:
+        limits.check(request)
         await self._caller(context, request.game_id, request.seat)
         live = await self._app.return_to_table(request.game_id, request.seat)
         return gs.ReturnToTableResponse(view=_live_view(live, request.seat))
 
     @unary_errors
     async def GetStateAt(self, request: gs.GetStateAtRequest, context: Context) -> gs.GetStateAtResponse:
+        limits.check(request)
         seat = request.seat if request.HasField("seat") else None
         caller = await self._caller(context, request.game_id, seat)
         state, seq = await self._app.state_at(request.game_id, request.seq)
@@ -179,6 +187,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     @unary_errors
     async def GetHistory(self, request: gs.GetHistoryRequest, context: Context) -> gs.GetHistoryResponse:
+        limits.check(request)
         caller = await self._caller(context, request.game_id)
         access.check_history(caller.live.state, caller.principal)
         entries = await self._app.history(request.game_id)
@@ -196,6 +205,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def VerifyShuffle(
         self, request: gs.VerifyShuffleRequest, context: Context
     ) -> gs.VerifyShuffleResponse:
+        limits.check(request)
         self._principal(context)
         result = await self._app.verify(request.game_id)
         return gs.VerifyShuffleResponse(

@@ -1,0 +1,31 @@
+"""The length limit of every string field of the engine's requests (documented in game_service.proto).
+
+Checked by the servicer before authentication or any store is touched, so an oversized field costs
+one comparison and is refused with INVALID_ARGUMENT `too_long`, naming the field, never quoting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from google.protobuf.message import Message
+from rummy_service import limits
+from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT
+
+GAME_ID: Final = 64
+COMMAND_ID: Final = 128
+
+FIELDS: Final[Mapping[str, int]] = {
+    "game_id": GAME_ID,
+    "command_id": COMMAND_ID,
+    "player_ids": PLAYER_ID,
+    "variant": VARIANT,
+    "options": OPTION_NAME,
+    "string_value": OPTION_VALUE,
+}
+"""Limits by field name (`rummy_service.limits.text_fields`); `options` limits the option names."""
+
+
+def check(request: Message) -> None:
+    limits.check_lengths(request, FIELDS)
