@@ -13,9 +13,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +27,7 @@ from rummy_engine.audit import action_leaks, answer_updates, leaks, states_by_se
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_engine.seeds import game_seed
 from rummy_infra.local import free_port
-from rummy_infra.serving import wait_serving
+from rummy_infra.serving import ServiceProcess
 from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
 from rummy_store.catch_up import CatchUpReader
@@ -43,44 +40,10 @@ OPTIONS: dict[str, dict[str, int | bool | str]] = {"rummy40": {"deals_per_match"
 UNFINISHED = "e2e-unfinished"
 
 
-class EngineProcess:
-    """`python -m rummy_engine` with the given environment; killable and restartable on the same port."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.env = env
-        self.address = env["ENGINE_ADDRESS"]
-        self._log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self._log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "rummy_engine"], env=self.env, stdout=out, stderr=out
-            )
-        try:
-            wait_serving(self.address, self.proc)
-        except RuntimeError as failure:
-            raise AssertionError(f"{failure}:\n{self._log.read_text()[-3000:]}") from None
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 @pytest.fixture
 def engine(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
-) -> Iterator[EngineProcess]:
+) -> Iterator[ServiceProcess]:
     env = {
         **os.environ,
         "KAFKA_BOOTSTRAP": kafka_bootstrap,
@@ -88,19 +51,18 @@ def engine(
         "ENGINE_TOPIC": f"{unique_prefix}.rummy.game.events.v1",
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
-        "ENGINE_LEASE_MS": "2000",
         "ENGINE_SNAPSHOT_EVERY": "10",
         "ENGINE_TURN_TIMEOUT_MS": "0",
         "ENGINE_SEED_KEY": f"{unique_prefix}-seed-key",
     }
-    process = EngineProcess(env, tmp_path / "engine.log")
+    process = ServiceProcess("rummy_engine", env, env["ENGINE_ADDRESS"], tmp_path / "engine.log")
     process.start()
     yield process
     process.stop()
 
 
 async def _play(
-    engine: EngineProcess,
+    engine: ServiceProcess,
 ) -> tuple[dict[str, list[BotPlayer]], dict[str, list[gs.GameUpdate]], int]:
     clients = [GameClient(engine.address, TOKENS.issue(p), retry_for_s=90) for p in PLAYERS]
     watcher = GameClient(engine.address, TOKENS.issue("watcher"), retry_for_s=90)
@@ -193,12 +155,12 @@ def _holds(chunks: list[bytes], seed: bytes) -> bool:
     return any(form in chunk for chunk in chunks for form in forms)
 
 
-async def _history(engine: EngineProcess, game_id: str) -> gs.GetHistoryResponse:
+async def _history(engine: ServiceProcess, game_id: str) -> gs.GetHistoryResponse:
     async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
         return await operator.history(game_id)
 
 
-async def _verify(engine: EngineProcess, game_id: str) -> gs.VerifyShuffleResponse:
+async def _verify(engine: ServiceProcess, game_id: str) -> gs.VerifyShuffleResponse:
     async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
         return await operator.verify_shuffle(game_id)
 
@@ -206,7 +168,7 @@ async def _verify(engine: EngineProcess, game_id: str) -> gs.VerifyShuffleRespon
 @pytest.mark.integration
 @pytest.mark.slow
 def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
-    engine: EngineProcess, kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    engine: ServiceProcess, kafka_bootstrap: str, redis_url: str, unique_prefix: str
 ) -> None:
     games, watched, killed_at = asyncio.run(_play(engine))
     assert killed_at >= 12

@@ -22,7 +22,6 @@ from rummy_store.catch_up import CatchUpReader
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
 
@@ -89,6 +88,5 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 def test_engine_games_rebuild_from_kafka_and_redis(
     kafka_bootstrap: str, redis_client: redis.Redis, unique_prefix: str
 ) -> None:
-    fence = RedisWriterFence(redis_client, f"{unique_prefix}:")
-    with KafkaEventLog(kafka_bootstrap, f"{unique_prefix}.rummy.game.events.v1", 3, fence) as log:
+    with KafkaEventLog(kafka_bootstrap, f"{unique_prefix}.rummy.game.events.v1", 3, writer=True) as log:
         check(log, RedisSnapshotStore(redis_client, f"{unique_prefix}:"))

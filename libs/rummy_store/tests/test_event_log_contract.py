@@ -1,4 +1,4 @@
-"""One contract every EventLog backend passes: the embedded sqlite log, and Kafka with the Redis fence."""
+"""One contract every EventLog backend passes: the embedded sqlite log, and Kafka with partition writers."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import redis
 from rummy_store import ConcurrencyError, EventLog, EventRecord, NewEvent, NotWriterError, Subscription
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 
 MakeLog = Callable[[], EventLog]
 
@@ -103,7 +101,7 @@ class EventLogContract(abc.ABC):
         assert offsets == sorted(offsets) and len(set(offsets)) == 4
         tail = list(log.read_partition(partition, offsets[2]))
         assert [(r.game_id, r.seq) for r in tail if r.game_id == "g1"] == [("g1", 3), ("g1", 4)]
-        assert log.end_offset(partition) == offsets[-1] + 1
+        assert log.end_offset(partition) > offsets[-1]  # Kafka's transaction markers take offsets too
         with pytest.raises(ValueError):
             list(log.read_partition(log.partitions))
 
@@ -141,10 +139,14 @@ class EventLogContract(abc.ABC):
                 except (ConcurrencyError, NotWriterError):
                     time.sleep(0.001)
                     continue
-                # a client that lost the answer retries the same command: it must not be appended again
-                retried.append(log.append("race", command_id, 0, events(f"{name}{done}")).duplicate)
-                log.release("race")
                 done += 1
+                # a client that lost the answer retries the same command: it must not be appended again
+                while time.monotonic() < deadline:
+                    try:
+                        retried.append(log.append("race", command_id, 0, events(f"{name}{done}")).duplicate)
+                        break
+                    except NotWriterError:  # the other writer took the partition meanwhile
+                        time.sleep(0.001)
 
         threads = [threading.Thread(target=write, args=(w, f"w{i}")) for i, w in enumerate(writers)]
         for t in threads:
@@ -188,19 +190,14 @@ class TestEmbeddedEventLog(EventLogContract):
 @pytest.mark.integration
 class TestKafkaEventLog(EventLogContract):
     @pytest.fixture
-    def make_log(self, kafka_bootstrap: str, redis_url: str, unique_prefix: str) -> Iterator[MakeLog]:
+    def make_log(self, kafka_bootstrap: str, unique_prefix: str) -> Iterator[MakeLog]:
         opened: list[EventLog] = []
-        clients: list[redis.Redis] = []
         topic = f"{unique_prefix}.rummy.game.events.v1"
 
-        def make() -> EventLog:
-            clients.append(redis.Redis.from_url(redis_url))
-            fence = RedisWriterFence(clients[-1], prefix=f"{unique_prefix}:", lease_ms=6_000)
-            opened.append(KafkaEventLog(kafka_bootstrap, topic, partitions=3, fence=fence))
+        def make() -> EventLog:  # claims a partition on its first append to it, fencing the others
+            opened.append(KafkaEventLog(kafka_bootstrap, topic, partitions=3, writer=True))
             return opened[-1]
 
         yield make
         for log in opened:
             log.close()
-        for client in clients:
-            client.close()

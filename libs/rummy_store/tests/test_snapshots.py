@@ -17,7 +17,6 @@ from rummy_store.catch_up import CatchUpReader
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
 
@@ -165,9 +164,8 @@ def test_kafka_log_with_redis_snapshots_rebuilds_the_same_games(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str
 ) -> None:
     client = redis.Redis.from_url(redis_url)
-    fence = RedisWriterFence(client, prefix=f"{unique_prefix}:")
     script = [(g, 1 + n % 3) for n, g in enumerate(["ga", "gb", "gc", "ga", "ga", "gb", "gd"] * 4)]
-    with KafkaEventLog(kafka_bootstrap, f"{unique_prefix}.rummy.game.events.v1", 3, fence) as log:
+    with KafkaEventLog(kafka_bootstrap, f"{unique_prefix}.rummy.game.events.v1", 3, writer=True) as log:
         assert_snapshots_change_nothing(log, RedisSnapshotStore(client, f"{unique_prefix}:"), script, every=4)
     client.close()
 

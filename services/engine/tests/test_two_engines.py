@@ -1,35 +1,42 @@
-"""Two engines on one game (Kafka + Redis): the write lease lets one write at a time, the other says so.
+"""Two engines in one group share the game topic's partitions; each writes only the games of its own.
 
-Both engines run in this process but share nothing except Kafka and Redis: each has its own
-producer, readers and writer-fence identity, as two processes would. While one holds a game's lease
-the other answers UNAVAILABLE `not_writer` and appends nothing; once the lease lapses, the other takes
-it over, finds the game moved on, rebuilds it from the log and decides again, so the log stays one
-gap-free history and a retried command id is never appended twice. An engine that was not the
-writer may hold a stale game: a command its stale state refuses is decided again once the fence shows
-the game moved on (the second and third submits below depend on that).
+Both engines run in this process but share nothing except Kafka and Redis, as two processes would.
+The group splits the partitions between them; a call about a game of the other's partition answers
+UNAVAILABLE `not_owner` and changes nothing. When the owner stops, its partitions move to the other,
+which takes the game over from the log (a retried command id is recognised, not appended again), so
+the log stays one gap-free history.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 import grpc
 import pytest
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_engine.config import EngineConfig
-from rummy_engine.engine import start_engine
+from rummy_engine.engine import RunningEngine, start_engine
 from rummy_store.kafka_log import KafkaEventLog
 
 from .conftest import token
 
 PLAYERS = ["ann", "bob"]
-LEASE_MS = 2_000  # long enough that the first engine still holds it when the second tries
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
+ALL = frozenset({0, 1, 2})
+
+
+async def until(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.1)
 
 
 @pytest.mark.integration
-def test_one_engine_writes_a_game_the_other_answers_not_writer(
+def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
     kafka_bootstrap: str, redis_url: str, unique_prefix: str
 ) -> None:
     topic = f"{unique_prefix}.rummy.game.events.v1"
@@ -41,54 +48,59 @@ def test_one_engine_writes_a_game_the_other_answers_not_writer(
             redis=redis_url,
             topic=topic,
             key_prefix=f"{unique_prefix}:",
-            lease_ms=LEASE_MS,
             turn_timeout_ms=0,
         )
-        first, second = await start_engine(config), await start_engine(config)
-        here = {p: GameClient(first.address, token(p), retry_for_s=0) for p in PLAYERS}
-        there = {p: GameClient(second.address, token(p), retry_for_s=0) for p in PLAYERS}
+        engines: list[RunningEngine] = [await start_engine(config)]
+        clients: list[GameClient] = []
+
+        def client(engine: RunningEngine, player: str) -> GameClient:
+            clients.append(GameClient(engine.address, token(player), retry_for_s=0))
+            return clients[-1]
+
         try:
-            created = await here["ann"].create_game("rummy40", PLAYERS, "shared")
-            mover = PLAYERS[created.view.turn]
+            await until(lambda: engines[0].app.owned == ALL, "the first engine to own every partition")
+            engines.append(await start_engine(config))
+            first, second = engines
+
+            def split() -> bool:
+                a, b = first.app.owned, second.app.owned
+                return bool(a) and bool(b) and not a & b and a | b == ALL
+
+            await until(split, "the group to split the partitions")
+            partition = first.stores.log.partition_for("shared")
+            owner, other = (first, second) if partition in first.app.owned else (second, first)
+
+            created = await client(owner, "ann").create_game("rummy40", PLAYERS, "shared")
             seat = created.view.turn
-            # The first engine holds the lease: the second refuses, clearly, and writes nothing.
-            with pytest.raises(RpcFailure) as refused:
-                await there[mover].submit("shared", seat, DRAW, "draw-1")
+            mover = PLAYERS[seat]
+            with pytest.raises(RpcFailure) as refused:  # not its partition: says so, writes nothing
+                await client(other, mover).submit("shared", seat, DRAW, "draw-1")
             assert refused.value.status is grpc.StatusCode.UNAVAILABLE
-            assert refused.value.code == "not_writer"
-            drawn = await here[mover].submit("shared", seat, DRAW, "draw-1")
+            assert refused.value.code == "not_owner"
+            drawn = await client(owner, mover).submit("shared", seat, DRAW, "draw-1")
             assert (drawn.first_seq, drawn.duplicate) == (3, False)
 
-            # Once the lease lapses the second engine takes the game over from the log.
-            await asyncio.sleep(LEASE_MS * 1.5 / 1000)
-            card = drawn.view.hand[0]
-            discard = gs.Action(discard=gs.Discard(card=card))
-            moved = await there[mover].submit("shared", seat, discard, "discard-1")
-            assert (moved.first_seq, moved.duplicate) == (4, False)
-            again = await there[mover].submit("shared", seat, DRAW, "draw-1")  # a retry, anywhere
+            await owner.stop()  # leaves the group: the other engine takes its partitions over
+            engines.remove(owner)
+            await until(lambda: other.app.owned == ALL, "the other engine to own every partition")
+            moved = client(other, mover)
+            again = await moved.submit("shared", seat, DRAW, "draw-1")  # a retry, on the new owner
             assert again.duplicate and again.first_seq == 3
-
-            # Now the first engine is the one refused, until the second's lease lapses in turn.
-            other = PLAYERS[moved.view.turn]
-            turn = moved.view.turn
-            with pytest.raises(RpcFailure) as fenced:
-                await here[other].submit("shared", turn, DRAW, "draw-2")
-            assert fenced.value.code == "not_writer"
-            await asyncio.sleep(LEASE_MS * 1.5 / 1000)
-            caught_up = await here[other].submit("shared", turn, DRAW, "draw-2")
-            assert caught_up.first_seq == 5 and caught_up.view.seq == 5
+            discard = gs.Action(discard=gs.Discard(card=drawn.view.hand[0]))
+            discarded = await moved.submit("shared", seat, discard, "discard-1")
+            assert (discarded.first_seq, discarded.duplicate) == (4, False)
 
             log = KafkaEventLog(kafka_bootstrap, topic, config.partitions)
             try:
                 records = list(log.read_stream("shared"))
             finally:
                 log.close()
-            assert [r.seq for r in records] == [1, 2, 3, 4, 5]
-            assert [r.command_id for r in records][2:] == ["draw-1", "discard-1", "draw-2"]
+            assert [r.seq for r in records] == [1, 2, 3, 4]
+            assert [r.command_id for r in records][2:] == ["draw-1", "discard-1"]
         finally:
-            for client in (*here.values(), *there.values()):
-                await client.close()
-            await first.stop()
-            await second.stop()
+            for c in clients:
+                await c.close()
+            for engine in engines:
+                await engine.stop()
 
     asyncio.run(scenario())

@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +79,53 @@ def kafka() -> Iterator[tuple[str, str]]:
             yield f"127.0.0.1:{port}", jars[0] if jars else "?"
         finally:
             _script("kafka.sh", "stop", env)
+
+
+class RestartableKafka:
+    """A private broker on fixed ports and state, which a fault test kills and starts again."""
+
+    def __init__(self, state: Path) -> None:
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._state = state
+        self._env = {
+            "MELDSTREAM_KAFKA_PORT": str(self.port),
+            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(free_port()),
+            "MELDSTREAM_KAFKA_STATE": str(state),
+        }
+
+    def start(self) -> None:
+        _script("kafka.sh", "start", self._env)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed broker: no controlled shutdown, in-flight requests unanswered."""
+        pidfile = self._state / "kafka.pid"
+        pid = int(pidfile.read_text())
+        os.kill(pid, signal.SIGKILL)
+        while Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid):
+            time.sleep(0.05)
+        pidfile.unlink()
+
+    def stop(self) -> None:
+        _script("kafka.sh", "stop", self._env)
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return "zombie"
+
+
+@contextmanager
+def restartable_kafka() -> Iterator[RestartableKafka]:
+    with _state_dir("kafka") as state:
+        broker = RestartableKafka(state)
+        try:
+            broker.start()
+            yield broker
+        finally:
+            broker.stop()
 
 
 @contextmanager

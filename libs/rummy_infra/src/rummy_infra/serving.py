@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -45,3 +47,44 @@ def refused_at_start(module: str, env: dict[str, str]) -> str:
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     return done.stderr
+
+
+class ServiceProcess:
+    """`python -m module` with the given environment, serving at `address`: started (until SERVING),
+    killed, paused, resumed and started again on the same port, as fault tests need."""
+
+    def __init__(self, module: str, env: dict[str, str], address: str, log: Path) -> None:
+        self.module = module
+        self.env = env
+        self.address = address
+        self._log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        with self._log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", self.module], env=self.env, stdout=out, stderr=out
+            )
+        try:
+            wait_serving(self.address, self.proc, timeout_s)
+        except RuntimeError as failure:
+            raise AssertionError(f"{failure}:\n{self._log.read_text()[-3000:]}") from None
+
+    def signal(self, sig: signal.Signals) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+
+    def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+        assert self.proc is not None
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a paused process cannot act on SIGTERM
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

@@ -26,7 +26,6 @@ from rummy_infra.figures import latency
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.records import EventRecord, LogPosition, NewEvent
-from rummy_store.redis_fence import RedisWriterFence
 from rummy_store.redis_snapshots import RedisSnapshotStore
 from rummy_store.snapshots import Snapshot
 
@@ -67,12 +66,11 @@ def timed(count: int, action: Callable[[int], object], label: str) -> list[float
     return samples
 
 
-def bench_append(bootstrap: str, client: redis.Redis, prefix: str, count: int) -> None:
+def bench_append(bootstrap: str, prefix: str, count: int) -> None:
     payload = bytes(200)  # about one serialized GameEvent envelope
     topic = f"{prefix}.append.rummy.game.events.v1"
     progress(f"append: {count} single-event appends, 20 games")
-    fence = RedisWriterFence(client, f"{prefix}:")
-    with KafkaEventLog(bootstrap, topic, PARTITIONS, fence) as log:
+    with KafkaEventLog(bootstrap, topic, PARTITIONS, writer=True) as log:
         heads = dict.fromkeys(range(20), 0)
         log.append("warm-up", "warm-up", 0, [NewEvent("E", payload)])
 
@@ -104,12 +102,11 @@ def bench_snapshot(client: redis.Redis, prefix: str, count: int, size: int) -> N
     print(f"                    bare Redis GET            {latency(bare)}")
 
 
-def bench_rebuild(bootstrap: str, client: redis.Redis, prefix: str, games: int, per_game: int) -> None:
+def bench_rebuild(bootstrap: str, prefix: str, games: int, per_game: int) -> None:
     topic = f"{prefix}.rebuild.rummy.game.events.v1"
     total = games * per_game
     progress(f"rebuild: writing {total} events ({games} games x {per_game}, 50 events per append)")
-    fence = RedisWriterFence(client, f"{prefix}:rebuild:")  # one fence key space per topic
-    with KafkaEventLog(bootstrap, topic, PARTITIONS, fence) as log:
+    with KafkaEventLog(bootstrap, topic, PARTITIONS, writer=True) as log:
         for game in range(games):
             for first in range(0, per_game, 50):
                 batch = [
@@ -155,9 +152,9 @@ def main() -> None:
         print(f"kafka: {kafka.address} from {kafka.origin}")
         print(f"redis: {redis_server.address} from {redis_server.origin}")
         client = redis.Redis.from_url(redis_server.address)
-        bench_append(kafka.address, client, prefix, args.appends)
+        bench_append(kafka.address, prefix, args.appends)
         bench_snapshot(client, prefix, args.loads, args.state_bytes)
-        bench_rebuild(kafka.address, client, prefix, args.games, args.events_per_game)
+        bench_rebuild(kafka.address, prefix, args.games, args.events_per_game)
         client.close()
 
 

@@ -6,8 +6,9 @@ import abc
 from collections.abc import Iterator, Sequence
 from typing import Self
 
+from rummy_store.errors import StoreError
 from rummy_store.partitioning import partition_for
-from rummy_store.records import AppendResult, EventRecord, LogPosition, NewEvent
+from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
 TOPIC = "rummy.game.events.v1"  # STYLE.md 7.7: rummy.<area>.<kind>.v1, keyed by game id
 
@@ -52,8 +53,19 @@ class EventLog(abc.ABC):
         ``ValueError`` for empty or malformed input; in every error case the log is unchanged.
         """
 
-    def release(self, game_id: str) -> None:  # noqa: B027 - a no-op is right where appends are atomic
-        """Give up writing ``game_id`` so another writer may take it (Kafka: drop the lease)."""
+    def append_batch(self, batch: Sequence[Append]) -> list[AppendResult | StoreError | ValueError]:
+        """Several appends, each answered as `append` would answer it (a result or the error it raises).
+
+        Backends that can write a batch at once (Kafka: one transaction per partition) override this;
+        the answers are in the batch's order.
+        """
+        answers: list[AppendResult | StoreError | ValueError] = []
+        for a in batch:
+            try:
+                answers.append(self.append(a.game_id, a.command_id, a.expected_seq, a.events))
+            except (StoreError, ValueError) as exc:
+                answers.append(exc)
+        return answers
 
     @abc.abstractmethod
     def last_seq(self, game_id: str) -> int:
@@ -75,7 +87,8 @@ class EventLog(abc.ABC):
 
     @abc.abstractmethod
     def end_offset(self, partition: int) -> int:
-        """The offset the next record of the partition will get."""
+        """An offset past every record of the partition written so far (the next record gets it or a
+        later one: on Kafka, transaction markers take offsets too)."""
 
     @abc.abstractmethod
     def subscribe(self, group_id: str) -> Subscription:

@@ -1,27 +1,29 @@
-"""The Kafka event log: topic ``rummy.game.events.v1`` keyed by game id, idempotent producer, acks=all.
+"""The Kafka event log: topic ``rummy.game.events.v1`` keyed by game id, transactional writes, acks=all.
 
 Record key = game id (so one game stays in one partition, in order), value = serialized envelope,
 headers = event type, schema version, seq and command id (so readers filter without parsing payloads).
-Appends go through a ``RedisWriterFence`` (see there for the single-writer rule); within this process a
-per-game lock keeps reserve and produce of one game in order.
+Each partition has one writer, fenced by Kafka (`partition_writer`); readers read committed records.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 
-from rummy_store.errors import ConcurrencyError, NotWriterError, StoreError
+from rummy_store.checkpoints import CheckpointStore
+from rummy_store.errors import NotWriterError, StoreError
 from rummy_store.event_log import TOPIC, EventLog, Subscription, validate_append
-from rummy_store.records import AppendResult, EventRecord, LogPosition, NewEvent
-from rummy_store.redis_fence import CommandRecord, RedisWriterFence
+from rummy_store.kafka_records import decode
+from rummy_store.partition_index import PartitionIndex
+from rummy_store.partition_writer import PartitionWriter
+from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
 # A consumer that joins a group with the 45 s default can stall when members join together
 # (shared/notes/infra.md section 3); 10 s keeps rebalances short.
@@ -59,36 +61,40 @@ def _no_partitions(topic: str, bootstrap: str) -> StoreError:
     return StoreError(f"topic {topic} at {bootstrap}: no partition metadata after {METADATA_WAIT_S:g} s")
 
 
-def _record(message: Any) -> EventRecord:
-    headers = {key: value.decode() for key, value in message.headers}
-    return EventRecord(
-        game_id=message.key.decode(),
-        seq=int(headers["seq"]),
-        command_id=headers["command-id"],
-        event_type=headers["event-type"],
-        schema_version=int(headers["schema-version"]),
-        payload=message.value,
-        position=LogPosition(message.partition, message.offset),
-    )
-
-
 class KafkaEventLog(EventLog):
-    """Event log on a Kafka topic. Without a fence it is read-only (catch-up readers, projections)."""
+    """Event log on a Kafka topic. Read-only unless `writer` (then it writes through `PartitionWriter`s).
+
+    A writer claims a partition before it appends to it, fencing any other writer of that partition.
+    With `claim_on_demand` (tools, tests) the first append to a partition claims it, and so does the
+    first append after another writer fenced this one; without it (the engine, whose consumer group
+    says which partitions it owns) only `claim` does, and appends elsewhere raise `NotWriterError`.
+    Every read is read_committed: records of aborted or fenced transactions are never seen.
+    """
 
     def __init__(
-        self, bootstrap: str, topic: str = TOPIC, partitions: int = 3, fence: RedisWriterFence | None = None
+        self,
+        bootstrap: str,
+        topic: str = TOPIC,
+        partitions: int = 3,
+        *,
+        writer: bool = False,
+        claim_on_demand: bool = True,
+        checkpoints: CheckpointStore | None = None,
+        timeout_s: float = 10.0,
     ) -> None:
         ensure_topic(bootstrap, topic, partitions)
         self._bootstrap = bootstrap
         self._topic = topic
-        self._fence = fence
         self.partitions = partitions
+        self._timeout_s = timeout_s
         # Reads scan one partition at a time (catch-up, rebuilds): fetch more of it per round trip.
         self._reader = KafkaConsumer(
             bootstrap_servers=bootstrap,
             enable_auto_commit=False,
             group_id=None,
+            isolation_level="read_committed",
             max_partition_fetch_bytes=8 * 1024 * 1024,
+            request_timeout_ms=int(timeout_s * 1000) + 1_000,
         )
         actual = _await_partitions(self._reader, topic)
         if len(actual) != partitions:
@@ -99,24 +105,74 @@ class KafkaEventLog(EventLog):
                 f"topic {topic} at {bootstrap} has partitions {sorted(actual)}, expected {partitions}"
             )
         self._reader_lock = threading.Lock()
-        self._producer: KafkaProducer | None = None
-        self._delivery_s = 0.0
-        if fence is not None:
-            # acks=all + idempotence: no loss, no broker-side duplicates on retry. The delivery timeout is
-            # kept well under the lease so a produce cannot land after the lease has passed on.
-            delivery_ms = max(1_000, fence.lease_ms // 3)
-            self._delivery_s = delivery_ms / 1000
-            self._producer = KafkaProducer(
-                bootstrap_servers=bootstrap,
-                acks="all",
-                enable_idempotence=True,
-                linger_ms=0,
-                request_timeout_ms=min(5_000, delivery_ms),
-                delivery_timeout_ms=delivery_ms,
-                max_block_ms=delivery_ms,
+        self._writes = writer
+        self._on_demand = claim_on_demand
+        self._checkpoints = checkpoints
+        self._writers: dict[int, PartitionWriter] = {}
+        self._writers_lock = threading.Lock()
+
+    # -- owning partitions ---------------------------------------------------------------------------
+
+    def claim(self, partitions: Iterable[int]) -> None:
+        """Become the only writer of these partitions (fencing any other) and read each one's tail."""
+        for partition in partitions:
+            self._writer(partition, claim=True).claim()
+
+    def drop(self, partitions: Iterable[int]) -> None:
+        """Stop writing these partitions (another instance is taking them); saves their checkpoints."""
+        for partition in partitions:
+            with self._writers_lock:
+                writer = self._writers.pop(partition, None)
+            if writer is not None:
+                writer.close()
+
+    @property
+    def owned(self) -> set[int]:
+        """The partitions this log writes (claimed, and not fenced since)."""
+        with self._writers_lock:
+            return {p for p, w in self._writers.items() if not w.fenced}
+
+    def writer_failures(self) -> list[str]:
+        """Why owned partitions cannot be written now ([] when every one can), after trying once more.
+
+        A writer whose last batch failed is re-claimed here (a new producer, the tail re-read), so a
+        health probe finds out, without waiting for a client's command, that the broker is back.
+        """
+        with self._writers_lock:
+            writers = [w for w in self._writers.values() if not w.fenced]
+        for writer in writers:
+            if writer.failure is not None:
+                with contextlib.suppress(StoreError):
+                    writer.claim()
+        return [w.failure for w in writers if w.failure is not None and not w.fenced]
+
+    def index(self, partition: int) -> PartitionIndex | None:
+        """The claimed partition's index (open games, heads, recent command ids), or None."""
+        with self._writers_lock:
+            writer = self._writers.get(partition)
+        return writer.index() if writer is not None and not writer.fenced else None
+
+    def _writer(self, partition: int, *, claim: bool = False) -> PartitionWriter:
+        if not self._writes:
+            raise NotWriterError("this KafkaEventLog was opened read-only")
+        if not 0 <= partition < self.partitions:
+            raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
+        with self._writers_lock:
+            writer = self._writers.get(partition)
+            if writer is not None and (not writer.fenced or not (claim or self._on_demand)):
+                return writer
+            if not (claim or self._on_demand):
+                raise NotWriterError(f"{self._topic}[{partition}] is not owned by this engine")
+            writer = PartitionWriter(
+                self._bootstrap,
+                self._topic,
+                partition,
+                self.read_partition,
+                self._checkpoints,
+                timeout_s=self._timeout_s,
             )
-        self._game_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
-        self._tokens: dict[str, int] = {}
+            self._writers[partition] = writer
+            return writer
 
     # -- writing -------------------------------------------------------------------------------------
 
@@ -124,92 +180,27 @@ class KafkaEventLog(EventLog):
         self, game_id: str, command_id: str, expected_seq: int, events: Sequence[NewEvent]
     ) -> AppendResult:
         validate_append(game_id, command_id, expected_seq, events)
-        fence, producer = self._fence, self._producer
-        if fence is None or producer is None:
-            raise NotWriterError("this KafkaEventLog has no writer fence: it is read-only")
-        with self._game_locks[game_id]:
-            # A held lease is renewed by the reserve itself; only a missing or lapsed one costs an acquire.
-            cached = self._tokens.get(game_id)
-            token = cached if cached is not None else self._lease(fence, game_id)
-            reservation = fence.reserve(game_id, token, expected_seq, len(events), command_id)
-            if reservation.outcome == "fenced" and cached is not None:
-                self._tokens.pop(game_id, None)
-                token = self._lease(fence, game_id)
-                reservation = fence.reserve(game_id, token, expected_seq, len(events), command_id)
-            if reservation.outcome == "fenced":
-                self._tokens.pop(game_id, None)
-                raise NotWriterError(f"game {game_id}: lease lost to another writer")
-            if reservation.command is not None:  # the command id is already in the log
-                cmd = reservation.command
-                return AppendResult(game_id, cmd.first_seq, cmd.last_seq, cmd.positions, duplicate=True)
-            if reservation.outcome == "stale":
-                raise ConcurrencyError(game_id, expected_seq, reservation.head)
+        (answer,) = self.append_batch([Append(game_id, command_id, expected_seq, events)])
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def append_batch(self, batch: Sequence[Append]) -> list[AppendResult | StoreError | ValueError]:
+        """One transaction per partition the batch touches (the engine sends one partition's at a time)."""
+        by_partition: dict[int, list[int]] = {}
+        for i, append in enumerate(batch):
+            by_partition.setdefault(self.partition_for(append.game_id), []).append(i)
+        answers: list[AppendResult | StoreError | ValueError] = [StoreError("not written")] * len(batch)
+        for partition, members in by_partition.items():
             try:
-                positions = self._produce(producer, game_id, command_id, expected_seq, events)
-            except Exception as exc:
-                # The head is reserved but the log may hold none, some or all of these events: drop the
-                # lease so the next append (here or elsewhere) rescans the log, which is the truth.
-                fence.release(game_id, token)
-                self._tokens.pop(game_id, None)
-                raise StoreError(f"game {game_id}: produce failed, the log decides what was written") from exc
-            record = CommandRecord(expected_seq + 1, expected_seq + len(events), positions)
-            fence.confirm(game_id, command_id, record)
-            return AppendResult(game_id, record.first_seq, record.last_seq, positions)
-
-    def _produce(
-        self,
-        producer: KafkaProducer,
-        game_id: str,
-        command_id: str,
-        expected_seq: int,
-        events: Sequence[NewEvent],
-    ) -> tuple[LogPosition, ...]:
-        partition = self.partition_for(game_id)
-        futures = [
-            producer.send(
-                self._topic,
-                key=game_id.encode(),
-                value=event.payload,
-                partition=partition,
-                headers=[
-                    ("event-type", event.event_type.encode()),
-                    ("schema-version", str(event.schema_version).encode()),
-                    ("seq", str(expected_seq + 1 + i).encode()),
-                    ("command-id", command_id.encode()),
-                ],
-            )
-            for i, event in enumerate(events)
-        ]
-        # Wait past the delivery timeout: when this returns or raises, the producer has settled every record,
-        # so releasing the lease on failure cannot let a late record land after another writer's.
-        settled = (f.get(timeout=self._delivery_s + 5) for f in futures)
-        return tuple(LogPosition(m.partition, m.offset) for m in settled)
-
-    def _lease(self, fence: RedisWriterFence, game_id: str) -> int:
-        """Hold the game's lease; a new holder first brings the head and command ids up to the log."""
-        acquired = fence.acquire(game_id)
-        if acquired is None:
-            raise NotWriterError(f"game {game_id}: another writer holds the lease")
-        token, fresh = acquired
-        if fresh or self._tokens.get(game_id) != token:
-            confirmed = fence.confirmed(game_id)
-            head = confirmed.seq
-            found: dict[str, list[EventRecord]] = {}
-            for record in self._scan_game(game_id, confirmed.offset + 1):
-                head = max(head, record.seq)
-                found.setdefault(record.command_id, []).append(record)
-            for command_id, records in found.items():
-                positions = tuple(r.position for r in records)
-                fence.confirm(game_id, command_id, CommandRecord(records[0].seq, records[-1].seq, positions))
-            if not fence.sync(game_id, token, head):
-                raise NotWriterError(f"game {game_id}: lease lost while catching up")
-            self._tokens[game_id] = token
-        return token
-
-    def release(self, game_id: str) -> None:
-        """Give up the write lease of a game (e.g. when a partition moves to another engine instance)."""
-        if self._fence is not None and (token := self._tokens.pop(game_id, None)) is not None:
-            self._fence.release(game_id, token)
+                writer = self._writer(partition)
+            except StoreError as exc:
+                for i in members:
+                    answers[i] = exc
+                continue
+            for i, answer in zip(members, writer.commit([batch[i] for i in members]), strict=True):
+                answers[i] = answer
+        return answers
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -219,11 +210,14 @@ class KafkaEventLog(EventLog):
         )
 
     def last_seq(self, game_id: str) -> int:
-        start = self._fence.confirmed(game_id) if self._fence is not None else None
-        head = start.seq if start else 0
-        for record in self._scan_game(game_id, start.offset + 1 if start else 0):
-            head = max(head, record.seq)
-        return head
+        index = self.index(self.partition_for(game_id))
+        head = index.head(game_id) if index is not None else None
+        if head is not None:
+            return head.seq
+        seq = 0  # not claimed here, or a game the index never saw or forgot: the log knows
+        for record in self._scan_game(game_id, 0):
+            seq = max(seq, record.seq)
+        return seq
 
     def read_stream(
         self, game_id: str, from_seq: int = 1, hint: LogPosition | None = None
@@ -233,9 +227,10 @@ class KafkaEventLog(EventLog):
         return (r for r in self._scan_game(game_id, start) if r.seq >= from_seq)
 
     def read_partition(self, partition: int, from_offset: int = 0) -> Iterator[EventRecord]:
+        """Committed records only; offsets of aborted records and transaction markers are stepped over."""
         if not 0 <= partition < self.partitions:
             raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
-        end = self.end_offset(partition)
+        end = self._committed_end(partition)
         tp = TopicPartition(self._topic, partition)
         offset = from_offset
         stalled_since = time.monotonic()
@@ -246,30 +241,48 @@ class KafkaEventLog(EventLog):
                     self._reader.assign([tp])
                     self._reader.seek(tp, offset)
                 batch = self._reader.poll(timeout_ms=1_000, max_records=2_000).get(tp, [])
-            if not batch:  # the records below `end` exist; a fetch can still come back empty
-                if time.monotonic() - stalled_since > 30:
-                    raise StoreError(f"{self._topic}[{partition}]: no records at {offset} below end {end}")
-                continue
-            stalled_since = time.monotonic()
+                position = self._reader.position(tp)
+            progressed = position is not None and position > offset
             for message in batch:
                 if message.offset >= end:
                     return
-                yield _record(message)
-                offset = message.offset + 1
+                record = decode(message)
+                if record is not None:
+                    yield record
+            if progressed:
+                offset, stalled_since = position, time.monotonic()
+            elif time.monotonic() - stalled_since > self._timeout_s * 3:
+                raise StoreError(f"{self._topic}[{partition}]: no records at {offset} below end {end}")
+
+    def _committed_end(self, partition: int) -> int:
+        """The end of the committed records, at least past this writer's own last commit.
+
+        A commit returns once the transaction is decided; its markers land a moment later, and only
+        then does the last stable offset move. Reading the partition it writes, a writer waits (a few
+        ms, bounded) for that, so it reads its own writes.
+        """
+        index = self.index(partition)
+        end = self.end_offset(partition)
+        deadline = time.monotonic() + self._timeout_s
+        while index is not None and end < index.offset and time.monotonic() < deadline:
+            time.sleep(0.002)
+            end = self.end_offset(partition)
+        return end
 
     def end_offset(self, partition: int) -> int:
+        """The end of the committed records (the last stable offset)."""
         tp = TopicPartition(self._topic, partition)
-        with self._reader_lock:
-            return int(self._reader.end_offsets([tp])[tp])
+        try:
+            with self._reader_lock:
+                return int(self._reader.end_offsets([tp], timeout_ms=int(self._timeout_s * 1000))[tp])
+        except KafkaError as exc:
+            raise StoreError(f"{self._topic}[{partition}]: end offset unknown ({exc!r})") from exc
 
     def subscribe(self, group_id: str) -> Subscription:
         return _KafkaSubscription(self._bootstrap, self._topic, group_id)
 
     def close(self) -> None:
-        for game_id in list(self._tokens):
-            self.release(game_id)
-        if self._producer is not None:
-            self._producer.close()
+        self.drop(list(self._writers))
         self._reader.close()
 
 
@@ -283,6 +296,7 @@ class _KafkaSubscription(Subscription):
             group_id=group_id,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
+            isolation_level="read_committed",
             **CONSUMER_TIMEOUTS,
         )
         # The group is joined at the first poll: a leader whose metadata shows no partitions of the topic
@@ -296,7 +310,7 @@ class _KafkaSubscription(Subscription):
         while True:
             remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
             batches = self._consumer.poll(timeout_ms=remaining_ms)
-            records = [_record(m) for messages in batches.values() for m in messages]
+            records = [r for messages in batches.values() for m in messages if (r := decode(m)) is not None]
             if records or remaining_ms == 0:
                 return records
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -44,3 +45,13 @@ class AppendResult:
     last_seq: int
     positions: tuple[LogPosition, ...]
     duplicate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One append of a batch (`EventLog.append_batch`): the arguments of `EventLog.append`."""
+
+    game_id: str
+    command_id: str
+    expected_seq: int
+    events: Sequence[NewEvent]

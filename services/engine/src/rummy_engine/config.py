@@ -17,7 +17,7 @@ class EngineConfig:
     """Where to listen and store, and the table defaults.
 
     Empty `kafka` and `redis` select the embedded store (sqlite files in `data_dir`); both set select
-    Kafka (source of truth) and Redis (snapshots and the single-writer fence).
+    Kafka (source of truth, and the single-writer fence) and Redis (snapshots, checkpoints).
     """
 
     address: str = "127.0.0.1:50051"
@@ -31,7 +31,8 @@ class EngineConfig:
     turn_timeout_ms: int = 30_000  # 0 = no turn timer
     away_after: int = 3  # timeouts in a row before a seat is marked away
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
-    lease_ms: int = 10_000  # Kafka write lease; a restarted engine waits at most this long per game
+    group: str = ""  # the engines' consumer group on the topic ("" = meldstream-engine.<topic>)
+    store_timeout_s: float = 5.0  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
     token_secret: str = DEV_SECRET
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
     workers: int = 32  # threads for blocking store calls
@@ -43,6 +44,10 @@ class EngineConfig:
     @property
     def embedded(self) -> bool:
         return not self.kafka
+
+    @property
+    def group_id(self) -> str:
+        return self.group or f"meldstream-engine.{self.topic}"
 
 
 def load(env: Mapping[str, str] | None = None) -> EngineConfig:
@@ -60,7 +65,9 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
         turn_timeout_ms=env_int("ENGINE_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
         away_after=env_int("ENGINE_AWAY_AFTER", d.away_after, env, minimum=1),
         away_grace_ms=env_int("ENGINE_AWAY_GRACE_MS", d.away_grace_ms, env),
-        lease_ms=env_int("ENGINE_LEASE_MS", d.lease_ms, env, minimum=1_000),
+        group=env_str("ENGINE_GROUP", d.group, env),
+        store_timeout_s=env_int("ENGINE_STORE_TIMEOUT_MS", int(d.store_timeout_s * 1000), env, minimum=100)
+        / 1000,
         token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
         seed_key=env_str("ENGINE_SEED_KEY", d.seed_key, env),
         workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
@@ -12,6 +13,7 @@ from rummy_service.server import ServiceHost
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
+from rummy_engine.ownership import PartitionOwnership
 from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
@@ -30,6 +32,7 @@ class RunningEngine:
     app: GameApp
     host: ServiceHost
     tables: TableConsumer | None = None  # games from matchmaking's TableFormed (tables.py)
+    ownership: PartitionOwnership | None = None  # on Kafka: this engine's share of the partitions
 
     @property
     def address(self) -> str:
@@ -39,6 +42,8 @@ class RunningEngine:
         await self.host.stop()
         if self.tables is not None:
             await asyncio.to_thread(self.tables.stop)
+        if self.ownership is not None:  # leave the group: the other engines take the partitions now
+            await asyncio.to_thread(self.ownership.stop)
         await self.app.close()
         self.stores.close()
 
@@ -62,11 +67,39 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
             "(and keep it while games are open) for anything but local development."
         )
     app = GameApp(stores, config)
-    host = ServiceHost(config.address, [SERVICE_NAME], app.ready)
+    ownership = _ownership(config, stores, app)
+
+    async def ready() -> bool:
+        """SERVING once this engine's first share of the partitions is claimed and the stores answer."""
+        return (ownership is None or ownership.settled.is_set()) and await app.ready()
+
+    host = ServiceHost(config.address, [SERVICE_NAME], ready)
     game_service_pb2_grpc.add_GameServiceServicer_to_server(
         GameServicer(app, TokenIssuer(config.token_secret)), host.server
     )
     await host.start()
-    app.resume_open_games()
+    if ownership is None:
+        app.resume_open_games()
+    else:
+        ownership.start()
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
-    return RunningEngine(config, stores, app, host, tables)
+    return RunningEngine(config, stores, app, host, tables, ownership)
+
+
+def _ownership(config: EngineConfig, stores: Stores, app: GameApp) -> PartitionOwnership | None:
+    """On Kafka, membership of the engines' group; its callbacks reach the app on the event loop."""
+    if stores.kafka is None:
+        return None
+    loop = asyncio.get_running_loop()
+    return PartitionOwnership(
+        config.kafka,
+        stores.kafka,
+        config.topic,
+        config.group_id,
+        assigned=lambda parts: _on_loop(loop, app.partitions_assigned, parts),
+        revoked=lambda parts: _on_loop(loop, app.partitions_revoked, parts),
+    )
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[set[int]], None], parts: set[int]) -> None:
+    loop.call_soon_threadsafe(fn, parts)

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import redis
 from rummy_store import EventLog, SnapshotStore
+from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
 from rummy_engine import codec
 from rummy_engine.config import EngineConfig
 
+log = logging.getLogger("rummy_engine")
 _PROBE_GAME = "__health__"
 
 
@@ -25,13 +27,16 @@ class Stores:
     snapshots: SnapshotStore
     description: str
     redis: redis.Redis | None = None
-    fence: RedisWriterFence | None = None  # Kafka's single-writer fence: other engines may write too
+    kafka: KafkaEventLog | None = None  # the same log as `log`, on Kafka: partitions are claimed
 
     def probe(self) -> bool:
-        """True when both stores answer a read (blocking: call it from a worker thread)."""
-        if self.redis is not None:
-            self.redis.ping()
-            self.log.end_offset(0)
+        """True when both stores answer a read and every owned partition can be written (blocking)."""
+        if self.kafka is not None:
+            failures = self.kafka.writer_failures()
+            if failures:
+                log.warning("not ready: %s", "; ".join(failures))
+                return False
+            self.kafka.end_offset(0)
         else:
             self.log.last_seq(_PROBE_GAME)
         self.snapshots.load(_PROBE_GAME)
@@ -61,13 +66,23 @@ def open_stores(config: EngineConfig) -> Stores:
         log = EmbeddedEventLog(data / "events.sqlite", config.partitions)
         snapshots = EmbeddedSnapshotStore(data / "snapshots.sqlite")
         return Stores(log, snapshots, f"embedded store in {data.resolve()}")
-    client = redis.Redis.from_url(config.redis)
-    fence = RedisWriterFence(client, config.key_prefix, lease_ms=config.lease_ms)
-    kafka_log = KafkaEventLog(config.kafka, config.topic, config.partitions, fence)
+    # Bounded waits: a Redis that went away answers UNAVAILABLE in seconds, not at the client's deadline.
+    client = redis.Redis.from_url(
+        config.redis, socket_timeout=config.store_timeout_s, socket_connect_timeout=config.store_timeout_s
+    )
+    kafka_log = KafkaEventLog(
+        config.kafka,
+        config.topic,
+        config.partitions,
+        writer=True,
+        claim_on_demand=False,  # the consumer group says which partitions this engine owns
+        checkpoints=RedisCheckpoints(client, config.key_prefix),
+        timeout_s=config.store_timeout_s,
+    )
     return Stores(
         kafka_log,
         RedisSnapshotStore(client, config.key_prefix),
         f"Kafka {config.kafka} topic {config.topic}, Redis {config.redis}",
         client,
-        fence,
+        kafka_log,
     )

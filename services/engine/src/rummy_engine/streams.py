@@ -34,22 +34,26 @@ def update_for(seq: int, command_id: str, event: Logged, event_type: str, state:
 
 
 class Fanout:
-    """The open streams of one game."""
+    """The open streams of one game. None in a queue ends its stream: the game left this engine."""
 
     def __init__(self) -> None:
-        self._queues: set[asyncio.Queue[Update]] = set()
+        self._queues: set[asyncio.Queue[Update | None]] = set()
 
-    def open(self) -> asyncio.Queue[Update]:
-        queue: asyncio.Queue[Update] = asyncio.Queue()
+    def open(self) -> asyncio.Queue[Update | None]:
+        queue: asyncio.Queue[Update | None] = asyncio.Queue()
         self._queues.add(queue)
         return queue
 
-    def close(self, queue: asyncio.Queue[Update]) -> None:
+    def close(self, queue: asyncio.Queue[Update | None]) -> None:
         self._queues.discard(queue)
 
     def publish(self, update: Update) -> None:
         for queue in self._queues:
             queue.put_nowait(update)
+
+    def end(self) -> None:
+        for queue in self._queues:
+            queue.put_nowait(None)
 
     def __len__(self) -> int:
         return len(self._queues)

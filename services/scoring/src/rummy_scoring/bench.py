@@ -28,7 +28,6 @@ from rummy_infra import provide_kafka, provide_redis
 from rummy_service.consumer import ConsumerLoop
 from rummy_store import EventRecord, NewEvent
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_fence import RedisWriterFence
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
@@ -89,7 +88,7 @@ async def run(kafka: str, redis_url: str, games: int, writers: int) -> dict[str,
     )
     scoring = await start_scoring(config)
     client = redis.Redis.from_url(redis_url)
-    log = KafkaEventLog(kafka, config.game_topic, 3, RedisWriterFence(client, f"{prefix}:engine:"))
+    log = KafkaEventLog(kafka, config.game_topic, 3, writer=True)
     keys = Keys(config.key_prefix)
     ended: dict[str, float] = {}
     delivered: dict[str, float] = {}

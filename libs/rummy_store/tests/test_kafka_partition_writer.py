@@ -1,0 +1,168 @@
+"""The single-writer rule on Kafka: a partition's writer is fenced by the broker, and the log decides.
+
+A writer claims a partition with a transactional producer whose id is the partition's: a newer claim
+fences the older one at the broker, and readers read committed records only. So a paused or stale
+writer's records never count, whatever it does when it resumes; a writer that dies after committing
+leaves its commands to be recognised by the next one; a checkpoint lets a new owner read only the tail.
+"""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import errors as kafka_errors
+from rummy_store import NewEvent, NotWriterError
+from rummy_store.checkpoints import RedisCheckpoints
+from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.kafka_records import Skipped, headers
+from rummy_store.partition_writer import transactional_id
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def topic(unique_prefix: str) -> str:
+    return f"{unique_prefix}.rummy.game.events.v1"
+
+
+def owner(kafka_bootstrap: str, topic: str, **kwargs: object) -> KafkaEventLog:
+    """A writer that appends only to the partitions it claimed, as an engine does."""
+    return KafkaEventLog(kafka_bootstrap, topic, 3, writer=True, claim_on_demand=False, **kwargs)  # type: ignore[arg-type]
+
+
+def one(name: str) -> list[NewEvent]:
+    return [NewEvent(name, name.encode())]
+
+
+def history(log: KafkaEventLog, game_id: str) -> list[tuple[int, str]]:
+    return [(r.seq, r.command_id) for r in log.read_stream(game_id)]
+
+
+def test_records_are_keyed_by_game_with_type_and_version_headers(kafka_bootstrap: str, topic: str) -> None:
+    with KafkaEventLog(kafka_bootstrap, topic, 3, writer=True) as log:
+        result = log.append("g1", "c1", 0, [NewEvent("GameCreated", b"envelope", schema_version=3)])
+    (position,) = result.positions
+    consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, enable_auto_commit=False)
+    tp = TopicPartition(topic, position.partition)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    messages: list[object] = []
+    while not messages:
+        messages = consumer.poll(timeout_ms=1_000).get(tp, [])
+    consumer.close()
+    message = messages[0]
+    assert message.key == b"g1" and message.value == b"envelope"  # type: ignore[attr-defined]
+    assert dict(message.headers) == {  # type: ignore[attr-defined]
+        "event-type": b"GameCreated",
+        "schema-version": b"3",
+        "seq": b"1",
+        "command-id": b"c1",
+    }
+
+
+def test_a_new_owner_fences_the_old_one_which_writes_nothing_after(kafka_bootstrap: str, topic: str) -> None:
+    with owner(kafka_bootstrap, topic) as old, owner(kafka_bootstrap, topic) as new:
+        partition = old.partition_for("g1")
+        with pytest.raises(NotWriterError):  # nobody appends to a partition it has not claimed
+            old.append("g1", "c0", 0, one("E0"))
+        old.claim([partition])
+        old.append("g1", "c1", 0, one("E1"))
+        new.claim([partition])  # the old owner was paused past its session: the group moved the partition
+        new.append("g1", "c2", 1, one("E2"))
+        with pytest.raises(NotWriterError):  # the old owner resumes and tries to write: refused
+            old.append("g1", "c3", 1, one("E3"))
+        assert old.owned == set() and new.owned == {partition}
+        assert history(new, "g1") == [(1, "c1"), (2, "c2")]
+
+
+def test_a_paused_writers_open_transaction_never_counts(kafka_bootstrap: str, topic: str) -> None:
+    """The split brain of the reserve-produce window: the old owner had sent its records and was paused
+    before committing; clients failed over to the new owner with the same command id."""
+    with owner(kafka_bootstrap, topic) as new:
+        partition = new.partition_for("g1")
+        new.claim([partition])
+        new.append("g1", "c1", 0, one("E1"))
+        new.drop([partition])
+        # The old owner: its producer (same transactional id) sent seq 2 for command c2 and stopped.
+        paused = KafkaProducer(
+            bootstrap_servers=kafka_bootstrap, transactional_id=transactional_id(topic, partition)
+        )
+        paused.init_transactions()
+        paused.begin_transaction()
+        paused.send(
+            topic, key=b"g1", value=b"stale", partition=partition, headers=headers(one("E2")[0], 2, "c2")
+        )
+        paused.flush()
+        new.claim([partition])  # fences the paused producer and aborts its transaction
+        new.append("g1", "c2", 1, one("E2"))  # the client's failover: the same command, once
+        new.append("g1", "c3", 2, one("E3"))
+        with pytest.raises((kafka_errors.ProducerFencedError, kafka_errors.InvalidProducerEpochError)):
+            paused.commit_transaction()  # it resumes: the broker refuses
+        paused.close(timeout=5)
+        assert history(new, "g1") == [(1, "c1"), (2, "c2"), (3, "c3")]
+        assert [r.payload for r in new.read_stream("g1")] == [b"E1", b"E2", b"E3"]
+
+
+def test_a_writer_that_died_after_committing_leaves_its_commands_known(
+    kafka_bootstrap: str, topic: str
+) -> None:
+    with owner(kafka_bootstrap, topic) as first:
+        partition = first.partition_for("g1")
+        first.claim([partition])
+        first.append("g1", "c1", 0, one("E1"))
+        first.append("g1", "c2", 1, one("E2"))
+    with owner(kafka_bootstrap, topic) as second:  # another process, nothing in memory
+        second.claim([partition])
+        retry = second.append("g1", "c2", 1, one("E2"))  # the answer was lost: the client retries
+        assert retry.duplicate and (retry.first_seq, retry.last_seq) == (2, 2)
+        assert second.last_seq("g1") == 2
+        second.append("g1", "c3", 2, one("E3"))
+        assert history(second, "g1") == [(1, "c1"), (2, "c2"), (3, "c3")]
+
+
+def test_a_new_owner_starts_from_the_checkpoint_and_reads_the_tail(
+    kafka_bootstrap: str, topic: str, redis_url: str, unique_prefix: str
+) -> None:
+    client = redis.Redis.from_url(redis_url)
+    checkpoints = RedisCheckpoints(client, f"{unique_prefix}:")
+    try:
+        with owner(kafka_bootstrap, topic, checkpoints=checkpoints) as first:
+            partition = first.partition_for("g1")
+            first.claim([partition])
+            for n in range(5):
+                first.append("g1", f"c{n}", n, one(f"E{n}"))
+        # closing saved a checkpoint at the partition's end; one more record lands after it
+        with KafkaEventLog(kafka_bootstrap, topic, 3, writer=True) as other:
+            other.append("g1", "c5", 5, one("E5"))
+        saved = checkpoints.load(f"{topic}:{partition}")
+        assert saved is not None
+        with owner(kafka_bootstrap, topic, checkpoints=checkpoints) as second:
+            second.claim([partition])
+            index = second.index(partition)
+            assert index is not None and index.open_streams == ["g1"]
+            head = index.head("g1")
+            assert head is not None and head.seq == 6  # the checkpoint's 5, then the tail's 6th
+            assert second.append("g1", "c4", 4, one("E4")).duplicate
+            second.append("g1", "c6", 6, one("E6"))
+            assert [r.seq for r in second.read_stream("g1")] == list(range(1, 8))
+    finally:
+        client.close()
+
+
+def test_an_unreadable_record_is_skipped_by_readers_and_writers(kafka_bootstrap: str, topic: str) -> None:
+    with owner(kafka_bootstrap, topic) as log:
+        partition = log.partition_for("g1")
+        log.claim([partition])
+        log.append("g1", "c1", 0, one("E1"))
+        raw = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+        raw.send(topic, value=b"no key, no headers", partition=partition).get(timeout=30)
+        raw.send(topic, key=b"g1", value=b"no headers", partition=partition).get(timeout=30)
+        raw.close()
+        before = Skipped.count
+        assert history(log, "g1") == [(1, "c1")]
+        assert Skipped.count == before + 2
+        log.drop([partition])
+        log.claim([partition])  # a new owner folds past them
+        log.append("g1", "c2", 1, one("E2"))
+        assert history(log, "g1") == [(1, "c1"), (2, "c2")]

@@ -1,0 +1,104 @@
+"""Which partitions of the game topic this engine owns: the engines' consumer group decides.
+
+Every engine joins one consumer group on the game topic; the group's assignment gives each a share of
+the partitions, and an engine writes, times and streams only the games of its share. A thread keeps
+the membership (the member reads nothing: its partitions are paused; kafka-python heartbeats in its own
+thread). On assignment it claims each partition (`KafkaEventLog.claim`: the broker fences the previous
+writer, the tail is read from the checkpoint) and only then tells the app; a claim that fails (broker
+down) is retried every second. On revocation the writers are dropped first, so nothing more is written
+to a partition that is moving, then the app is told (timers stop, streams end, clients reconnect).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
+from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog
+
+log = logging.getLogger("rummy_engine")
+Notify = Callable[[set[int]], None]
+
+
+class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(
+        self,
+        bootstrap: str,
+        kafka: KafkaEventLog,
+        topic: str,
+        group: str,
+        *,
+        assigned: Notify,
+        revoked: Notify,
+    ) -> None:
+        self._kafka = kafka
+        self._assigned = assigned
+        self._revoked = revoked
+        self._pending: set[int] = set()  # assigned, not claimed yet
+        self._stop = threading.Event()
+        self.settled = threading.Event()  # set once the first assignment is claimed in full
+        self._consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **CONSUMER_TIMEOUTS
+        )
+        self._consumer.subscribe(topics=[topic], listener=self)
+        self._thread = threading.Thread(target=self._run, name="engine-ownership", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Leave the group (its partitions go to the other engines at once) and stop writing them."""
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    self._consumer.poll(timeout_ms=500)
+                except Exception as exc:  # the broker is away: membership resumes when it is back
+                    log.warning("engine group poll failed: %s", exc)
+                    self._stop.wait(1.0)
+                self._claim_pending()
+        finally:
+            owned = self._kafka.owned
+            self._kafka.drop(owned)
+            self._consumer.close()
+            if owned:
+                self._revoked(owned)
+
+    # --- ConsumerRebalanceListener (called inside poll, on this thread) ----------------------------
+
+    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        parts = {tp.partition for tp in revoked}
+        self._pending -= parts
+        self._kafka.drop(parts)
+        if parts:
+            log.info("partitions %s revoked", sorted(parts))
+            self._revoked(parts)
+
+    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self._consumer.pause(*assigned)  # membership only: the records are read by the log
+        self._pending |= {tp.partition for tp in assigned}
+        self._claim_pending()
+        if not assigned:
+            self.settled.set()
+
+    def _claim_pending(self) -> None:
+        claimed = set()
+        for partition in sorted(self._pending):
+            try:
+                self._kafka.claim([partition])
+            except Exception as exc:
+                log.warning("claiming partition %d failed (%s); retrying", partition, exc)
+                self._stop.wait(1.0)
+                break
+            claimed.add(partition)
+        self._pending -= claimed
+        if claimed:
+            log.info("partitions %s claimed", sorted(claimed))
+            self._assigned(claimed)
+        if not self._pending:
+            self.settled.set()
