@@ -28,6 +28,7 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, OptionValue
 from rummy_rules.game import decide, evolve, start
 from rummy_rules.state import GameState, Phase
+from rummy_rules.variants import Rules, rules_for
 from rummy_service.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -35,6 +36,7 @@ from rummy_service.errors import (
     NotFound,
     ServiceError,
     Unavailable,
+    quote,
 )
 from rummy_store import (
     ConcurrencyError,
@@ -46,8 +48,10 @@ from rummy_store import (
     StoreError,
 )
 from rummy_store.catch_up import CatchUpReader
+from rummy_store.records import Append
 
-from rummy_engine import codec
+from rummy_engine import codec, limits
+from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
@@ -60,8 +64,8 @@ from rummy_engine.verify import Verification, verify_shuffles
 
 log = logging.getLogger("rummy_engine")
 T = TypeVar("T")
-_GAME_ID: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-MAX_COMMAND_ID: Final = 128
+_GAME_ID: Final = re.compile(rf"^[A-Za-z0-9_.-]{{1,{limits.GAME_ID}}}$")
+MAX_COMMAND_ID: Final = limits.COMMAND_ID
 CREATE_COMMAND: Final = ENGINE_PREFIX + "create"
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
 Plan = Callable[[EngineState], list[codec.Logged]]
@@ -121,8 +125,12 @@ class GameApp:
         self._limits = Limits(config.max_games, config.idle_evict_ms / 1000, config.finished_grace_ms / 1000)
         self._sweeper: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
+        self.commits = GroupCommitter(stores.log, self._pool)
         self._closed = False
-        self._resuming: asyncio.Task[None] | None = None
+        self._resuming: set[asyncio.Task[None]] = set()
+        # The partitions whose games this engine writes: all of them on the embedded store; on Kafka
+        # those the engines' group assigned and this engine claimed (`ownership.py`).
+        self._owned: set[int] = set(range(stores.log.partitions)) if stores.kafka is None else set()
 
     def _seed(self, game_id: str) -> bytes:
         """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
@@ -135,14 +143,12 @@ class GameApp:
         return await self._io(self._stores.probe)
 
     def resume_open_games(self) -> None:
-        """Load, in the background, every game the log holds that has not ended, restarting its timer.
+        """Embedded store: load every game the log holds that has not ended, restarting its timer.
 
         After a restart, a game whose players never come back must still be played by the turn timer.
-        This reads the whole log once (on Kafka, every partition); one engine instance is assumed.
+        On Kafka the same happens per partition as this engine claims it (`partitions_assigned`).
         """
-        self._resuming = asyncio.get_running_loop().create_task(self._resume())
 
-    async def _resume(self) -> None:
         def open_games() -> list[str]:
             last: dict[str, str] = {}
             for partition in range(self._stores.log.partitions):
@@ -150,6 +156,39 @@ class GameApp:
                     last[record.game_id] = record.event_type
             return [game_id for game_id, kind in last.items() if kind != "game_ended"]
 
+        self._start_resume(open_games)
+
+    def partitions_assigned(self, partitions: set[int]) -> None:
+        """Claimed partitions (on the loop): their open games are loaded and their timers run here."""
+        self._owned |= partitions
+        kafka = self._stores.kafka
+        assert kafka is not None
+
+        def open_games() -> list[str]:
+            indexes = [kafka.index(p) for p in sorted(partitions)]
+            return [game for index in indexes if index is not None for game in index.open_streams]
+
+        self._start_resume(open_games)
+
+    def partitions_revoked(self, partitions: set[int]) -> None:
+        """Partitions moving to another engine (on the loop): their games leave memory, timers stop,
+        and their streams end with UNAVAILABLE so clients reconnect to the new owner."""
+        self._owned -= partitions
+        log_ = self._stores.log
+        for game_id in [g for g in self._games if log_.partition_for(g) in partitions]:
+            live = self._games.pop(game_id)
+            live.evicted = True
+            self._loading.pop(game_id, None)
+            if live.timer is not None:
+                live.timer.cancel()
+            live.fanout.end()
+
+    def _start_resume(self, open_games: Callable[[], list[str]]) -> None:
+        task = asyncio.get_running_loop().create_task(self._resume(open_games))
+        self._resuming.add(task)
+        task.add_done_callback(self._resuming.discard)
+
+    async def _resume(self, open_games: Callable[[], list[str]]) -> None:
         try:
             games = await self._io(open_games)
         except Exception as exc:  # best effort: a game is also loaded when a client touches it
@@ -166,7 +205,7 @@ class GameApp:
 
     async def close(self) -> None:
         self._closed = True
-        for task in (self._resuming, self._sweeper):
+        for task in (*self._resuming, self._sweeper):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -186,12 +225,22 @@ class GameApp:
         if live is not None:
             self._touch(live)
             return live
+        self._check_owner(game_id)
         lock = self._loading.setdefault(game_id, asyncio.Lock())
         async with lock:
             live = self._games.get(game_id)
             if live is None:
                 live = self._adopt(await self._load(game_id))
         return live
+
+    def _check_owner(self, game_id: str) -> None:
+        partition = self._stores.log.partition_for(game_id)
+        if partition not in self._owned:
+            raise Unavailable(
+                "not_owner",
+                f"partition {partition} of game {game_id} is not owned by this engine (it moved, or this "
+                "engine is starting): retry, and the engine that owns it answers",
+            )
 
     def _adopt(self, loaded: LiveGame) -> LiveGame:
         """The one `LiveGame` of a game: `loaded`, unless another was adopted while it was built.
@@ -246,6 +295,11 @@ class GameApp:
             self._evict()
 
     @property
+    def owned(self) -> frozenset[int]:
+        """The partitions whose games this engine writes now."""
+        return frozenset(self._owned)
+
+    @property
     def loaded(self) -> list[str]:
         """The games in memory, least recently used first."""
         return list(self._games)
@@ -286,41 +340,77 @@ class GameApp:
         """A new game (GameStarted, then TableSeated, in one command), or the same one again."""
         game_id = game_id or uuid.uuid4().hex
         if not _GAME_ID.match(game_id):
-            raise InvalidArgument("bad_game_id", "a game id is 1-64 letters, digits, '-', '_' or '.'")
+            raise InvalidArgument(
+                "bad_game_id", f"a game id is 1-{limits.GAME_ID} letters, digits, '-', '_' or '.'"
+            )
         if not players or any(not p for p in players):
             raise InvalidArgument("bad_players", "name a player id for every seat")
+        if len(set(players)) != len(players):  # one player's seats would all act on one token
+            raise InvalidArgument("duplicate_player", "a player sits at one seat only")
+        for name, value in options.items():  # an unset option would be logged, yet count as unset
+            if value is None:
+                raise InvalidArgument("bad_option", f"option {quote(name)} has no value")
         table = Table(tuple(players), turn_timeout_ms)
         try:
+            rules = rules_for(variant, len(players), **dict(options))
             first = start(variant, len(players), self._seed(game_id), **dict(options))
         except RuleViolation as exc:  # unknown variant, table size or option: a malformed request
             raise InvalidArgument(exc.code, exc.message) from None
         existing = self._games.get(game_id)
         if existing is not None:
-            return self._same_table(existing, table, first)
+            return self._same_table(existing, table, rules)
         seated = TableSeated(table.players, turn_timeout_ms, tuple(sorted(options.items())), requested_by)
         state = self._projection.fold(None, CREATE_COMMAND, 1, first)
         state = self._projection.fold(state, CREATE_COMMAND, 2, seated)
         try:
-            # No read first: an append expecting seq 0 fails when the game exists (and, on Kafka,
-            # looking a game up means scanning its partition).
+            # No read of the log: an append expecting seq 0 fails when the game exists.
+            await self._check_forgotten(game_id)
             result = await self._append_events(game_id, CREATE_COMMAND, 0, [first, seated])
         except ConcurrencyError:
-            return self._same_table(await self.game(game_id), table, first)
+            return self._same_table(await self.game(game_id), table, rules)
         if result.duplicate:  # created before; the same table answers the same game
-            return self._same_table(await self.game(game_id), table, first)
+            return self._same_table(await self.game(game_id), table, rules)
         return self._adopt(LiveGame(game_id, state, 2))
 
+    async def _check_forgotten(self, game_id: str) -> None:
+        """ConcurrencyError for a game that ended so long ago that the partition index forgot it.
+
+        The index keeps open games and the latest ended ones; every finished game has a snapshot, so
+        one snapshot read (not a scan of the log) tells a forgotten game from a new one.
+        """
+        kafka = self._stores.kafka
+        index = kafka.index(kafka.partition_for(game_id)) if kafka is not None else None
+        if index is None or index.head(game_id) is not None:
+            return
+        try:
+            snapshot = await self._io(self._stores.snapshots.load, game_id)
+        except Exception as exc:
+            raise Unavailable("store_unavailable", f"snapshot store: {exc}; retry") from None
+        if snapshot is not None:
+            raise ConcurrencyError(game_id, 0, snapshot.seq)
+
     @staticmethod
-    def _same_table(live: LiveGame, table: Table, first: Any) -> LiveGame:
-        rules = live.state.game.rules
-        if live.state.table != table or rules.variant != first.variant:
+    def _same_table(live: LiveGame, table: Table, rules: Rules) -> LiveGame:
+        """The existing game for a create that asks for it again: same seats, turn limit and rules.
+
+        Rules, not the options as asked: spelling out a default asks for the same game.
+        """
+        if live.state.table != table or live.state.game.rules != rules:
             raise AlreadyExists("game_exists", f"game {live.game_id} exists with another table")
         return live
 
     # --- acting ---------------------------------------------------------------------------------------
 
     async def submit(self, game_id: str, seat: int, command_id: str, command: Command) -> Outcome:
-        """A player's command; a player who acts while marked away is back (PlayerReturned first)."""
+        """A player's command; a player who acts while marked away is back (PlayerReturned first).
+
+        A command id belongs to the seat that used it first: from another seat it is refused
+        (ALREADY_EXISTS `command_id_reused`), never answered with that seat's outcome. The log still
+        records the client's id as sent, so older games replay and retry unchanged; which seat sent
+        an id is folded from the log too (`EngineState.command_seats`). From its own seat an id is a
+        retry, answered with the original outcome whatever the action: telling a changed action from
+        a retry would take the action itself in the log.
+        """
         if not command_id or len(command_id) > MAX_COMMAND_ID or command_id.startswith(ENGINE_PREFIX):
             raise InvalidArgument(
                 "bad_command_id",
@@ -332,7 +422,12 @@ class GameApp:
             return back + self._decide(game_id, state.game, command)
 
         async with self._locked(game_id) as live:
-            return await self._apply(live, command_id, plan)
+            outcome = await self._apply(live, command_id, plan)
+        if outcome.duplicate and outcome.state.command_seats.get(command_id) != seat:
+            raise AlreadyExists(
+                "command_id_reused", "another seat used this command id in this game; send a new one"
+            )
+        return outcome
 
     def _decide(self, game_id: str, game: GameState, command: Command) -> list[Event]:
         """The rules' decision; a refusal is FAILED_PRECONDITION with the rule code and citation."""
@@ -348,13 +443,7 @@ class GameApp:
             known = live.state.commands.get(command_id)
             if known is not None:
                 return Outcome(known[0], known[1], True, live.state, live.seq)
-            try:
-                produced = plan(live.state)
-            except FailedPrecondition:
-                if attempt == 1 and await self._moved_on(live):  # refused on a stale state: look again
-                    await self._reload(live)
-                    continue
-                raise
+            produced = plan(live.state)
             if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
                 return Outcome(0, 0, False, live.state, live.seq)
             try:
@@ -366,24 +455,12 @@ class GameApp:
                     ) from None
                 await self._reload(live)
                 continue
-            if result.duplicate:  # appended before, by an earlier life of this engine
+            if result.duplicate:  # appended before, by an earlier owner of the game's partition
                 await self._reload(live)
                 return Outcome(result.first_seq, result.last_seq, True, live.state, live.seq)
             self._advance(live, command_id, produced, result.positions)
             return Outcome(result.first_seq, result.last_seq, False, live.state, live.seq)
         raise AssertionError("unreachable")
-
-    async def _moved_on(self, live: LiveGame) -> bool:
-        """Whether another engine appended to the game since this one read it (Kafka: the fence knows).
-
-        Only a writer holding the lease appends, so while this engine holds it its state is current;
-        a command refused here may have been refused on a state another engine has since moved on.
-        """
-        fence = self._stores.fence
-        if fence is None:
-            return False
-        confirmed = await self._io(fence.confirmed, live.game_id)
-        return confirmed.seq > live.seq
 
     async def _append_events(
         self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged]
@@ -401,9 +478,9 @@ class GameApp:
         except wire.CodecError as exc:  # the rules produced what the event contract cannot carry yet
             raise ServiceError("event_not_loggable", str(exc)) from None
         try:
-            return await self._io(self._stores.log.append, game_id, command_id, expected, new)
-        except NotWriterError as exc:
-            raise Unavailable("not_writer", f"{exc}; retry with the same command id") from None
+            return await self.commits.append(Append(game_id, command_id, expected, new))
+        except NotWriterError as exc:  # the partition moved to another engine
+            raise Unavailable("not_owner", f"{exc}; retry with the same command id") from None
         except ConcurrencyError:
             raise
         except StoreError as exc:
@@ -421,8 +498,10 @@ class GameApp:
             live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
             last = position
         every = self._config.snapshot_every
-        if last is not None and live.seq // every > previous // every:
-            # Serialised here, on the loop, while no other command can change the state.
+        over = live.state.game.phase is Phase.GAME_OVER
+        if last is not None and (live.seq // every > previous // every or over):
+            # Serialised here, on the loop, while no other command can change the state. A finished
+            # game always has one: it is how a game the partition index has forgotten is still known.
             snapshot = Snapshot(
                 live.game_id,
                 live.seq,
@@ -566,12 +645,14 @@ class GameApp:
             if now_state.game.phase is Phase.GAME_OVER:
                 return
             while True:
-                update = await queue.get()
-                if update.seq <= sent:
+                next_update = await queue.get()
+                if next_update is None:
+                    raise Unavailable("not_owner", "the game moved to another engine: resume the stream")
+                if next_update.seq <= sent:
                     continue
-                sent = update.seq
-                yield update
-                if update.game.phase is Phase.GAME_OVER:
+                sent = next_update.seq
+                yield next_update
+                if next_update.game.phase is Phase.GAME_OVER:
                     return
         finally:
             live.fanout.close(queue)

@@ -1,0 +1,113 @@
+"""API abuse the app refuses: one player in two seats, another seat's command id, a re-created game
+with other rules, a valueless option. Each gets a precise status and changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from rummy.game.v1 import events_pb2
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
+from rummy_engine.config import EngineConfig
+from rummy_engine.engine import RunningEngine, start_engine
+
+from .conftest import token
+from .test_service import NO_TIMER, PLAYERS, clients, refused, run
+
+DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
+
+
+def test_one_player_cannot_take_two_seats(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        ann = clients(engine)[0]
+        twice = await refused(ann.create_game("kalooki", ["ann", "ann", "bob"], "twice"))
+        assert twice.status is grpc.StatusCode.INVALID_ARGUMENT and twice.code == "duplicate_player"
+        assert engine.stores.log.last_seq("twice") == 0
+        await ann.close()
+
+    run(tmp_path, scenario)
+
+
+def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None:
+    """Another seat's reuse of an id is refused instead of answered with the first seat's outcome,
+    also after a restart (the seats come from the log, here through a snapshot taken at seq 3)."""
+    config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), snapshot_every=3)
+
+    async def reuse(engine: RunningEngine, mover: int) -> None:
+        seats = clients(engine)
+        for other in (seat for seat in range(3) if seat != mover):
+            reused = await refused(seats[other].submit("ids", other, DRAW, command_id="c-1"))
+            assert reused.status is grpc.StatusCode.ALREADY_EXISTS and reused.code == "command_id_reused"
+        retried = await seats[mover].submit("ids", mover, DRAW, command_id="c-1")
+        assert retried.duplicate and (retried.first_seq, retried.last_seq) == (3, 3)
+        assert engine.stores.log.last_seq("ids") == 3
+        for client in seats:
+            await client.close()
+
+    async def scenario() -> None:
+        engine = await start_engine(config)
+        try:
+            seats = clients(engine)
+            created = await seats[0].create_game("rummy40", PLAYERS, "ids", turn_timeout_ms=NO_TIMER)
+            mover = created.view.turn
+            assert not (await seats[mover].submit("ids", mover, DRAW, command_id="c-1")).duplicate
+            for client in seats:
+                await client.close()
+            await reuse(engine, mover)
+        finally:
+            await engine.stop()
+        engine = await start_engine(config)
+        try:
+            await reuse(engine, mover)
+        finally:
+            await engine.stop()
+
+    asyncio.run(scenario())
+
+
+def test_re_creating_a_game_answers_it_only_for_the_same_table(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        ann = clients(engine)[0]
+        table: dict[str, Any] = {
+            "variant": "rummy40",
+            "player_ids": PLAYERS,
+            "game_id": "again",
+            "options": {"deals_per_match": 1},
+            "turn_timeout_ms": NO_TIMER,
+        }
+        created = await ann.create_game(**table)
+        assert (await ann.create_game(**table)).view.seed_commitment == created.view.seed_commitment
+        changes: list[dict[str, Any]] = [
+            {"options": {"deals_per_match": 2}},
+            {"options": {}},
+            {"options": {"deals_per_match": 1, "layoff_on_others": True}},
+            {"turn_timeout_ms": NO_TIMER + 1},
+            {"variant": "kalooki", "options": {}},
+            {"player_ids": list(reversed(PLAYERS))},
+        ]
+        for change in changes:
+            clash = await refused(ann.create_game(**{**table, **change}))
+            assert clash.status is grpc.StatusCode.ALREADY_EXISTS and clash.code == "game_exists", change
+        assert engine.stores.log.last_seq("again") == 2
+        await ann.close()
+
+    run(tmp_path, scenario)
+
+
+def test_an_option_without_a_value_is_refused(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        request = gs.CreateGameRequest(game_id="empty", variant="rummy40", player_ids=PLAYERS)
+        request.options["deals_per_match"].CopyFrom(events_pb2.OptionValue())
+        async with grpc.aio.insecure_channel(engine.address) as channel:
+            stub: Any = gs_grpc.GameServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await stub.CreateGame(request, metadata=(("authorization", f"Bearer {token('ann')}"),))
+        assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert (error.value.details() or "").startswith("bad_option: ")
+        assert engine.stores.log.last_seq("empty") == 0
+
+    run(tmp_path, scenario)
