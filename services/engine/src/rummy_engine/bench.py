@@ -1,10 +1,13 @@
-"""`make bench-engine`: action latency and throughput of the engine under many concurrent games.
+"""`make bench-engine`: the engine's cost per action, latency and throughput under many concurrent games.
 
 The engine runs as its own process (as deployed) on real Kafka + Redis (found or started by
-rummy_infra) or, with `--store embedded`, on the sqlite store. Greedy bots play `--games` tables at
-once through the client SDK for `--seconds`; each SubmitAction is timed at the client (legal-action
-queries are not counted). Beside it, in the same run and against the same server: a bare gRPC round
-trip (`grpc.health.v1.Health/Check`, no store, no rules), sequentially and at the same concurrency.
+rummy_infra) or, with `--store embedded`, on the sqlite store. Greedy bots play N tables at once for
+each N of `--games` through the client SDK for `--seconds`; each SubmitAction is timed at the client
+(legal-action queries are not counted), and the engine process's CPU seconds (from /proc) are divided
+by the actions (stream fan-out to every seat included). Beside it, in the same run: the floor, a bare
+gRPC round trip (`grpc.health.v1.Health/Check`: no store, no rules) and a bare kafka-python acks=all
+produce; and the start cost (CreateGame plus the first action) with `--start-records` records
+already in the topic.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
@@ -30,6 +35,8 @@ from rummy_infra.figures import latency
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
 from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_store import NewEvent
+from rummy_store.kafka_records import headers
 
 PLAYERS = ["p0", "p1", "p2"]
 
@@ -50,8 +57,23 @@ class TimedClient(GameClient):
         return response
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    address: str
+    where: str
+    pid: int
+    env: dict[str, str]
+
+
 @contextlib.contextmanager
-def _engine(store: str) -> Iterator[tuple[str, str]]:
+def _engine(store: str) -> Iterator[Engine]:
     address = f"127.0.0.1:{free_port()}"
     env = {**os.environ, "ENGINE_ADDRESS": address, "ENGINE_TURN_TIMEOUT_MS": "0"}
     with contextlib.ExitStack() as stack:
@@ -76,7 +98,7 @@ def _engine(store: str) -> Iterator[tuple[str, str]]:
                 wait_serving(address, proc)
             except RuntimeError as failure:
                 raise SystemExit(f"bench-engine: the engine did not start: {failure}") from None
-            yield address, where
+            yield Engine(address, where, proc.pid, env)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -129,10 +151,77 @@ async def _games(
     return latencies, time.perf_counter() - began, finished
 
 
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _produce_floor(bootstrap: str, topic: str, count: int) -> list[float]:
+    """A bare kafka-python acks=all produce, one record at a time: the floor under an append."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    try:
+        producer.send(topic, key=b"floor", value=bytes(200)).get(timeout=30)
+        samples = []
+        for i in range(count):
+            began = time.perf_counter()
+            producer.send(topic, key=f"floor-{i}".encode(), value=bytes(200)).get(timeout=30)
+            samples.append(time.perf_counter() - began)
+        return samples
+    finally:
+        producer.close()
+
+
+def _fill(bootstrap: str, topic: str, upto: int) -> None:
+    """Write finished one-record "games" (in the log's format) until the topic holds `upto` records."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, batch_size=256 * 1024)
+    admin_consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        parts = [TopicPartition(topic, p) for p in admin_consumer.partitions_for_topic(topic) or ()]
+        have = sum(admin_consumer.end_offsets(parts).values())
+        event = NewEvent("game_ended", bytes(200), 2)
+        futures = [
+            producer.send(
+                topic, key=f"fill-{have}-{n}".encode(), value=event.payload, headers=headers(event, 1, "fill")
+            )
+            for n in range(max(0, upto - have))
+        ]
+        producer.flush(timeout=300)
+        for future in futures[-1:]:
+            future.get(timeout=30)
+    finally:
+        producer.close()
+        admin_consumer.close()
+
+
+async def _starts(address: str, count: int) -> list[float]:
+    """CreateGame plus the first action of `count` new games, one after another."""
+    tokens = TokenIssuer(os.environ.get("MELDSTREAM_TOKEN_SECRET", DEV_SECRET))
+    clients = [GameClient(address, tokens.issue(p)) for p in PLAYERS]
+    samples = []
+    try:
+        for _ in range(count):
+            began = time.perf_counter()
+            created = await clients[0].create_game("kalooki", PLAYERS)
+            seat = created.view.turn
+            await clients[seat].submit(created.game_id, seat, gs.Action(draw_from_stock=gs.DrawFromStock()))
+            samples.append(time.perf_counter() - began)
+    finally:
+        for client in clients:
+            await client.close()
+    return samples
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench", description=__doc__)
     parser.add_argument("--store", choices=("kafka", "embedded"), default="kafka")
-    parser.add_argument("--games", type=int, default=24, help="tables playing at once")
+    parser.add_argument(
+        "--games", type=_ints, default=[24, 100], help="tables playing at once, one phase each (24,100,500)"
+    )
+    parser.add_argument(
+        "--start-records",
+        type=_ints,
+        default=[1_000, 100_000],
+        help="topic sizes to measure the start cost at",
+    )
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--variant", default="kalooki")
     parser.add_argument(
@@ -142,32 +231,42 @@ def main(argv: list[str] | None = None) -> int:
         help="random: cheap bots, more load on the engine",
     )
     args = parser.parse_args(argv)
-    with _engine(args.store) as (address, where):
-        print(
-            f"engine: separate process at {address} on {where}; {os.cpu_count()} cores shared with the bots"
-        )
+    rows: list[str] = []
+    with _engine(args.store) as engine:
+        address = engine.address
+        cores = os.cpu_count()
+        print(f"engine: separate process at {address} on {engine.where}; {cores} cores shared with the bots")
         asyncio.run(_bare(address, 200, 1))  # warm up
         seq_lat, _ = asyncio.run(_bare(address, 2000, 1))
-        par_lat, par_wall = asyncio.run(_bare(address, 3 * args.games * 100, 3 * args.games))
-        one_lat, one_wall, _ = asyncio.run(_games(address, 1, min(args.seconds, 8.0), args.variant, args.bot))
-        act_lat, act_wall, finished = asyncio.run(
-            _games(address, args.games, args.seconds, args.variant, args.bot)
-        )
-    print(f"bare gRPC round trip (Health/Check), sequential:     {latency(seq_lat)}")
-    print(
-        f"bare gRPC round trip, {3 * args.games} concurrent callers:     {latency(par_lat)}  "
-        f"{len(par_lat) / par_wall:,.0f} calls/s"
-    )
-    print(
-        f"SubmitAction, 1 {args.variant} game alone (3 {args.bot} bots):            {latency(one_lat)}  "
-        f"{len(one_lat) / one_wall:,.0f} actions/s"
-    )
-    print(
-        f"SubmitAction, {args.games} concurrent {args.variant} games (3 {args.bot} bots each): "
-        f"{latency(act_lat)}  "
-        f"{len(act_lat) / act_wall:,.0f} actions/s  ({finished} games finished in {act_wall:.0f} s)"
-    )
+        rows.append(f"floor: bare gRPC round trip (Health/Check), sequential     {latency(seq_lat)}")
+        if "KAFKA_BOOTSTRAP" in engine.env:
+            floor = _produce_floor(engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"] + ".floor", 500)
+            rows.append(f"floor: bare kafka-python produce, acks=all, sequential   {latency(floor)}")
+        for games in args.games:
+            progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s")
+            cpu = _cpu_s(engine.pid)
+            act_lat, act_wall, finished = asyncio.run(
+                _games(address, games, args.seconds, args.variant, args.bot)
+            )
+            cpu_ms = (_cpu_s(engine.pid) - cpu) * 1000 / max(1, len(act_lat))
+            rows.append(
+                f"SubmitAction, {games:>3} games (3 {args.bot} bots each): {latency(act_lat)}  "
+                f"{len(act_lat) / act_wall:,.0f} actions/s  engine CPU {cpu_ms:.2f} ms/action  "
+                f"({finished} games finished)"
+            )
+        if "KAFKA_BOOTSTRAP" in engine.env:
+            for records in args.start_records:
+                progress(f"bench-engine: filling the topic to {records:,} records")
+                _fill(engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"], records)
+                starts = asyncio.run(_starts(address, 20))
+                rows.append(f"start cost (CreateGame + 1st action), {records:>7,} records: {latency(starts)}")
+    for row in rows:
+        print(row)
     return 0
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")]
 
 
 if __name__ == "__main__":
