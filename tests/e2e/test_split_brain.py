@@ -55,7 +55,7 @@ def test_a_paused_engine_that_resumes_writes_nothing(
         created = await client(old, "ann", 30).create_game("rummy40", PLAYERS, "split")
         seat = created.view.turn
         mover = PLAYERS[seat]
-        drawn = await client(old, mover, 30).submit("split", seat, DRAW, "draw-1")
+        drawn = await client(old, mover, 30).submit("split", seat, DRAW, "draw-1", include_view=True)
         discard = gs.Action(discard=gs.Discard(card=drawn.view.hand[0]))
 
         old.signal(signal.SIGSTOP)  # paused: no heartbeats, no answers

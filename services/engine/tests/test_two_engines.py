@@ -77,7 +77,7 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
                 await client(other, mover).submit("shared", seat, DRAW, "draw-1")
             assert refused.value.status is grpc.StatusCode.UNAVAILABLE
             assert refused.value.code == "not_owner"
-            drawn = await client(owner, mover).submit("shared", seat, DRAW, "draw-1")
+            drawn = await client(owner, mover).submit("shared", seat, DRAW, "draw-1", include_view=True)
             assert (drawn.first_seq, drawn.duplicate) == (3, False)
 
             await owner.stop()  # leaves the group: the other engine takes its partitions over

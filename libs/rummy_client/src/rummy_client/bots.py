@@ -1,8 +1,9 @@
 """Bots that play a seat through the SDK, exactly as a third-party client would.
 
-A `BotPlayer` follows its seat's stream; on its turn it asks the engine for the legal actions, lets a
-rules bot (`rummy_rules.bots`: random or greedy) choose one from what the seat can see, and submits
-it with a fresh command id. It never sees another seat's cards: it only has its stream and answers.
+A `BotPlayer` follows its seat's stream; an update that lists legal actions (the engine lists them
+whenever the seat may act) is its turn: a rules bot (`rummy_rules.bots`: random or greedy) chooses one
+from what the seat can see, and it submits it with a fresh command id. One stream message and one
+call per move. It never sees another seat's cards: it only has its stream and answers.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ class BotStats:
 
     messages: list[gs.GameUpdate] = field(default_factory=list)
     acknowledged: list[tuple[str, int, int]] = field(default_factory=list)  # command id, first, last seq
-    answers: list[gs.SubmitActionResponse] = field(default_factory=list)  # kept with keep=True
-    listings: list[gs.ListLegalActionsResponse] = field(default_factory=list)  # kept with keep=True
 
 
 class BotPlayer:
@@ -55,24 +54,14 @@ class BotPlayer:
             self.final = view
             if view.phase == gs.PHASE_GAME_OVER:
                 break
-            if view.phase not in (gs.PHASE_DRAW, gs.PHASE_PLAY):
-                continue
-            if view.turn != self._seat and not view.HasField("offer"):
-                continue  # out of turn only a contract buy (or pass) can be open to this seat
-            if view.seq <= acted_at:
-                continue
-            await self._act(view)
+            if not update.legal_actions or view.seq <= acted_at:
+                continue  # not this seat's move (or already answered)
+            await self._act(view, list(update.legal_actions))
             acted_at = view.seq
         assert self.final is not None
         return self.final
 
-    async def _act(self, view: gs.PlayerView) -> None:
-        listed = await self._client.legal_actions(self._game_id, self._seat)
-        if self._keep:
-            self.stats.listings.append(listed)
-        if listed.seq != view.seq or not listed.actions:
-            return  # the game moved on (e.g. the turn timer played); the stream will tell
-        actions = list(listed.actions)
+    async def _act(self, view: gs.PlayerView, actions: list[gs.Action]) -> None:
         options = [wire.command_from_pb(self._seat, action) for action in actions]
         chosen = self._bot(SeatView(convert.position(view), self._seat), options, self._rng)
         command_id = uuid.uuid4().hex
@@ -81,12 +70,10 @@ class BotPlayer:
                 self._game_id, self._seat, actions[options.index(chosen)], command_id
             )
             self.stats.acknowledged.append((command_id, answer.first_seq, answer.last_seq))
-            if self._keep:
-                self.stats.answers.append(answer)
         except RpcFailure as failure:
             # Refused because the game moved on meanwhile (the turn timer played, another seat bought
             # the card on offer) is a lost race; refused on an unchanged game is a real error.
             if failure.status is not grpc.StatusCode.FAILED_PRECONDITION:
                 raise
-            if (await self._client.view(self._game_id, self._seat)).seq == listed.seq:
+            if (await self._client.view(self._game_id, self._seat)).seq == view.seq:
                 raise

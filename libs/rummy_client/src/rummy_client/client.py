@@ -85,11 +85,25 @@ class GameClient:
         return response
 
     async def submit(
-        self, game_id: str, seat: int, action: gs.Action, command_id: str | None = None
+        self,
+        game_id: str,
+        seat: int,
+        action: gs.Action,
+        command_id: str | None = None,
+        *,
+        include_view: bool = False,
     ) -> gs.SubmitActionResponse:
-        """Play `action`; the command id (new unless given) makes retries safe."""
+        """Play `action`; the command id (new unless given) makes retries safe.
+
+        The answer holds the seqs appended; the view after them arrives on the seat's stream, or in the
+        answer too with `include_view` (one more render on the server).
+        """
         request = gs.SubmitActionRequest(
-            game_id=game_id, seat=seat, command_id=command_id or uuid.uuid4().hex, action=action
+            game_id=game_id,
+            seat=seat,
+            command_id=command_id or uuid.uuid4().hex,
+            action=action,
+            include_view=include_view,
         )
         response: gs.SubmitActionResponse = await self._call(self._stub.SubmitAction, request)
         return response

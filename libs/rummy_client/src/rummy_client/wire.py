@@ -9,6 +9,7 @@ which only the engine writes, stay in `rummy_engine.codec`. Malformed input rais
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -38,6 +39,7 @@ _KIND_TO_PB: Final = {MeldKind.SET: ev.MELD_KIND_SET, MeldKind.RUN: ev.MELD_KIND
 _KIND_FROM_PB: Final = {value: kind for kind, value in _KIND_TO_PB.items()}
 
 
+@functools.cache  # a few dozen cards; views list hundreds a second (callers copy, never mutate)
 def card_to_pb(card: Card) -> ev.Card:
     return ev.Card(rank=card.rank, suit=_SUIT_TO_PB[card.suit])
 
@@ -60,6 +62,7 @@ def cards_from_pb(messages: Iterable[ev.Card]) -> tuple[Card, ...]:
     return tuple(card_from_pb(message) for message in messages)
 
 
+@functools.lru_cache(maxsize=4096)  # a table's melds reappear in every view until they change
 def meld_to_pb(meld: Meld) -> ev.Meld:
     return ev.Meld(
         kind=_KIND_TO_PB[meld.kind],

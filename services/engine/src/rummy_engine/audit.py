@@ -54,19 +54,25 @@ def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, G
 
 
 def action_leaks(
-    listings: Iterable[gs.ListLegalActionsResponse], seat: int, truth: dict[int, GameState]
+    updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, GameState]
 ) -> list[str]:
-    """Legal-action lists may only name cards of the seat's own hand or of the table (a freed joker)."""
+    """Legal actions in a seat's updates may only name cards of its own hand or of the table (a freed
+    joker; rummy500's spread pile); a spectator's updates list none."""
     problems = []
-    for listing in listings:
-        state = truth[listing.seq]
+    for update in updates:
+        if not update.legal_actions:
+            continue
+        if seat is None:
+            problems.append(f"seq {update.seq}: a spectator was sent legal actions")
+            continue
+        state = truth[update.seq]
         allowed = Counter(state.hands[seat]) + Counter(card for meld in state.melds for card in meld.cards)
         if state.rules.variant == "rummy500":  # a pile pick names cards of the spread (public) pile
             allowed += Counter(state.discard)
-        for action in listing.actions:
+        for action in update.legal_actions:
             named = Counter(wire.cards_from_pb(_cards_in(action)))
             if named - allowed:
-                problems.append(f"seq {listing.seq}: an action names cards outside seat {seat}'s hand")
+                problems.append(f"seq {update.seq}: an action names cards outside seat {seat}'s hand")
     return problems
 
 
@@ -86,8 +92,3 @@ def _cards_in(action: gs.Action) -> list[Any]:
 
     walk(action)
     return found
-
-
-def answer_updates(answers: Iterable[gs.SubmitActionResponse]) -> list[gs.GameUpdate]:
-    """SubmitAction answers as updates, so `leaks` can check the views they carry."""
-    return [gs.GameUpdate(seq=answer.view.seq, event_type="answer", view=answer.view) for answer in answers]

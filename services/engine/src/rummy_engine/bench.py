@@ -49,10 +49,16 @@ class TimedClient(GameClient):
         self._latencies = latencies
 
     async def submit(
-        self, game_id: str, seat: int, action: gs.Action, command_id: str | None = None
+        self,
+        game_id: str,
+        seat: int,
+        action: gs.Action,
+        command_id: str | None = None,
+        *,
+        include_view: bool = False,
     ) -> gs.SubmitActionResponse:
         began = time.perf_counter()
-        response = await super().submit(game_id, seat, action, command_id)
+        response = await super().submit(game_id, seat, action, command_id, include_view=include_view)
         self._latencies.append(time.perf_counter() - began)
         return response
 

@@ -7,7 +7,6 @@ message can carry another seat's hidden cards.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,29 +15,15 @@ import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import wire
-from rummy_rules.game import legal_actions
-from rummy_rules.views import observe
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import InvalidArgument, stream_errors, unary_errors
 
 from rummy_engine import access, codec, limits
 from rummy_engine.app import GameApp, LiveGame
-from rummy_engine.projection import EngineState, engine_commands
-from rummy_engine.streams import Update
+from rummy_engine.projection import engine_commands
+from rummy_engine.rendering import actions_pb, render, stream_update
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-
-def render(
-    state: EngineState, seat: int | None, game_id: str, seq: int, deadline: float | None
-) -> gs.PlayerView:
-    """The view of `seat` (None: a spectator) with the table's seats and the turn deadline."""
-    message = codec.view_to_pb(observe(state.game, seat), game_id, seq)
-    message.seats.extend(codec.seats_to_pb(state.table.players, state.timeouts, state.away))
-    codec.options_to_pb(message.options, codec.rules_options(state.game.rules))
-    if deadline is not None:
-        message.turn_deadline.CopyFrom(codec.timestamp(deadline))
-    return message
 
 
 def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
@@ -101,10 +86,14 @@ class GameServicer(gs_grpc.GameServiceServicer):
         except wire.CodecError as exc:
             raise InvalidArgument("malformed_action", str(exc)) from None
         outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command)
-        view = render(outcome.state, request.seat, live.game_id, outcome.seq, live.deadline)
-        return gs.SubmitActionResponse(
-            first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate, view=view
+        response = gs.SubmitActionResponse(
+            first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate
         )
+        if request.include_view:
+            response.view.CopyFrom(
+                render(outcome.state, request.seat, live.game_id, outcome.seq, live.deadline)
+            )
+        return response
 
     @unary_errors
     async def GetView(self, request: gs.GetViewRequest, context: Context) -> gs.GetViewResponse:
@@ -120,10 +109,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
         limits.check(request)
         live = (await self._caller(context, request.game_id, request.seat)).live
         response = gs.ListLegalActionsResponse(seq=live.seq)
-        for action in legal_actions(live.state.game, request.seat):
-            # A command the API cannot express is left out, not guessed.
-            with contextlib.suppress(wire.CodecError):
-                response.actions.append(wire.command_to_pb(action))
+        response.actions.extend(actions_pb(live.state, request.seat))
         return response
 
     async def _stream(
@@ -131,20 +117,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     ) -> AsyncIterator[gs.GameUpdate]:
         live = (await self._caller(context, game_id, seat)).live
         async for update in self._app.watch(game_id, after_seq):
-            yield self._update(live, update, seat)
-
-    @staticmethod
-    def _update(live: LiveGame, update: Update, seat: int | None) -> gs.GameUpdate:
-        deadline = live.deadline if update.seq == live.seq else None
-        message = gs.GameUpdate(
-            seq=update.seq,
-            event_type=update.event_type,
-            by_timer=update.by_timer,
-            view=render(update.state, seat, live.game_id, update.seq, deadline),
-        )
-        if update.actor is not None:
-            message.actor = update.actor
-        return message
+            yield stream_update(live.game_id, update, seat, live.deadline if update.seq == live.seq else None)
 
     @stream_errors
     async def StreamGame(

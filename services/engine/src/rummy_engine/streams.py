@@ -7,7 +7,8 @@ may see (`views.observe`) at the edge, so no stream can be handed another seat's
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from rummy_rules.state import GameState
 
@@ -22,6 +23,8 @@ class Update:
     actor: int | None
     by_timer: bool
     state: EngineState
+    # What is built from this update once and sent to every stream (`rendering.stream_update`).
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def game(self) -> GameState:
