@@ -18,7 +18,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar
 
 from rummy.game.v1 import events_pb2
@@ -214,6 +214,13 @@ class GameApp:
             if live.timer is not None:
                 live.timer.cancel()
         self._pool.shutdown(wait=True)
+        if self.commits.batches:
+            log.info(
+                "group commit: %d appends in %d batches (%.1f per batch)",
+                self.commits.appends,
+                self.commits.batches,
+                self.commits.appends / self.commits.batches,
+            )
 
     # --- loading --------------------------------------------------------------------------------------
 
@@ -500,17 +507,21 @@ class GameApp:
         every = self._config.snapshot_every
         over = live.state.game.phase is Phase.GAME_OVER
         if last is not None and (live.seq // every > previous // every or over):
-            # Serialised here, on the loop, while no other command can change the state. A finished
-            # game always has one: it is how a game the partition index has forgotten is still known.
-            snapshot = Snapshot(
-                live.game_id,
-                live.seq,
-                last,
-                self._projection.version,
-                self._projection.dumps(live.state),
+            # A finished game always has one: it is how a game the partition index forgot is still known.
+            # Serialised and saved off the loop, from a copy of the maps later folds add to.
+            state = replace(
+                live.state, commands=dict(live.state.commands), command_seats=dict(live.state.command_seats)
             )
-            asyncio.get_running_loop().run_in_executor(self._pool, self._stores.snapshots.save, snapshot)
+            self._pool.submit(self._save_snapshot, live.game_id, live.seq, last, state)
         self._schedule(live)
+
+    def _save_snapshot(self, game_id: str, seq: int, position: LogPosition, state: EngineState) -> None:
+        """In a worker thread. Snapshots are a cache: a failed save is logged, and the next one tries."""
+        try:
+            data = self._projection.dumps(state)
+            self._stores.snapshots.save(Snapshot(game_id, seq, position, self._projection.version, data))
+        except Exception as exc:
+            log.warning("game %s: snapshot at seq %d not saved: %s", game_id, seq, exc)
 
     # --- turn timer -----------------------------------------------------------------------------------
 

@@ -243,8 +243,13 @@ def main(argv: list[str] | None = None) -> int:
         cores = os.cpu_count()
         print(f"engine: separate process at {address} on {engine.where}; {cores} cores shared with the bots")
         asyncio.run(_bare(address, 200, 1))  # warm up
+        cpu = _cpu_s(engine.pid)
         seq_lat, _ = asyncio.run(_bare(address, 2000, 1))
-        rows.append(f"floor: bare gRPC round trip (Health/Check), sequential     {latency(seq_lat)}")
+        cpu_ms = (_cpu_s(engine.pid) - cpu) * 1000 / len(seq_lat)
+        rows.append(
+            f"floor: bare gRPC round trip (Health/Check), sequential     {latency(seq_lat)}  "
+            f"engine CPU {cpu_ms:.2f} ms/call"
+        )
         if "KAFKA_BOOTSTRAP" in engine.env:
             floor = _produce_floor(engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"] + ".floor", 500)
             rows.append(f"floor: bare kafka-python produce, acks=all, sequential   {latency(floor)}")
