@@ -2,9 +2,10 @@
 
 Both engines run in this process but share nothing except Kafka and Redis, as two processes would.
 The group splits the partitions between them; a call about a game of the other's partition answers
-UNAVAILABLE `not_owner` and changes nothing. When the owner stops, its partitions move to the other,
-which takes the game over from the log (a retried command id is recognised, not appended again), so
-the log stays one gap-free history.
+UNAVAILABLE `not_owner`, names the owner in its trailer and changes nothing, and the SDK follows it,
+so a client may call either engine. When the owner stops, its partitions move to the other, which
+takes the game over from the log (a retried command id is recognised, not appended again), so the log
+stays one gap-free history.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Callable
 import grpc
 import pytest
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import GameClient, RpcFailure
+from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
+from rummy_client import GameClient
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
 from rummy_store.kafka_log import KafkaEventLog
@@ -70,15 +72,27 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
             partition = first.stores.log.partition_for("shared")
             owner, other = (first, second) if partition in first.app.owned else (second, first)
 
-            created = await client(owner, "ann").create_game("rummy40", PLAYERS, "shared")
+            await until(lambda: other.app.owner_of(partition) == owner.address, "the owner to be published")
+            created = await client(other, "ann").create_game(
+                "rummy40", PLAYERS, "shared"
+            )  # any engine will do
             seat = created.view.turn
             mover = PLAYERS[seat]
-            with pytest.raises(RpcFailure) as refused:  # not its partition: says so, writes nothing
-                await client(other, mover).submit("shared", seat, DRAW, "draw-1")
-            assert refused.value.status is grpc.StatusCode.UNAVAILABLE
-            assert refused.value.code == "not_owner"
-            drawn = await client(owner, mover).submit("shared", seat, DRAW, "draw-1", include_view=True)
-            assert (drawn.first_seq, drawn.duplicate) == (3, False)
+            async with grpc.aio.insecure_channel(
+                other.address
+            ) as channel:  # not its partition: it says whose
+                request = gs.SubmitActionRequest(
+                    game_id="shared", seat=seat, command_id="draw-1", action=DRAW
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await gs_grpc.GameServiceStub(channel).SubmitAction(
+                        request, metadata=(("authorization", f"Bearer {token(mover)}"),)
+                    )
+            assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+            assert (refused.value.details() or "").startswith("not_owner")
+            assert ("meldstream-owner", owner.address) in tuple(refused.value.trailing_metadata() or ())
+            drawn = await client(other, mover).submit("shared", seat, DRAW, "draw-1", include_view=True)
+            assert (drawn.first_seq, drawn.duplicate) == (3, False)  # the SDK followed to the owner
 
             await owner.stop()  # leaves the group: the other engine takes its partitions over
             engines.remove(owner)

@@ -1,14 +1,17 @@
-"""`GameClient`: the engine's gRPC API with a bearer token, retries and resumable streams.
+"""`GameClient`: the engine's gRPC API with a bearer token, retries, owner routing and resumable streams.
 
-Actions are retried with the same command id when the engine is unavailable (restarting, or another
-instance holds the game), so a retry can never play a move twice. Streams reconnect and resume after
-the last seq received, so a client sees every update exactly once across engine restarts.
+Actions are retried with the same command id when the engine is unavailable (restarting, or its game
+moving to another instance), so a retry can never play a move twice. Any engine's address will do: an
+engine asked about a game another engine owns names the owner (trailer `meldstream-owner`), and the
+client sends that game's calls there from then on. Streams reconnect and resume after the last seq
+received, so a client sees every update exactly once across engine restarts and moves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
@@ -19,6 +22,8 @@ from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client.wire import option_to_pb
 
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+OWNER_TRAILER: Final = "meldstream-owner"
+ROUTES_KEPT: Final = 1024  # games whose owner this client remembers (most recently used)
 
 
 class RpcFailure(Exception):
@@ -36,17 +41,19 @@ def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
 
 
 class GameClient:
-    """One caller (token) talking to one engine address."""
+    """One caller (token) talking to the engines, starting at `target`."""
 
     def __init__(self, target: str, token: str, retry_for_s: float = 60.0, timeout_s: float = 10.0) -> None:
-        self._channel = grpc.aio.insecure_channel(target)
-        self._stub = gs_grpc.GameServiceStub(self._channel)
+        self._target = target
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._routes: OrderedDict[str, str] = OrderedDict()  # game id -> the address that owns it
         self._metadata = (("authorization", f"Bearer {token}"),)
         self._retry_for = retry_for_s
         self._timeout = timeout_s
 
     async def close(self) -> None:
-        await self._channel.close()
+        for channel in self._channels.values():
+            await channel.close()
 
     async def __aenter__(self) -> GameClient:
         return self
@@ -54,19 +61,49 @@ class GameClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _call(self, method: Any, request: Any) -> Any:
-        """A unary call, retried with backoff while the engine is unavailable."""
+    def _stub(self, address: str) -> Any:
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+        return gs_grpc.GameServiceStub(channel)
+
+    def _address(self, game_id: str) -> str:
+        """The engine this client last found owning `game_id` (the target at first)."""
+        return self._routes.get(game_id, self._target)
+
+    def _owner(self, game_id: str, address: str, error: grpc.aio.AioRpcError) -> str | None:
+        """The owner a refusal names, when it is not `address`; remembered as `game_id`'s route."""
+        owner = next((str(v) for k, v in error.trailing_metadata() or () if k == OWNER_TRAILER), None)
+        if not owner or owner == address:
+            return None
+        if game_id:
+            self._routes[game_id] = owner
+            self._routes.move_to_end(game_id)
+            while len(self._routes) > ROUTES_KEPT:
+                self._routes.popitem(last=False)
+        return owner
+
+    async def _call(self, method: str, request: Any) -> Any:
+        """A unary call to the game's owner, retried with backoff while it is unavailable."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry_for
         delay = 0.05
+        game_id = getattr(request, "game_id", "")
+        address = self._address(game_id)
         while True:
             try:
-                return await method(request, metadata=self._metadata, timeout=self._timeout)
+                call = getattr(self._stub(address), method)
+                return await call(request, metadata=self._metadata, timeout=self._timeout)
             except grpc.aio.AioRpcError as error:
+                owner = self._owner(game_id, address, error)
+                if owner is not None:
+                    address = owner
+                    continue  # sent to the owner at once
                 if error.code() not in RETRYABLE or loop.time() + delay > deadline:
                     raise _failure(error) from None
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+            address = self._address(game_id)
 
     async def create_game(
         self,
@@ -81,7 +118,7 @@ class GameClient:
         )
         for name, value in (options or {}).items():
             request.options[name].CopyFrom(option_to_pb(value))
-        response: gs.CreateGameResponse = await self._call(self._stub.CreateGame, request)
+        response: gs.CreateGameResponse = await self._call("CreateGame", request)
         return response
 
     async def submit(
@@ -105,42 +142,42 @@ class GameClient:
             action=action,
             include_view=include_view,
         )
-        response: gs.SubmitActionResponse = await self._call(self._stub.SubmitAction, request)
+        response: gs.SubmitActionResponse = await self._call("SubmitAction", request)
         return response
 
     async def view(self, game_id: str, seat: int | None = None) -> gs.PlayerView:
         request = gs.GetViewRequest(game_id=game_id)
         if seat is not None:
             request.seat = seat
-        response: gs.GetViewResponse = await self._call(self._stub.GetView, request)
+        response: gs.GetViewResponse = await self._call("GetView", request)
         return response.view
 
     async def legal_actions(self, game_id: str, seat: int) -> gs.ListLegalActionsResponse:
         request = gs.ListLegalActionsRequest(game_id=game_id, seat=seat)
-        response: gs.ListLegalActionsResponse = await self._call(self._stub.ListLegalActions, request)
+        response: gs.ListLegalActionsResponse = await self._call("ListLegalActions", request)
         return response
 
     async def return_to_table(self, game_id: str, seat: int) -> gs.PlayerView:
         request = gs.ReturnToTableRequest(game_id=game_id, seat=seat)
-        response: gs.ReturnToTableResponse = await self._call(self._stub.ReturnToTable, request)
+        response: gs.ReturnToTableResponse = await self._call("ReturnToTable", request)
         return response.view
 
     async def state_at(self, game_id: str, seq: int, seat: int | None = None) -> gs.GetStateAtResponse:
         request = gs.GetStateAtRequest(game_id=game_id, seq=seq)
         if seat is not None:
             request.seat = seat
-        response: gs.GetStateAtResponse = await self._call(self._stub.GetStateAt, request)
+        response: gs.GetStateAtResponse = await self._call("GetStateAt", request)
         return response
 
     async def history(self, game_id: str) -> gs.GetHistoryResponse:
         response: gs.GetHistoryResponse = await self._call(
-            self._stub.GetHistory, gs.GetHistoryRequest(game_id=game_id)
+            "GetHistory", gs.GetHistoryRequest(game_id=game_id)
         )
         return response
 
     async def verify_shuffle(self, game_id: str) -> gs.VerifyShuffleResponse:
         response: gs.VerifyShuffleResponse = await self._call(
-            self._stub.VerifyShuffle, gs.VerifyShuffleRequest(game_id=game_id)
+            "VerifyShuffle", gs.VerifyShuffleRequest(game_id=game_id)
         )
         return response
 
@@ -156,13 +193,15 @@ class GameClient:
         deadline = loop.time() + self._retry_for
         while True:
             call: Any
+            address = self._address(game_id)
+            stub = self._stub(address)
             if seat is None:
-                call = self._stub.WatchGame(
+                call = stub.WatchGame(
                     gs.WatchGameRequest(game_id=game_id, after_seq=last), metadata=self._metadata
                 )
             else:
                 request = gs.StreamGameRequest(game_id=game_id, seat=seat, after_seq=last)
-                call = self._stub.StreamGame(request, metadata=self._metadata)
+                call = stub.StreamGame(request, metadata=self._metadata)
             try:
                 async for message in call:
                     update: gs.GameUpdate = message.update
@@ -171,6 +210,8 @@ class GameClient:
                     yield update
                 return
             except grpc.aio.AioRpcError as error:
+                if self._owner(game_id, address, error) is not None:
+                    continue  # resume at the owner at once
                 if error.code() not in RETRYABLE or loop.time() > deadline:
                     raise _failure(error) from None
             await asyncio.sleep(0.2)

@@ -24,10 +24,11 @@ class ServiceError(Exception):
 
     status: grpc.StatusCode = grpc.StatusCode.INTERNAL
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, trailers: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.trailers = trailers  # trailing metadata a client acts on (e.g. where the game's owner is)
 
 
 class InvalidArgument(ServiceError):
@@ -62,7 +63,7 @@ class Unavailable(ServiceError):
 
 async def abort(context: grpc.aio.ServicerContext[object, object], error: ServiceError) -> NoReturn:
     """End the call with the error's status; the message starts with the code so clients can switch on it."""
-    await context.abort(error.status, str(error))
+    await context.abort(error.status, str(error), error.trailers)
     raise AssertionError("context.abort returned")  # pragma: no cover - abort always raises
 
 

@@ -67,6 +67,7 @@ T = TypeVar("T")
 _GAME_ID: Final = re.compile(rf"^[A-Za-z0-9_.-]{{1,{limits.GAME_ID}}}$")
 MAX_COMMAND_ID: Final = limits.COMMAND_ID
 CREATE_COMMAND: Final = ENGINE_PREFIX + "create"
+OWNER_TRAILER: Final = "meldstream-owner"  # trailing metadata of `not_owner`: the owner's address
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
 Plan = Callable[[EngineState], list[codec.Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
@@ -131,6 +132,7 @@ class GameApp:
         # The partitions whose games this engine writes: all of them on the embedded store; on Kafka
         # those the engines' group assigned and this engine claimed (`ownership.py`).
         self._owned: set[int] = set(range(stores.log.partitions)) if stores.kafka is None else set()
+        self.owner_of: Callable[[int], str | None] = lambda partition: None  # set by `ownership`
 
     def _seed(self, game_id: str) -> bytes:
         """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
@@ -241,13 +243,15 @@ class GameApp:
         return live
 
     def _check_owner(self, game_id: str) -> None:
+        """Unavailable `not_owner` for a game of a partition another engine owns, naming that engine
+        (trailer `meldstream-owner`) when the directory knows it: the SDK goes there."""
         partition = self._stores.log.partition_for(game_id)
-        if partition not in self._owned:
-            raise Unavailable(
-                "not_owner",
-                f"partition {partition} of game {game_id} is not owned by this engine (it moved, or this "
-                "engine is starting): retry, and the engine that owns it answers",
-            )
+        if partition in self._owned:
+            return
+        owner = self.owner_of(partition)
+        where = f"engine {owner} owns it" if owner else "it moved, or this engine is starting: retry"
+        trailers = ((OWNER_TRAILER, owner),) if owner else ()
+        raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
 
     def _adopt(self, loaded: LiveGame) -> LiveGame:
         """The one `LiveGame` of a game: `loaded`, unless another was adopted while it was built.
@@ -345,7 +349,7 @@ class GameApp:
         requested_by: str,
     ) -> LiveGame:
         """A new game (GameStarted, then TableSeated, in one command), or the same one again."""
-        game_id = game_id or uuid.uuid4().hex
+        game_id = game_id or self._new_game_id()
         if not _GAME_ID.match(game_id):
             raise InvalidArgument(
                 "bad_game_id", f"a game id is 1-{limits.GAME_ID} letters, digits, '-', '_' or '.'"
@@ -357,6 +361,7 @@ class GameApp:
         for name, value in options.items():  # an unset option would be logged, yet count as unset
             if value is None:
                 raise InvalidArgument("bad_option", f"option {quote(name)} has no value")
+        self._check_owner(game_id)
         table = Table(tuple(players), turn_timeout_ms)
         try:
             rules = rules_for(variant, len(players), **dict(options))
@@ -378,6 +383,16 @@ class GameApp:
         if result.duplicate:  # created before; the same table answers the same game
             return self._same_table(await self.game(game_id), table, rules)
         return self._adopt(LiveGame(game_id, state, 2))
+
+    def _new_game_id(self) -> str:
+        """A fresh id in a partition this engine owns, so a CreateGame without an id lands where it is
+        asked (with no partition of its own, any id: the refusal names the owner of its partition)."""
+        log_ = self._stores.log
+        for _ in range(64 * log_.partitions):
+            game_id = uuid.uuid4().hex
+            if log_.partition_for(game_id) in self._owned:
+                return game_id
+        return game_id
 
     async def _check_forgotten(self, game_id: str) -> None:
         """ConcurrencyError for a game that ended so long ago that the partition index forgot it.

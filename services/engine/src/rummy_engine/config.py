@@ -21,6 +21,7 @@ class EngineConfig:
     """
 
     address: str = "127.0.0.1:50051"
+    advertised: str = ""  # where other engines send clients to reach this one ("" = the bound address)
     kafka: str = ""
     redis: str = ""
     topic: str = TOPIC
@@ -55,6 +56,7 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
     d = EngineConfig()
     config = EngineConfig(
         address=env_str("ENGINE_ADDRESS", d.address, env),
+        advertised=env_str("ENGINE_ADVERTISED_ADDRESS", d.advertised, env),
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
         redis=env_str("REDIS_URL", d.redis, env),
         topic=env_str("ENGINE_TOPIC", d.topic, env),

@@ -13,7 +13,7 @@ from rummy_service.server import ServiceHost
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
-from rummy_engine.ownership import PartitionOwnership
+from rummy_engine.ownership import OwnerDirectory, PartitionOwnership
 from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
@@ -81,7 +81,8 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
     if ownership is None:
         app.resume_open_games()
     else:
-        ownership.start()
+        ownership.start(config.advertised or host.address)
+        app.owner_of = ownership.owner_of
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
     return RunningEngine(config, stores, app, host, tables, ownership)
 
@@ -91,11 +92,13 @@ def _ownership(config: EngineConfig, stores: Stores, app: GameApp) -> PartitionO
     if stores.kafka is None:
         return None
     loop = asyncio.get_running_loop()
+    assert stores.redis is not None
     return PartitionOwnership(
         config.kafka,
         stores.kafka,
         config.topic,
         config.group_id,
+        OwnerDirectory(stores.redis, config.key_prefix, config.topic),
         assigned=lambda parts: _on_loop(loop, app.partitions_assigned, parts),
         revoked=lambda parts: _on_loop(loop, app.partitions_revoked, parts),
     )

@@ -7,19 +7,41 @@ thread). On assignment it claims each partition (`KafkaEventLog.claim`: the brok
 writer, the tail is read from the checkpoint) and only then tells the app; a claim that fails (broker
 down) is retried every second. On revocation the writers are dropped first, so nothing more is written
 to a partition that is moving, then the app is told (timers stop, streams end, clients reconnect).
+
+Each claim is published in an `OwnerDirectory` (partition -> the claiming engine's address), which
+every engine re-reads every few seconds: an engine asked about a game it does not own names the owner
+in its refusal, and the SDK goes there. A hint only: the broker's fence decides who writes.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 
+import redis
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog
 
 log = logging.getLogger("rummy_engine")
 Notify = Callable[[set[int]], None]
+REFRESH_S = 2.0  # how often an engine re-reads where the other partitions are
+
+
+class OwnerDirectory:
+    """partition -> address of the engine that last claimed it: one Redis hash per topic."""
+
+    def __init__(self, client: redis.Redis, prefix: str, topic: str) -> None:
+        self._redis = client
+        self._key = f"{prefix}owners:{topic}"
+
+    def publish(self, partitions: Iterable[int], address: str) -> None:
+        self._redis.hset(self._key, mapping={str(p): address for p in partitions})
+
+    def read(self) -> dict[int, str]:
+        raw: dict[bytes, bytes] = self._redis.hgetall(self._key)  # type: ignore[assignment]
+        return {int(p): address.decode() for p, address in raw.items()}
 
 
 class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
@@ -29,11 +51,16 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         kafka: KafkaEventLog,
         topic: str,
         group: str,
+        directory: OwnerDirectory,
         *,
         assigned: Notify,
         revoked: Notify,
     ) -> None:
         self._kafka = kafka
+        self._directory = directory
+        self._address = ""  # where clients reach this engine, set by `start`
+        self._owners: dict[int, str] = {}
+        self._read_at = 0.0
         self._assigned = assigned
         self._revoked = revoked
         self._pending: set[int] = set()  # assigned, not claimed yet
@@ -45,8 +72,14 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._consumer.subscribe(topics=[topic], listener=self)
         self._thread = threading.Thread(target=self._run, name="engine-ownership", daemon=True)
 
-    def start(self) -> None:
+    def start(self, address: str) -> None:
+        self._address = address
         self._thread.start()
+
+    def owner_of(self, partition: int) -> str | None:
+        """The address of the engine that last claimed `partition` (as of the last re-read), if known."""
+        address = self._owners.get(partition)
+        return address if address != self._address else None
 
     def stop(self) -> None:
         """Leave the group (its partitions go to the other engines at once) and stop writing them."""
@@ -62,6 +95,12 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                     log.warning("engine group poll failed: %s", exc)
                     self._stop.wait(1.0)
                 self._claim_pending()
+                if time.monotonic() - self._read_at > REFRESH_S:
+                    self._read_at = time.monotonic()
+                    try:
+                        self._owners = self._directory.read()
+                    except redis.RedisError as exc:  # a hint: clients retry without it
+                        log.warning("reading partition owners failed: %s", exc)
         finally:
             owned = self._kafka.owned
             self._kafka.drop(owned)
@@ -99,6 +138,11 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._pending -= claimed
         if claimed:
             log.info("partitions %s claimed", sorted(claimed))
+            try:
+                self._directory.publish(claimed, self._address)
+                self._read_at = 0.0
+            except redis.RedisError as exc:
+                log.warning("publishing partitions %s failed: %s", sorted(claimed), exc)
             self._assigned(claimed)
         if not self._pending:
             self.settled.set()
