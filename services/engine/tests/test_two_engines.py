@@ -18,10 +18,13 @@ import grpc
 import pytest
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
-from rummy_client import GameClient
+from rummy_client import GameClient, RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
+from rummy_matchmaking.app import table_event
+from rummy_store import NewEvent
 from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.publisher import KafkaPublisher
 
 from .conftest import token
 
@@ -114,6 +117,64 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
         finally:
             for c in clients:
                 await c.close()
+            for engine in engines:
+                await engine.stop()
+
+    asyncio.run(scenario())
+
+
+async def _created(client: GameClient, game_id: str) -> gs.PlayerView:
+    """The game's view once its table has been made into a game (NOT_FOUND until then)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return await client.view(game_id)
+        except RpcFailure as failure:
+            if failure.code != "no_such_game" or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
+
+
+@pytest.mark.integration
+def test_a_table_formed_reaches_the_engine_owning_its_game(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+) -> None:
+    """Matchmaking's tables are split between the engines by their own topic's partitions, not by the
+    games': an engine handed a table of another's partition sends the CreateGame to the owner."""
+    tables = f"{unique_prefix}.rummy.matchmaking.events.v1"
+
+    async def scenario() -> None:
+        config = EngineConfig(
+            address="127.0.0.1:0",
+            kafka=kafka_bootstrap,
+            redis=redis_url,
+            topic=f"{unique_prefix}.rummy.game.events.v1",
+            key_prefix=f"{unique_prefix}:",
+            turn_timeout_ms=0,
+            tables=tables,
+        )
+        engines = [await start_engine(config), await start_engine(config)]
+        publisher = KafkaPublisher(kafka_bootstrap, tables, config.partitions)
+        client = GameClient(engines[0].address, token("ann"))
+        try:
+
+            def published() -> bool:
+                return all(e.app.owner_of(p) or p in e.app.owned for e in engines for p in ALL)
+
+            await until(lambda: engines[0].app.owned | engines[1].app.owned == ALL, "every partition owned")
+            await until(published, "the owners to be published")
+            games = [f"table-{n}" for n in range(9)]
+            assert {engines[0].stores.log.partition_for(g) for g in games} == ALL
+            for n, game_id in enumerate(games):
+                event = table_event(game_id, "kalooki", ["ann", "bob", "cy"], {})
+                payload = NewEvent("table_formed", event.SerializeToString())
+                await asyncio.to_thread(publisher.publish, game_id, f"c{n}", 1, [payload])
+            for game_id in games:  # each game exists once, at its owner, whoever got the table
+                assert (await _created(client, game_id)).seq == 2, game_id
+            assert sum(e.tables.created for e in engines if e.tables is not None) == len(games)
+        finally:
+            await client.close()
+            publisher.close()
             for engine in engines:
                 await engine.stop()
 

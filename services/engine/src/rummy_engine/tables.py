@@ -4,7 +4,8 @@ The engines share one consumer group, so each TableFormed is handled by one engi
 makes no second game because `GameApp.create` is idempotent for the same game id and table (its
 first append expects seq 0; a second answers the same game when its TableSeated matches). A table
 the rules refuse (an unknown variant, a table size out of range) is logged and skipped: retrying
-cannot make it valid.
+cannot make it valid. The engine that gets a TableFormed need not own the game's partition: then it
+sends the CreateGame to the owner the refusal names, over gRPC with a service token for matchmaking.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import logging
 from pathlib import Path
 from typing import Final
 
+import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
-from rummy_client import wire
+from rummy_client import GameClient, RpcFailure, wire
+from rummy_rules.events import OptionValue
+from rummy_service.auth import SERVICE, TokenIssuer
 from rummy_service.consumer import ConsumerLoop
-from rummy_service.errors import AlreadyExists, InvalidArgument
+from rummy_service.errors import AlreadyExists, InvalidArgument, Unavailable
 from rummy_store import EventLog, EventRecord
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
 
-from rummy_engine.app import GameApp
+from rummy_engine.app import OWNER_TRAILER, GameApp
 from rummy_engine.config import EngineConfig
 
 log = logging.getLogger("rummy_engine")
@@ -35,10 +39,16 @@ class TableConsumer:
     """Feeds TableFormed records from a consumer thread to the app on its event loop."""
 
     def __init__(
-        self, app: GameApp, tables: EventLog, loop: asyncio.AbstractEventLoop, group: str = GROUP
+        self,
+        app: GameApp,
+        tables: EventLog,
+        loop: asyncio.AbstractEventLoop,
+        tokens: TokenIssuer,
+        group: str = GROUP,
     ) -> None:
         self._app = app
         self._loop = loop
+        self._token = tokens.issue(REQUESTED_BY, SERVICE)  # TableSeated.requested_by stays "matchmaking"
         self._tables = tables
         self.created = 0  # TableFormed answered with the game (a redelivery answers the same game)
         self.handled = 0
@@ -54,7 +64,7 @@ class TableConsumer:
             tables = EmbeddedEventLog(config.tables, config.partitions)
         else:
             tables = KafkaEventLog(config.kafka, config.tables, config.partitions)
-        consumer = TableConsumer(app, tables, loop)
+        consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret))
         consumer._consumer.start()
         return consumer
 
@@ -84,4 +94,31 @@ class TableConsumer:
             self.created += 1
         except (InvalidArgument, AlreadyExists) as exc:
             log.error("TableFormed %s refused: %s", table.game_id, exc)
+            self.refused.append(table.game_id)
+        except Unavailable as exc:
+            owner = dict(exc.trailers).get(OWNER_TRAILER)
+            if owner is None:
+                raise  # no owner known yet: the consumer retries the record
+            self._forward(owner, table, options)
+
+    def _forward(self, owner: str, table: mm.TableFormed, options: dict[str, OptionValue]) -> None:
+        """CreateGame at the engine owning the game's partition (the same idempotent create there)."""
+
+        async def create() -> None:
+            async with GameClient(owner, self._token) as client:
+                await client.create_game(
+                    table.variant,
+                    list(table.player_ids),
+                    table.game_id,
+                    {name: value for name, value in options.items() if value is not None},
+                    table.turn_timeout_ms,
+                )
+
+        try:
+            asyncio.run_coroutine_threadsafe(create(), self._loop).result(CREATE_TIMEOUT_S)
+            self.created += 1
+        except RpcFailure as failure:
+            if failure.status not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.ALREADY_EXISTS):
+                raise  # the owner is away or moving: the consumer retries the record
+            log.error("TableFormed %s refused by %s: %s", table.game_id, owner, failure)
             self.refused.append(table.game_id)
