@@ -143,3 +143,40 @@ def redis() -> Iterator[tuple[str, str]]:
             yield f"redis://127.0.0.1:{port}/0", match.group(1) if match else "?"
         finally:
             _script("redis.sh", "stop", env)
+
+
+class RestartableRedis:
+    """A private redis-server on a fixed port, which a fault test kills and starts again. It keeps
+    nothing on disk, so it comes back empty, as a cache that was lost."""
+
+    def __init__(self, state: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._state = state
+        self._env = {"MELDSTREAM_REDIS_PORT": str(self.port), "MELDSTREAM_REDIS_STATE": str(state)}
+
+    def start(self) -> None:
+        _script("redis.sh", "start", self._env)
+
+    def kill(self) -> None:
+        """SIGKILL: every connection drops mid-request and every key is gone."""
+        pidfile = self._state / "redis.pid"
+        pid = int(pidfile.read_text())
+        os.kill(pid, signal.SIGKILL)
+        while Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid):
+            time.sleep(0.05)
+        pidfile.unlink()
+
+    def stop(self) -> None:
+        _script("redis.sh", "stop", self._env)
+
+
+@contextmanager
+def restartable_redis() -> Iterator[RestartableRedis]:
+    with _state_dir("redis") as state:
+        server = RestartableRedis(state)
+        try:
+            server.start()
+            yield server
+        finally:
+            server.stop()
