@@ -3,24 +3,45 @@
 The fold is supplied by the caller as a ``Projection`` (the engine passes the rules engine's ``evolve``
 over decoded envelopes; the store's own tests pass a plain fold over payload bytes), so the store never
 imports the rules engine.
+
+A record that does not fit is skipped, never fatal: one stray record (another tool's garbage payload,
+an unknown event format, a seq that repeats or jumps) must not make its game, its partition's other
+games or a restart fail. Each skip is logged once (topic[partition]@offset, game, seq, reason) and
+counted (`CatchUpReader.skipped`). The rule, per game, in log order:
+
+- the record after the last applied one (seq + 1) is applied; when the projection cannot apply it,
+  it is skipped and its seq stays *pending*: a later record may still fill it (a writer that never saw
+  the stray record writes its own record at that seq);
+- a record right after a pending run (pending + 1) that applies is the next event: the writer counted
+  the skipped records (a writer folding the log counts a record by its headers) and went on from the
+  state without them;
+- any other seq (a repeat, or a jump past the next one) is skipped.
+
+A game whose last records are pending counts them when its writer does (`EventLog.last_seq` says so),
+so the next append expects the seq the writer expects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from rummy_store.errors import StoreError
 from rummy_store.event_log import EventLog
 from rummy_store.records import EventRecord
 from rummy_store.snapshots import Snapshot, SnapshotStore
 
+log = logging.getLogger("rummy_store")
 S = TypeVar("S")
 
 
 class Projection(Protocol[S]):
-    """A pure fold over a game's records, with its own (de)serialisation for snapshots."""
+    """A pure fold over a game's records, with its own (de)serialisation for snapshots.
+
+    `apply` raises (anything) for a record it cannot apply: the reader skips that record.
+    """
 
     version: str  # snapshots taken under another version are ignored (a rules change re-folds from event 1)
 
@@ -40,8 +61,52 @@ class Loaded(Generic[S]):
     replayed: int  # events folded from the log
 
 
+@dataclass(frozen=True, slots=True)
+class Step(Generic[S]):
+    """One record of a game as the fold met it: ``state`` after it, or unchanged when ``skipped`` says
+    why the record was left out."""
+
+    record: EventRecord
+    state: S
+    skipped: str = ""
+
+
+class _Fold(Generic[S]):
+    """One game's fold under the rule in the module docstring."""
+
+    def __init__(self, projection: Projection[S], state: S, seq: int) -> None:
+        self._projection = projection
+        self.state = state
+        self.seq = seq  # of the last applied (or counted) record
+        self.pending = 0  # end of the run of skipped records from seq + 1 (0: none)
+
+    def step(self, record: EventRecord) -> Step[S]:
+        if record.seq == self.seq + 1 or (self.pending and record.seq == self.pending + 1):
+            try:
+                self.state = self._projection.apply(self.state, record)
+            except Exception as exc:
+                self.pending = max(self.pending, record.seq)
+                return Step(record, self.state, f"cannot apply it: {type(exc).__name__}: {exc}"[:300])
+            self.seq, self.pending = record.seq, 0
+            return Step(record, self.state)
+        if record.seq <= self.seq:
+            return Step(record, self.state, f"seq {record.seq} repeats (the game is at seq {self.seq})")
+        return Step(record, self.state, f"seq {record.seq} skips ahead (the game is at seq {self.seq})")
+
+    def settle(self, log: EventLog, game_id: str) -> int:
+        """The game's seq: the last applied one, or the end of a trailing pending run the writer counts."""
+        if self.pending:
+            self.seq = max(self.seq, min(self.pending, log.last_seq(game_id)))
+            self.pending = 0
+        return self.seq
+
+
 class CatchUpReader(Generic[S]):
-    """Rebuilds games from the log, using and refreshing snapshots every ``snapshot_every`` events."""
+    """Rebuilds games from the log, using and refreshing snapshots every ``snapshot_every`` events.
+
+    Snapshots are a cache both ways: one that cannot be read or decoded is logged and the game is
+    folded from its first event instead.
+    """
 
     def __init__(
         self,
@@ -56,27 +121,54 @@ class CatchUpReader(Generic[S]):
         self._projection = projection
         self._snapshots = snapshots
         self._every = snapshot_every
+        # Kafka logs name their topic in skip reports; the embedded log has one file, no topic.
+        self._where = str(getattr(log, "_topic", "embedded log"))
+        self._count_lock = threading.Lock()
+        self.skipped = 0  # records skipped by this reader (a gauge for operators and tests)
+
+    def _start(self, game_id: str) -> tuple[_Fold[S], Iterator[EventRecord]]:
+        """The fold from the latest usable snapshot, or from event 1, and the records still to fold."""
+        p = self._projection
+        snapshot = None
+        if self._snapshots is not None:
+            try:
+                found = self._snapshots.load(game_id)
+                if found is not None and found.rules_version == p.version:
+                    snapshot, state = found, p.loads(found.state)
+            except Exception as exc:  # a cache: the log has it all
+                log.warning("game %s: snapshot unusable (%s); folding from the log", game_id, exc)
+        if snapshot is None:
+            return _Fold(p, p.initial(game_id), 0), self._log.read_stream(game_id)
+        tail = self._log.read_stream(game_id, snapshot.seq + 1, hint=snapshot.position)
+        return _Fold(p, state, snapshot.seq), tail
 
     def load(self, game_id: str) -> Loaded[S]:
         """Latest usable snapshot plus the tail of the log; saves a new snapshot when one is due."""
-        p = self._projection
-        snapshot = self._snapshots.load(game_id) if self._snapshots is not None else None
-        if snapshot is not None and snapshot.rules_version == p.version:
-            state, seq, base = p.loads(snapshot.state), snapshot.seq, snapshot.seq
-            tail = self._log.read_stream(game_id, seq + 1, hint=snapshot.position)
-        else:
-            state, seq, base = p.initial(game_id), 0, 0
-            tail = self._log.read_stream(game_id)
+        fold, tail = self._start(game_id)
+        base = fold.seq
         replayed = 0
         last: EventRecord | None = None
         for record in tail:
-            if record.seq != seq + 1:  # the log is gap-free; anything else is corruption, not a state
-                raise StoreError(f"game {game_id}: expected seq {seq + 1}, log has {record.seq}")
-            state = p.apply(state, record)
-            seq, last, replayed = record.seq, record, replayed + 1
+            step = fold.step(record)
+            if step.skipped:
+                self._report(step)
+            else:
+                last, replayed = record, replayed + 1
+        seq = fold.settle(self._log, game_id)
         if last is not None:
-            self.after_append(game_id, state, last, base)
-        return Loaded(state, seq, base, replayed)
+            self.after_append(game_id, fold.state, last, base)
+        return Loaded(fold.state, seq, base, replayed)
+
+    def steps(self, game_id: str, records: Iterable[EventRecord] | None = None) -> Iterator[Step[S]]:
+        """Every record of the game from event 1 (`records` when the caller read them already) with the
+        state after it, skipped ones included and reported: for tools that show or check a whole game.
+        Snapshots are not used."""
+        fold = _Fold(self._projection, self._projection.initial(game_id), 0)
+        for record in self._log.read_stream(game_id) if records is None else records:
+            step = fold.step(record)
+            if step.skipped:
+                self._report(step)
+            yield step
 
     def after_append(self, game_id: str, state: S, last: EventRecord, previous_seq: int) -> None:
         """Snapshot policy: save when events ``previous_seq + 1 .. last.seq`` crossed a multiple of
@@ -91,9 +183,31 @@ class CatchUpReader(Generic[S]):
         Snapshots are neither read nor written: this is the path that must work when Redis is lost.
         """
         p = self._projection
-        states: dict[str, tuple[S, int]] = {}
+        folds: dict[str, _Fold[S]] = {}
         for record in self._log.read_partition(partition):
-            state, seq = states.get(record.game_id, (p.initial(record.game_id), 0))
-            states[record.game_id] = (p.apply(state, record), record.seq)
-        for game_id, (state, seq) in states.items():
-            yield game_id, state, seq
+            fold = folds.get(record.game_id)
+            if fold is None:
+                fold = folds[record.game_id] = _Fold(p, p.initial(record.game_id), 0)
+            step = fold.step(record)
+            if step.skipped:
+                self._report(step)
+        for game_id, fold in folds.items():
+            seq = fold.settle(self._log, game_id)
+            yield game_id, fold.state, seq
+
+    def _report(self, step: Step[S]) -> None:
+        r = step.record
+        with self._count_lock:
+            self.skipped += 1
+        log.warning(
+            "skipped record %s: game %s seq %d (command %.40s): %s",
+            self.where(r),
+            r.game_id,
+            r.seq,
+            r.command_id,
+            step.skipped,
+        )
+
+    def where(self, record: EventRecord) -> str:
+        """Where a record sits, as skip reports say it: topic[partition]@offset."""
+        return f"{self._where}[{record.position.partition}]@{record.position.offset}"

@@ -1,9 +1,19 @@
-"""Snapshots in Redis: one hash per game at ``{prefix}game:{id}:snapshot`` (STYLE.md 7.5)."""
+"""Snapshots in Redis: one hash per game at ``{prefix}game:{id}:snapshot`` (STYLE.md 7.5).
+
+Redis is a cache beside the log, and it may go away or come back empty. A save that fails is logged
+(one line) and answered False: writers submit saves and move on, so an exception there would only
+surface as an unretrieved-future traceback. A load that fails raises `StoreError`: readers that can do
+without (`CatchUpReader`) fold from the log; one that cannot (telling a long-ended game from a new one)
+answers "unavailable, retry".
+"""
 
 from __future__ import annotations
 
+import logging
+
 import redis
 
+from rummy_store.errors import StoreError
 from rummy_store.records import LogPosition
 from rummy_store.snapshots import Snapshot, SnapshotStore
 
@@ -15,6 +25,7 @@ redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'partition', ARGV[2], 'offset', ARGV
            'rules_version', ARGV[4], 'state', ARGV[5])
 return 1
 """
+log = logging.getLogger("rummy_store")
 
 
 class RedisSnapshotStore(SnapshotStore):
@@ -35,10 +46,17 @@ class RedisSnapshotStore(SnapshotStore):
             s.rules_version,
             s.state,
         ]
-        return bool(self._save(keys=[self._key(s.game_id)], args=args))
+        try:
+            return bool(self._save(keys=[self._key(s.game_id)], args=args))
+        except redis.RedisError as exc:
+            log.warning("snapshot of game %s at seq %d not saved: %s", s.game_id, s.seq, exc)
+            return False
 
     def load(self, game_id: str) -> Snapshot | None:
-        fields: dict[bytes, bytes] = self._redis.hgetall(self._key(game_id))  # type: ignore[assignment]
+        try:
+            fields: dict[bytes, bytes] = self._redis.hgetall(self._key(game_id))  # type: ignore[assignment]
+        except redis.RedisError as exc:
+            raise StoreError(f"Redis: {exc}") from exc
         if not fields:
             return None
         position = LogPosition(int(fields[b"partition"]), int(fields[b"offset"]))
