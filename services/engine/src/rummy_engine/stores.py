@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
-from rummy_store import EventLog, SnapshotStore
+from rummy_store import EventLog, SnapshotStore, StoreError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
@@ -28,18 +28,37 @@ class Stores:
     description: str
     redis: redis.Redis | None = None
     kafka: KafkaEventLog | None = None  # the same log as `log`, on Kafka: partitions are claimed
+    cache_failure: str | None = None  # why Redis (on Kafka, a cache) did not answer the last probe
 
     def probe(self) -> bool:
-        """True when both stores answer a read and every owned partition can be written (blocking)."""
-        if self.kafka is not None:
-            failures = self.kafka.writer_failures()
-            if failures:
-                log.warning("not ready: %s", "; ".join(failures))
-                return False
-            self.kafka.end_offset(0)
-        else:
+        """True when the log answers a read and every owned partition can be written (blocking).
+
+        On Kafka, Redis holds only caches and hints (snapshots, partition checkpoints, the owners
+        directory): the engine serves without it, so Redis being down is logged (when it goes and when
+        it comes back), not NOT_SERVING. The embedded snapshot store is a file beside the log: failing
+        to read it fails the probe.
+        """
+        if self.kafka is None:
             self.log.last_seq(_PROBE_GAME)
-        self.snapshots.load(_PROBE_GAME)
+            self.snapshots.load(_PROBE_GAME)
+            return True
+        failures = self.kafka.writer_failures()
+        if failures:
+            log.warning("not ready: %s", "; ".join(failures))
+            return False
+        self.kafka.end_offset(0)
+        try:
+            self.snapshots.load(_PROBE_GAME)
+        except StoreError as exc:
+            if self.cache_failure is None:
+                log.warning(
+                    "snapshot store does not answer (%s): serving from the log alone until it does", exc
+                )
+            self.cache_failure = str(exc)
+        else:
+            if self.cache_failure is not None:
+                log.info("snapshot store answers again: snapshots and checkpoints resume")
+            self.cache_failure = None
         return True
 
     def check_format(self) -> None:
