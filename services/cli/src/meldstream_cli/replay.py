@@ -1,6 +1,8 @@
 """`meldstream replay GAME [--to SEQ]`: every step of a game as a table: hands, melds, discard pile.
 
-An operator's tool: it reads the event log directly (every hand is shown, game over or not).
+An operator's tool: it reads the event log directly (every hand is shown, game over or not). A record
+that does not fit the game (garbage, another event format, a seq out of place) is shown as skipped and
+the replay goes on, as the engine folds the game.
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ import argparse
 from typing import Any
 
 from rummy_engine.codec import Logged, event_of
-from rummy_engine.facts import Fact, TableSeated, TurnTimedOut
+from rummy_engine.facts import Fact, TableSeated
 from rummy_rules.cards import format_cards
-from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 
 from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
+from meldstream_cli.reading import game_steps, skipped_line
 
 
 def register(commands: Any) -> None:
@@ -64,30 +66,25 @@ def table(state: GameState, players: tuple[str, ...]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     log = open_log_readonly(config_from(args))
     try:
-        state: GameState | None = None
-        players: tuple[str, ...] = ()
-        engine_command = ""
-        for record in log.read_stream(args.game):
+        shown = 0
+        for step in game_steps(log, args.game):
+            record, state = step.record, step.state
+            if step.skipped:
+                print(skipped_line(step))
+                continue
             if args.to is not None and record.seq > args.to:
                 break
+            assert state is not None  # a record applied: the game has started
             event = event_of(record)
-            if isinstance(event, TurnTimedOut):
-                engine_command = record.command_id
             who = (
-                " (played by the engine: the player was absent)"
-                if record.command_id == engine_command
-                else ""
+                " (played by the engine: the player was absent)" if state.by_engine(record.command_id) else ""
             )
             print(f"seq {record.seq}: {describe(event)}{who}")
-            if isinstance(event, TableSeated):  # seq 2: the dealt hands get their players' names
-                players = event.player_ids
-            elif isinstance(event, Fact):  # the engine's other facts change no cards: nothing to print
-                continue
-            else:
-                state = evolve(state, event)
-            if players and state is not None:
-                print("\n".join(table(state, players)))
-        if state is None:
+            shown += 1
+            # Facts change no cards, except that TableSeated gives the dealt hands their players' names.
+            if state.table.players and (isinstance(event, TableSeated) or not isinstance(event, Fact)):
+                print("\n".join(table(state.game, state.table.players)))
+        if not shown:
             print(f"meldstream replay: no game {args.game!r} in this store")
             return 1
         return 0

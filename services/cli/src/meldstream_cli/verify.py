@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rummy_engine.codec import event_of, rules_events
+from rummy_engine.codec import Logged, event_of, rules_events
 from rummy_engine.verify import verify_shuffles
 
 from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
+from meldstream_cli.reading import game_steps, skipped_line
 
 
 def register(commands: Any) -> None:
@@ -20,10 +21,16 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     log = open_log_readonly(config_from(args))
+    logged: list[Logged] = []
     try:
-        events = rules_events(event_of(record) for record in log.read_stream(args.game))
+        for step in game_steps(log, args.game):
+            if step.skipped:  # a stray record: the game's own records still verify
+                print(skipped_line(step))
+            else:
+                logged.append(event_of(step.record))
     finally:
         log.close()
+    events = rules_events(logged)
     if not events:
         print(f"meldstream verify: no game {args.game!r} in this store")
         return 1

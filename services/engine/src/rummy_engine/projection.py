@@ -101,24 +101,41 @@ class GameProjection:
         return None
 
     def apply(self, state: EngineState | None, record: EventRecord) -> EngineState:
-        return self.fold(state, record.command_id, record.seq, codec.event_of(record))
+        """The state after `record`; raises for a record that is not this game's next event as the
+        engine writes it (another event format, a payload that does not parse or is not what its
+        headers say, an event the rules refuse), which `CatchUpReader` skips and reports."""
+        if record.schema_version != codec.SCHEMA_VERSION:  # a whole older store is refused at start
+            raise ValueError(
+                f"event format {record.schema_version}; this engine reads {codec.SCHEMA_VERSION}"
+            )
+        message = codec.message_of(record)
+        says = (message.game_id, message.seq, message.WhichOneof("event"))
+        if says != (record.game_id, record.seq, record.event_type):
+            raise ValueError(
+                f"the payload is game {says[0]!r:.50} seq {says[1]} {says[2]}, not what its headers say"
+            )
+        return self.fold(state, record.command_id, record.seq, codec.event_from_pb(message))
 
     def fold(self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged) -> EngineState:
         if state is None:
             if not isinstance(event, GameStarted):
                 raise ValueError(f"a game's stream starts with GameStarted, not {type(event).__name__}")
             return EngineState(evolve(None, event), UNSEATED, (), (), {command_id: (seq, seq)}, {}, "")
+        if isinstance(event, Fact):
+            after = _fact(state, command_id, event)
+        else:
+            timeouts = state.timeouts
+            seat = actor(event)
+            if seat is not None and timeouts[seat] and not state.by_engine(command_id):
+                timeouts = _with(timeouts, seat, 0)  # the player acted: no longer timing out
+            after = replace(state, game=evolve(state.game, event), timeouts=timeouts)
+        # Only now, with the event applied: the maps are shared with the state before it, which must
+        # stay as it was when the event is refused.
         commands = state.commands
         if command_id not in commands:
             state.command_seats[command_id] = _sender(state, event)
         commands[command_id] = (commands.get(command_id, (seq, seq))[0], seq)
-        if isinstance(event, Fact):
-            return _fact(state, command_id, event)
-        timeouts = state.timeouts
-        seat = actor(event)
-        if seat is not None and timeouts[seat] and not state.by_engine(command_id):
-            timeouts = _with(timeouts, seat, 0)  # the player acted: no longer timing out
-        return replace(state, game=evolve(state.game, event), timeouts=timeouts)
+        return after
 
     def dumps(self, state: EngineState | None) -> bytes:
         assert state is not None
