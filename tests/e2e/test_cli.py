@@ -3,6 +3,7 @@ ratings, leaderboard), then `meldstream replay` and `meldstream verify` work on 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -11,9 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
 from meldstream_cli.main import main
+from rummy.game.v1 import game_service_pb2 as gs
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy_client import GameClient
 from rummy_infra.local import free_port
+from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
 
@@ -100,3 +105,60 @@ def test_run_refuses_an_older_matchmaking_journal_and_leaves_nothing_running(tmp
     assert last.startswith(f"meldstream run: matchmaking journal {tmp_path.resolve()}/matchmaking/")
     assert "older meldstream (matchmaking journal format 1; this one reads format 2)" in last
     assert not (tmp_path / "scoring").exists()  # refused before scoring started
+
+
+@pytest.mark.integration
+def test_run_with_two_engines_serves_every_game_from_the_first_address(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--engines", "2"]
+    env = {
+        **os.environ,
+        "KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "REDIS_URL": redis_url,
+        "ENGINE_ADDRESS": address,
+        "ENGINE_TOPIC": f"{unique_prefix}.rummy.game.events.v1",
+        "ENGINE_KEY_PREFIX": f"{unique_prefix}:engine:",
+        "ENGINE_TURN_TIMEOUT_MS": "0",
+        "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "MATCHMAKING_TOPIC": f"{unique_prefix}.rummy.matchmaking.events.v1",
+        "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "SCORING_TOPIC": f"{unique_prefix}.rummy.scoring.events.v1",
+        "SCORING_KEY_PREFIX": f"{unique_prefix}:scoring:",
+        "SCORING_GROUP": f"{unique_prefix}.scoring",
+    }
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        try:
+            engines: list[str] = []
+            for line in proc.stdout:
+                if line.startswith("meldstream engine listening on"):
+                    engines.append(line.split()[4])
+                if len(engines) == 2:
+                    break
+            assert address in engines and len(set(engines)) == 2
+            played = asyncio.run(_play_one_move_in_each(address, [f"two-{n}" for n in range(9)]))
+            assert played == 9
+            client = redis.Redis.from_url(redis_url, decode_responses=True)
+            owners = client.hvals(f"{unique_prefix}:engine:owners:{env['ENGINE_TOPIC']}")
+            client.close()
+            assert set(owners) == set(engines)  # both own partitions
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(60) == 0
+
+
+async def _play_one_move_in_each(address: str, games: list[str]) -> int:
+    """Create each game and draw for its first player, through the first engine only."""
+    tokens = TokenIssuer(DEV_SECRET)
+    async with (
+        GameClient(address, tokens.issue("ann")) as ann,
+        GameClient(address, tokens.issue("bob")) as bob,
+    ):
+        seats = [ann, bob]
+        for game_id in games:
+            created = await ann.create_game("rummy40", ["ann", "bob"], game_id)
+            turn = created.view.turn
+            await seats[turn].submit(game_id, turn, gs.Action(draw_from_stock=gs.DrawFromStock()))
+    return len(games)

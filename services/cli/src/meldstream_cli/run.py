@@ -3,6 +3,10 @@
 `--demo N` keeps N tables of bots going the whole way through the client SDK: they queue, matchmaking
 seats them, they play, and each result is printed with its rating changes and the leaderboard as the
 game ends, so a newcomer sees the flow and has games to watch (`WatchGame`) and replay.
+
+`--engines N` (Kafka + Redis only) runs N engines, this process's and N-1 `python -m rummy_engine`
+processes on free loopback ports, sharing the game topic's partitions; clients need only the first
+address (an engine names the owner of a game it does not own, and the SDK goes there).
 """
 
 from __future__ import annotations
@@ -10,11 +14,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
+import subprocess
+import sys
 from dataclasses import replace
 from typing import Any
 
+from rummy_engine.config import EngineConfig
 from rummy_engine.engine import start_engine
+from rummy_infra.local import free_port
+from rummy_infra.serving import wait_serving
 from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
@@ -27,6 +37,13 @@ def register(commands: Any) -> None:
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")
     parser.add_argument("--demo", type=int, default=0, metavar="N", help="keep N tables of bots playing")
     parser.add_argument("--turn-timeout-ms", type=int, help="default turn time limit (0 = none)")
+    parser.add_argument(
+        "--engines",
+        type=int,
+        default=1,
+        metavar="N",
+        help="engine processes sharing the partitions (Kafka only)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -34,21 +51,58 @@ def run(args: argparse.Namespace) -> int:
     if args.demo < 0:
         raise SystemExit("meldstream run: --demo takes a number of tables >= 0")
     config = config_from(args)
+    if args.engines < 1 or (args.engines > 1 and config.embedded):
+        raise SystemExit(
+            "meldstream run: --engines N needs N >= 1, and more than one needs --kafka and --redis "
+            "(the embedded store has one writer)"
+        )
     if args.address:
         config = replace(config, address=args.address)
     if args.turn_timeout_ms is not None:
         config = replace(config, turn_timeout_ms=args.turn_timeout_ms)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, args.demo))
+        asyncio.run(_serve(config, args.demo, args.engines))
     return 0
 
 
-async def _serve(config: Any, tables: int) -> None:
+def _more_engines(config: EngineConfig, count: int) -> list[subprocess.Popen[bytes]]:
+    """`count` engine processes on free loopback ports, configured as this one; SERVING on return."""
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(count):
+            address = f"127.0.0.1:{free_port()}"
+            env = {**os.environ, **replace(config, address=address, advertised="").to_env()}
+            started.append(subprocess.Popen([sys.executable, "-m", "rummy_engine"], env=env))
+            wait_serving(address, started[-1], timeout_s=90)
+            print(f"meldstream engine listening on {address} (pid {started[-1].pid})", flush=True)
+    except BaseException:
+        _stop_engines(started)
+        raise
+    return started
+
+
+def _stop_engines(engines: list[subprocess.Popen[bytes]]) -> None:
+    for proc in engines:
+        proc.terminate()  # SIGTERM: each leaves the group, its partitions move at once
+    for proc in engines:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _serve(config: Any, tables: int, engines: int = 1) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
     try:
+        others = await asyncio.to_thread(_more_engines, config, engines - 1)
+    except BaseException:
+        await engine.stop()
+        raise
+    try:
         services = await start_services(config)
     except BaseException:  # e.g. matchmaking's journal of another format: nothing is left running
+        await asyncio.to_thread(_stop_engines, others)
         await engine.stop()
         raise
     tokens = TokenIssuer(config.token_secret)
@@ -70,6 +124,7 @@ async def _serve(config: Any, tables: int) -> None:
         bots.cancel()
         await asyncio.gather(bots, return_exceptions=True)
     await services.stop()
+    await asyncio.to_thread(_stop_engines, others)
     await engine.stop()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from rummy_service.auth import DEV_SECRET
 from rummy_service.config import check_store_pair, env_int, env_str
@@ -33,7 +34,7 @@ class EngineConfig:
     away_after: int = 3  # timeouts in a row before a seat is marked away
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
     group: str = ""  # the engines' consumer group on the topic ("" = meldstream-engine.<topic>)
-    store_timeout_s: float = 5.0  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
+    store_timeout_ms: int = 5_000  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
     token_secret: str = DEV_SECRET
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
     workers: int = 32  # threads for blocking store calls
@@ -50,33 +51,50 @@ class EngineConfig:
     def group_id(self) -> str:
         return self.group or f"meldstream-engine.{self.topic}"
 
+    @property
+    def store_timeout_s(self) -> float:
+        return self.store_timeout_ms / 1000
+
+    def to_env(self) -> dict[str, str]:
+        """The environment `load` reads back as this configuration (to start another engine process)."""
+        return {name: str(getattr(self, field)) for name, field, _ in _VARIABLES}
+
+
+_VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
+    ("ENGINE_ADDRESS", "address", 0),
+    ("ENGINE_ADVERTISED_ADDRESS", "advertised", 0),
+    ("KAFKA_BOOTSTRAP", "kafka", 0),
+    ("REDIS_URL", "redis", 0),
+    ("ENGINE_TOPIC", "topic", 0),
+    ("ENGINE_KEY_PREFIX", "key_prefix", 0),
+    ("ENGINE_PARTITIONS", "partitions", 1),
+    ("ENGINE_DATA_DIR", "data_dir", 0),
+    ("ENGINE_SNAPSHOT_EVERY", "snapshot_every", 1),
+    ("ENGINE_TURN_TIMEOUT_MS", "turn_timeout_ms", 0),
+    ("ENGINE_AWAY_AFTER", "away_after", 1),
+    ("ENGINE_AWAY_GRACE_MS", "away_grace_ms", 0),
+    ("ENGINE_GROUP", "group", 0),
+    ("ENGINE_STORE_TIMEOUT_MS", "store_timeout_ms", 100),
+    ("MELDSTREAM_TOKEN_SECRET", "token_secret", 0),
+    ("ENGINE_SEED_KEY", "seed_key", 0),
+    ("ENGINE_WORKERS", "workers", 1),
+    ("ENGINE_TABLES", "tables", 0),
+    ("ENGINE_MAX_GAMES", "max_games", 1),
+    ("ENGINE_IDLE_EVICT_MS", "idle_evict_ms", 1),
+    ("ENGINE_FINISHED_GRACE_MS", "finished_grace_ms", 1),
+)
+
 
 def load(env: Mapping[str, str] | None = None) -> EngineConfig:
     """Read ENGINE_* (and KAFKA_BOOTSTRAP, REDIS_URL, MELDSTREAM_TOKEN_SECRET) from the environment."""
     d = EngineConfig()
-    config = EngineConfig(
-        address=env_str("ENGINE_ADDRESS", d.address, env),
-        advertised=env_str("ENGINE_ADVERTISED_ADDRESS", d.advertised, env),
-        kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
-        redis=env_str("REDIS_URL", d.redis, env),
-        topic=env_str("ENGINE_TOPIC", d.topic, env),
-        key_prefix=env_str("ENGINE_KEY_PREFIX", d.key_prefix, env),
-        partitions=env_int("ENGINE_PARTITIONS", d.partitions, env, minimum=1),
-        data_dir=env_str("ENGINE_DATA_DIR", d.data_dir, env),
-        snapshot_every=env_int("ENGINE_SNAPSHOT_EVERY", d.snapshot_every, env, minimum=1),
-        turn_timeout_ms=env_int("ENGINE_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
-        away_after=env_int("ENGINE_AWAY_AFTER", d.away_after, env, minimum=1),
-        away_grace_ms=env_int("ENGINE_AWAY_GRACE_MS", d.away_grace_ms, env),
-        group=env_str("ENGINE_GROUP", d.group, env),
-        store_timeout_s=env_int("ENGINE_STORE_TIMEOUT_MS", int(d.store_timeout_s * 1000), env, minimum=100)
-        / 1000,
-        token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
-        seed_key=env_str("ENGINE_SEED_KEY", d.seed_key, env),
-        workers=env_int("ENGINE_WORKERS", d.workers, env, minimum=1),
-        tables=env_str("ENGINE_TABLES", d.tables, env),
-        max_games=env_int("ENGINE_MAX_GAMES", d.max_games, env, minimum=1),
-        idle_evict_ms=env_int("ENGINE_IDLE_EVICT_MS", d.idle_evict_ms, env, minimum=1),
-        finished_grace_ms=env_int("ENGINE_FINISHED_GRACE_MS", d.finished_grace_ms, env, minimum=1),
-    )
+    values: dict[str, object] = {}
+    for name, field, minimum in _VARIABLES:
+        default = getattr(d, field)
+        if isinstance(default, int):
+            values[field] = env_int(name, default, env, minimum=minimum)
+        else:
+            values[field] = env_str(name, default, env)
+    config = EngineConfig(**values)  # type: ignore[arg-type]
     check_store_pair(config.kafka, config.redis)
     return config

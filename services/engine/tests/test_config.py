@@ -1,0 +1,26 @@
+"""The engine's configuration: read from the environment, and written back for another engine process."""
+
+from __future__ import annotations
+
+import pytest
+from rummy_engine import config
+from rummy_service.config import ConfigError
+
+
+def test_a_configuration_written_as_environment_reads_back_the_same() -> None:
+    env = {
+        "KAFKA_BOOTSTRAP": "kafka:9092",
+        "REDIS_URL": "redis://redis:6379/0",
+        "ENGINE_PARTITIONS": "64",
+        "ENGINE_STORE_TIMEOUT_MS": "2500",
+        "ENGINE_ADVERTISED_ADDRESS": "10.0.0.7:50051",
+    }
+    loaded = config.load(env)
+    assert (loaded.partitions, loaded.store_timeout_s, loaded.advertised) == (64, 2.5, "10.0.0.7:50051")
+    assert config.load(loaded.to_env()) == loaded
+
+
+@pytest.mark.parametrize(("name", "value"), [("ENGINE_PARTITIONS", "0"), ("ENGINE_STORE_TIMEOUT_MS", "x")])
+def test_a_bad_number_is_refused_naming_the_variable(name: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=name):
+        config.load({name: value})
