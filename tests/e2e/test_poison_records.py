@@ -162,6 +162,9 @@ def test_stray_records_are_skipped_by_the_engine_and_the_cli(
         for game_id, last in ((finished, finished_last), (poisoned, poisoned_last)):
             view = await ann.view(game_id)
             assert (view.seq, view.phase) == (last, gs.PHASE_GAME_OVER)
+            history = await ann.history(game_id)  # its strays left out, as the fold leaves them
+            assert [e.event.seq for e in history.entries] == list(range(1, last + 1))
+            assert (await ann.verify_shuffle(game_id)).commitment_matches
         for client in clients.values():
             await client.close()
 

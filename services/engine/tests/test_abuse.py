@@ -15,7 +15,7 @@ from rummy_client import GameClient
 from rummy_engine import limits
 from rummy_engine.engine import RunningEngine
 from rummy_engine.facts import TableSeated
-from rummy_engine.projection import GameProjection
+from rummy_engine.projection import COMMANDS_KEPT, GameProjection
 from rummy_rules.commands import BuyDiscard, PassBuy
 from rummy_rules.events import BuyGranted
 from rummy_rules.game import decide, legal_actions, start
@@ -56,7 +56,9 @@ def test_the_projection_records_the_seat_that_sent_each_command() -> None:
             granted_to_another |= isinstance(event, BuyGranted) and event.seat != seat
         sent[command_id] = seat
     assert granted_to_another
-    assert state.command_seats == sent
+    kept = {command_id: c.seat for command_id, c in state.commands.items() if command_id in sent}
+    assert kept and kept == {command_id: sent[command_id] for command_id in kept}
+    assert len(state.commands) <= COMMANDS_KEPT
     assert projection.loads(projection.dumps(state)) == state
 
 

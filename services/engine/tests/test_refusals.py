@@ -33,8 +33,9 @@ def test_one_player_cannot_take_two_seats(tmp_path: Path) -> None:
 
 
 def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None:
-    """Another seat's reuse of an id is refused instead of answered with the first seat's outcome,
-    also after a restart (the seats come from the log, here through a snapshot taken at seq 3)."""
+    """Another seat's reuse of an id, or its own seat's with another action, is refused instead of
+    answered with the first command's outcome, also after a restart (seats and request digests come
+    from the log, here through a snapshot taken at seq 3)."""
     config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), snapshot_every=3)
 
     async def reuse(engine: RunningEngine, mover: int) -> None:
@@ -44,6 +45,9 @@ def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None
             assert reused.status is grpc.StatusCode.ALREADY_EXISTS and reused.code == "command_id_reused"
         retried = await seats[mover].submit("ids", mover, DRAW, command_id="c-1")
         assert retried.duplicate and (retried.first_seq, retried.last_seq) == (3, 3)
+        other_action = gs.Action(take_discard=gs.TakeDiscard())  # its own id, sent with another action
+        changed = await refused(seats[mover].submit("ids", mover, other_action, command_id="c-1"))
+        assert changed.status is grpc.StatusCode.ALREADY_EXISTS and changed.code == "command_id_reused"
         assert engine.stores.log.last_seq("ids") == 3
         for client in seats:
             await client.close()

@@ -201,7 +201,7 @@ class GameApp:
             try:
                 await self.game(game_id)
                 resumed += 1
-            except ServiceError as exc:  # one unreadable game must not keep the others' timers off
+            except Exception as exc:  # one unreadable game must not keep the others' timers off
                 log.warning("resuming game %s failed: %s", game_id, exc)
         log.info("resumed %d of %d open games", resumed, len(games))
 
@@ -423,15 +423,16 @@ class GameApp:
 
     # --- acting ---------------------------------------------------------------------------------------
 
-    async def submit(self, game_id: str, seat: int, command_id: str, command: Command) -> Outcome:
+    async def submit(
+        self, game_id: str, seat: int, command_id: str, command: Command, digest: str = ""
+    ) -> Outcome:
         """A player's command; a player who acts while marked away is back (PlayerReturned first).
 
-        A command id belongs to the seat that used it first: from another seat it is refused
-        (ALREADY_EXISTS `command_id_reused`), never answered with that seat's outcome. The log still
-        records the client's id as sent, so older games replay and retry unchanged; which seat sent
-        an id is folded from the log too (`EngineState.command_seats`). From its own seat an id is a
-        retry, answered with the original outcome whatever the action: telling a changed action from
-        a retry would take the action itself in the log.
+        A command id belongs to the seat that sent it and to the request it came with (`digest`, of
+        the action as sent; logged in its events): the same id from another seat, or from its seat
+        with another action, is refused (ALREADY_EXISTS `command_id_reused`), never answered with
+        another command's outcome. The same request again is a retry, answered with the original
+        outcome. The log records the client's id as sent, so older games replay and retry unchanged.
         """
         if not command_id or len(command_id) > MAX_COMMAND_ID or command_id.startswith(ENGINE_PREFIX):
             raise InvalidArgument(
@@ -444,10 +445,17 @@ class GameApp:
             return back + self._decide(game_id, state.game, command)
 
         async with self._locked(game_id) as live:
-            outcome = await self._apply(live, command_id, plan)
-        if outcome.duplicate and outcome.state.command_seats.get(command_id) != seat:
+            outcome = await self._apply(live, command_id, plan, digest)
+        sent = outcome.state.commands.get(command_id)
+        if outcome.duplicate and (sent is None or sent.seat != seat):
             raise AlreadyExists(
                 "command_id_reused", "another seat used this command id in this game; send a new one"
+            )
+        if outcome.duplicate and sent is not None and sent.digest and digest and sent.digest != digest:
+            raise AlreadyExists(
+                "command_id_reused",
+                "this command id came with another action; a retry repeats its request, a new action "
+                "needs a new id",
             )
         return outcome
 
@@ -459,17 +467,17 @@ class GameApp:
             text = exc.message + (f" ({exc.rule})" if exc.rule else "")
             raise FailedPrecondition(exc.code, text) from None
 
-    async def _apply(self, live: LiveGame, command_id: str, plan: Plan) -> Outcome:
+    async def _apply(self, live: LiveGame, command_id: str, plan: Plan, digest: str = "") -> Outcome:
         """Plan and append under the game's lock; the original outcome for a known command id."""
         for attempt in (1, 2):
             known = live.state.commands.get(command_id)
             if known is not None:
-                return Outcome(known[0], known[1], True, live.state, live.seq)
+                return Outcome(known.first, known.last, True, live.state, live.seq)
             produced = plan(live.state)
             if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
                 return Outcome(0, 0, False, live.state, live.seq)
             try:
-                result = await self._append_events(live.game_id, command_id, live.seq, produced)
+                result = await self._append_events(live.game_id, command_id, live.seq, produced, digest)
             except ConcurrencyError:
                 if attempt == 2:
                     raise Unavailable(
@@ -480,19 +488,21 @@ class GameApp:
             if result.duplicate:  # appended before, by an earlier owner of the game's partition
                 await self._reload(live)
                 return Outcome(result.first_seq, result.last_seq, True, live.state, live.seq)
-            self._advance(live, command_id, produced, result.positions)
+            self._advance(live, command_id, produced, result.positions, digest)
             return Outcome(result.first_seq, result.last_seq, False, live.state, live.seq)
         raise AssertionError("unreachable")
 
     async def _append_events(
-        self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged]
+        self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged], digest: str = ""
     ) -> Any:
         now = self._clock()
         try:
             new = [
                 NewEvent(
                     codec.event_type(event),
-                    codec.envelope(game_id, expected + 1 + i, command_id, event, now).SerializeToString(),
+                    codec.envelope(
+                        game_id, expected + 1 + i, command_id, event, now, digest=digest
+                    ).SerializeToString(),
                     codec.SCHEMA_VERSION,
                 )
                 for i, event in enumerate(produced)
@@ -509,14 +519,19 @@ class GameApp:
             raise Unavailable("store_unavailable", f"{exc}; retry with the same command id") from None
 
     def _advance(
-        self, live: LiveGame, command_id: str, produced: list[codec.Logged], positions: Sequence[Any]
+        self,
+        live: LiveGame,
+        command_id: str,
+        produced: list[codec.Logged],
+        positions: Sequence[Any],
+        digest: str = "",
     ) -> None:
         self._touch(live)  # under the game's lock, so the game is loaded (never dropped while locked)
         previous = live.seq
         last: LogPosition | None = None  # where the last event landed
         for event, position in zip(produced, positions, strict=True):
             live.seq += 1
-            live.state = self._projection.fold(live.state, command_id, live.seq, event)
+            live.state = self._projection.fold(live.state, command_id, live.seq, event, digest)
             live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
             last = position
         every = self._config.snapshot_every
@@ -524,9 +539,7 @@ class GameApp:
         if last is not None and (live.seq // every > previous // every or over):
             # A finished game always has one: it is how a game the partition index forgot is still known.
             # Serialised and saved off the loop, from a copy of the maps later folds add to.
-            state = replace(
-                live.state, commands=dict(live.state.commands), command_seats=dict(live.state.command_seats)
-            )
+            state = replace(live.state, commands=dict(live.state.commands))
             self._pool.submit(self._save_snapshot, live.game_id, live.seq, last, state)
         self._schedule(live)
 
@@ -614,13 +627,17 @@ class GameApp:
     # --- reading --------------------------------------------------------------------------------------
 
     async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, codec.Logged]]:
-        """Every record of the game with its envelope and rules event, read from the log."""
+        """Every record of the game with its envelope and rules event, read from the log; a record the
+        fold skips (a stray or unreadable one, reported by the reader) is left out as loads leave it."""
         await self.game(game_id)
-        records = await self._io(lambda: list(self._stores.log.read_stream(game_id)))
+        try:
+            steps = await self._io(lambda: [s for s in self._reader.steps(game_id) if not s.skipped])
+        except StoreError as exc:
+            raise Unavailable("store_unavailable", str(exc)) from None
         out = []
-        for record in records:
-            message = codec.message_of(record)
-            out.append((record, message, codec.event_from_pb(message)))
+        for step in steps:
+            message = codec.message_of(step.record)
+            out.append((step.record, message, codec.event_from_pb(message)))
         return out
 
     async def states(self, game_id: str, after_seq: int, upto: int) -> list[Update]:

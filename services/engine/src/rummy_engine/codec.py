@@ -204,8 +204,12 @@ def event_from_pb(envelope: ev.GameEvent) -> Logged:
     return event
 
 
-def envelope(game_id: str, seq: int, command_id: str, event: Logged, occurred_at: float) -> ev.GameEvent:
-    message = ev.GameEvent(game_id=game_id, seq=seq, command_id=command_id, schema_version=SCHEMA_VERSION)
+def envelope(
+    game_id: str, seq: int, command_id: str, event: Logged, occurred_at: float, *, digest: str = ""
+) -> ev.GameEvent:
+    message = ev.GameEvent(
+        game_id=game_id, seq=seq, command_id=command_id, schema_version=SCHEMA_VERSION, command_digest=digest
+    )
     message.occurred_at.FromNanoseconds(int(occurred_at * 1e9))
     return event_to_pb(event, message)
 

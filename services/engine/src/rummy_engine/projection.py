@@ -60,23 +60,38 @@ def _with(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
     return (*values[:seat], value, *values[seat + 1 :])
 
 
+COMMANDS_KEPT: Final = 256
+"""Command ids a game remembers (the latest): a retry comes seconds after its command, not hundreds
+of commands later, and a snapshot or a game in memory must not grow with the game's length."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A command in the log: the seqs it appended, the seat that sent it (`_sender`) and the digest of
+    the request as sent (`command_digest` in its events; "" for the engine's own commands)."""
+
+    first: int
+    last: int
+    seat: int
+    digest: str
+
+
 @dataclass(frozen=True, slots=True)
 class EngineState:
     """Everything the engine needs to act on a game, rebuilt by folding its records.
 
-    `commands` maps each command id to the (first, last) seq it appended, so a retried command is
-    answered with its original outcome before any rule is checked; `command_seats` maps it to the
-    seat that sent it (`_sender`), so an id is answered only to that seat. Both are shared between
-    successive states (the fold only ever adds to them). `engine_command` is the latest command that
-    began with `TurnTimedOut`: its events were played by the engine for an absent seat.
+    `commands` maps the latest `COMMANDS_KEPT` command ids to what they appended and who sent what, so
+    a retried command is answered with its original outcome before any rule is checked, and only to
+    the seat that sent it, for the same request. The map is shared between successive states (the
+    fold only adds to it and drops its oldest). `engine_command` is the latest command that began with
+    `TurnTimedOut`: its events were played by the engine for an absent seat.
     """
 
     game: GameState
     table: Table
     timeouts: tuple[int, ...]
     away: tuple[bool, ...]
-    commands: dict[str, tuple[int, int]]
-    command_seats: dict[str, int]
+    commands: dict[str, Sent]
     engine_command: str
 
     def by_engine(self, command_id: str) -> bool:
@@ -95,7 +110,7 @@ class GameProjection:
     def __init__(self) -> None:
         fields = ",".join(GameState._fields)
         # A change of the rules state's shape or of this fold invalidates old snapshots.
-        self.version = "engine-3:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
+        self.version = "engine-4:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -114,13 +129,18 @@ class GameProjection:
             raise ValueError(
                 f"the payload is game {says[0]!r:.50} seq {says[1]} {says[2]}, not what its headers say"
             )
-        return self.fold(state, record.command_id, record.seq, codec.event_from_pb(message))
+        event = codec.event_from_pb(message)
+        return self.fold(state, record.command_id, record.seq, event, message.command_digest)
 
-    def fold(self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged) -> EngineState:
+    def fold(
+        self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged, digest: str = ""
+    ) -> EngineState:
         if state is None:
             if not isinstance(event, GameStarted):
                 raise ValueError(f"a game's stream starts with GameStarted, not {type(event).__name__}")
-            return EngineState(evolve(None, event), UNSEATED, (), (), {command_id: (seq, seq)}, {}, "")
+            return EngineState(
+                evolve(None, event), UNSEATED, (), (), {command_id: Sent(seq, seq, -1, "")}, ""
+            )
         if isinstance(event, Fact):
             after = _fact(state, command_id, event)
         else:
@@ -129,12 +149,16 @@ class GameProjection:
             if seat is not None and timeouts[seat] and not state.by_engine(command_id):
                 timeouts = _with(timeouts, seat, 0)  # the player acted: no longer timing out
             after = replace(state, game=evolve(state.game, event), timeouts=timeouts)
-        # Only now, with the event applied: the maps are shared with the state before it, which must
+        # Only now, with the event applied: the map is shared with the state before it, which must
         # stay as it was when the event is refused.
         commands = state.commands
-        if command_id not in commands:
-            state.command_seats[command_id] = _sender(state, event)
-        commands[command_id] = (commands.get(command_id, (seq, seq))[0], seq)
+        sent = commands.get(command_id)
+        if sent is None:
+            commands[command_id] = Sent(seq, seq, _sender(state, event), digest)
+            if len(commands) > COMMANDS_KEPT:
+                del commands[next(iter(commands))]
+        else:
+            commands[command_id] = replace(sent, last=seq)
         return after
 
     def dumps(self, state: EngineState | None) -> bytes:
@@ -145,8 +169,7 @@ class GameProjection:
             "turn_ms": state.table.turn_timeout_ms,
             "timeouts": list(state.timeouts),
             "away": list(state.away),
-            "commands": state.commands,
-            "command_seats": state.command_seats,
+            "commands": {cid: [c.first, c.last, c.seat, c.digest] for cid, c in state.commands.items()},
             "engine_command": state.engine_command,
         }
         return json.dumps(data).encode()
@@ -158,8 +181,10 @@ class GameProjection:
             table=Table(tuple(raw["players"]), int(raw["turn_ms"])),
             timeouts=tuple(raw["timeouts"]),
             away=tuple(raw["away"]),
-            commands={key: (int(a), int(b)) for key, (a, b) in raw["commands"].items()},
-            command_seats={key: int(seat) for key, seat in raw["command_seats"].items()},
+            commands={
+                cid: Sent(int(a), int(b), int(seat), str(d))
+                for cid, (a, b, seat, d) in raw["commands"].items()
+            },
             engine_command=raw["engine_command"],
         )
 

@@ -7,6 +7,7 @@ message can carry another seat's hidden cards.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +86,8 @@ class GameServicer(gs_grpc.GameServiceServicer):
             command = wire.command_from_pb(request.seat, request.action)
         except wire.CodecError as exc:
             raise InvalidArgument("malformed_action", str(exc)) from None
-        outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command)
+        digest = hashlib.sha256(request.action.SerializeToString(deterministic=True)).hexdigest()[:16]
+        outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command, digest)
         response = gs.SubmitActionResponse(
             first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate
         )
