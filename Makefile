@@ -11,7 +11,7 @@ PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra run test test-unit lint fmt bench bench-rules bench-eventlog bench-engine bench-platform kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,7 +53,7 @@ test: setup ## the whole suite: unit, property, contract, integration (real Kafk
 test-unit: venv protos ## fast inner loop: tests that need no servers
 	$(BIN)/pytest -m "not integration and not slow" $(PYTEST_ARGS)
 
-lint: venv protos ## ruff, mypy (strict) and buf lint
+lint: venv protos ## ruff, mypy (strict), buf lint, and deploy/k8s rendered and validated offline
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli
@@ -63,6 +63,10 @@ lint: venv protos ## ruff, mypy (strict) and buf lint
 	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring
 	$(BIN)/mypy services/matchmaking/tests services/scoring/tests
 	deploy/local/buf.sh lint
+	deploy/k8s/validate.sh
+
+lint-kube: venv protos ## render deploy/k8s with kustomize (built once) and validate every object against the Kubernetes schemas
+	deploy/k8s/validate.sh
 
 fmt: venv ## format and autofix
 	$(BIN)/ruff format .

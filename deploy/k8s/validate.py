@@ -1,0 +1,190 @@
+"""Check rendered Kubernetes manifests offline; run by deploy/k8s/validate.sh (`make lint`).
+
+    python deploy/k8s/validate.py --kubernetes-version 1.31.0 [--kubernetes-version ...] NAME=FILE.yaml ...
+
+Each object of each rendering (NAME: the kustomization it came from) must:
+- validate against the JSON schema of its kind for every given Kubernetes version, strictly (an unknown
+  field is an error), with the schemas shipped in the kubernetes-validate package: no network. A kind
+  without a schema there (a typo, or a custom resource) is an error too.
+- not be a Secret: the seed key and token secret are created by hand (deploy/k8s/README.md).
+Each container of a Deployment (named after its service folder, services/<name>) must:
+- set only environment variables its service reads (what `rummy_<name>.config.load(env)` asks `env`
+  for), so the manifests hold no setting that does nothing; one that another variable's value uses as
+  $(NAME) (the pod's IP from the downward API) is a part of that one;
+- take every configMapKeyRef from a ConfigMap of the same rendering that has the key;
+- listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
+  containerPort, and the grpc probes ask a containerPort.
+Every problem is reported, naming the rendering and the object; the exit status is 1 if there was any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import yaml
+from kubernetes_validate.utils import SchemaNotFoundError, ValidationError, VersionNotSupportedError
+
+EXPANDS = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")  # Kubernetes' $(VAR) in an env value
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+
+Object = dict[str, Any]
+
+
+def name_of(obj: Object) -> str:
+    meta = obj.get("metadata") or {}
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{obj.get('kind', '?')} {where}{meta.get('name', '?')}"
+
+
+class Asked(Mapping[str, str]):
+    """An empty environment that notes every variable asked of it."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        self.names.add(name)
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        self.names.add(str(name))
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def variables_read(service: str) -> set[str] | None:
+    """The environment variables service <service> reads: what `rummy_<service>.config.load` asks for
+    (every service takes its environment as a mapping there). None: no such module in this virtualenv."""
+    try:
+        config = importlib.import_module(f"rummy_{service}.config")
+    except ModuleNotFoundError:
+        return None
+    env = Asked()
+    config.load(env)
+    return env.names
+
+
+def schema_errors(obj: Object, versions: list[str]) -> Iterator[str]:
+    for version in versions:
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except ValidationError as exc:
+            path = ".".join(str(p) for p in exc.path) or "(top level)"
+            yield f"Kubernetes {version}: {path}: {exc.message}"
+        except SchemaNotFoundError as exc:
+            yield f"Kubernetes {version}: {exc.message} (a typo, or a custom resource: not validated here)"
+
+
+def container_errors(container: Object, config_maps: dict[str, Object], secrets: set[str]) -> Iterator[str]:
+    name = container.get("name", "?")
+    reads = variables_read(name)
+    if reads is None:
+        yield f"container {name}: no module rummy_{name}.config to check its environment against"
+        reads = set()
+    ports = [p["containerPort"] for p in container.get("ports", [])]
+    envs = container.get("env", [])
+    listen = f"{name.upper()}_ADDRESS"
+    expanded = {name for e in envs for name in EXPANDS.findall(str(e.get("value", "")))}
+    for env in envs:
+        var = env["name"]
+        if reads and var not in reads and var not in expanded:
+            yield f"container {name}: {var} is not read by rummy_{name}.config"
+        ref = (env.get("valueFrom") or {}).get("configMapKeyRef")
+        if ref is not None:
+            data = config_maps.get(ref["name"])
+            if data is None:
+                yield f"container {name}: {var} from ConfigMap {ref['name']}, which is not rendered"
+            elif ref["key"] not in data and not ref.get("optional"):
+                yield f"container {name}: {var} from ConfigMap {ref['name']} key {ref['key']}, which it lacks"
+        secret = (env.get("valueFrom") or {}).get("secretKeyRef")
+        if secret is not None:
+            secrets.add(f"{secret['name']}/{secret['key']}")
+        if var.endswith("_ADDRESS") and "value" in env:
+            host, _, port = env["value"].rpartition(":")
+            if not port.isdigit() or int(port) not in ports:
+                yield f"container {name}: {var}={env['value']} is not on a containerPort {ports}"
+            if var == listen and host != "0.0.0.0":
+                yield f"container {name}: {var}={env['value']} is not 0.0.0.0 (every address of the pod)"
+    if reads and listen in reads and listen not in {e["name"] for e in envs}:
+        yield f"container {name}: {listen} is not set (its default listens on loopback only)"
+    for probe in PROBES:
+        grpc = (container.get(probe) or {}).get("grpc")
+        if grpc is not None and grpc.get("port") not in ports:
+            yield f"container {name}: {probe} asks port {grpc.get('port')}, not a containerPort {ports}"
+
+
+def check(rendering: str, objects: list[Object], versions: list[str]) -> tuple[int, set[str]]:
+    """Print every problem of one rendering; the number of problems and the Secret keys it expects."""
+    problems = 0
+    secrets: set[str] = set()
+    config_maps = {
+        (o.get("metadata") or {}).get("name", ""): o.get("data") or {}
+        for o in objects
+        if o.get("kind") == "ConfigMap"
+    }
+
+    for obj in objects:
+        errors = list(schema_errors(obj, versions))
+        if obj.get("kind") == "Secret":
+            errors.append("a Secret is rendered: secrets are created by hand (deploy/k8s/README.md)")
+        if obj.get("kind") == "Deployment":
+            pod = obj["spec"]["template"]["spec"]
+            for container in pod.get("containers", []):
+                errors.extend(container_errors(container, config_maps, secrets))
+        for error in errors:
+            print(f"k8s: ERROR {rendering}: {name_of(obj)}: {error}", flush=True)
+        problems += len(errors)
+    return problems, secrets
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kubernetes-version", action="append", required=True, dest="versions")
+    parser.add_argument("renderings", nargs="+", metavar="NAME=FILE")
+    args = parser.parse_args()
+    total = 0
+    count = 0
+    for item in args.renderings:
+        rendering, _, path = item.partition("=")
+        try:
+            objects = [o for o in yaml.safe_load_all(Path(path).read_text()) if o]
+        except yaml.YAMLError as exc:
+            print(f"k8s: ERROR {rendering}: the rendered YAML does not parse: {exc}", flush=True)
+            total += 1
+            continue
+        if not objects:
+            print(f"k8s: ERROR {rendering}: renders no objects", flush=True)
+            total += 1
+            continue
+        try:
+            problems, secrets = check(rendering, objects, args.versions)
+        except VersionNotSupportedError as exc:
+            print(f"k8s: kubernetes-validate {kubernetes_validate.__version__}: {exc.message}", flush=True)
+            return 2
+        total += problems
+        count += len(objects)
+        kinds = ", ".join(sorted({str(o.get("kind")) for o in objects}))
+        needs = f"; expects Secrets {', '.join(sorted(secrets))}" if secrets else ""
+        print(f"k8s: {rendering}: {len(objects)} objects ({kinds}){needs}")
+    versions = ", ".join(args.versions)
+    if total:
+        print(f"k8s: FAILED: {total} problem(s) (Kubernetes {versions}); see the lines above", flush=True)
+        return 1
+    print(f"k8s: {count} objects valid against Kubernetes {versions} (kubernetes-validate, offline)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
