@@ -81,25 +81,20 @@ def kafka() -> Iterator[tuple[str, str]]:
             _script("kafka.sh", "stop", env)
 
 
-class RestartableKafka:
-    """A private broker on fixed ports and state, which a fault test kills and starts again."""
+class _Restartable:
+    """A private server (`deploy/local/<kind>.sh`) on fixed ports and state, which a fault test kills
+    (SIGKILL: no shutdown, in-flight requests unanswered) and starts again."""
 
-    def __init__(self, state: Path) -> None:
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
+    def __init__(self, kind: str, state: Path, env: dict[str, str]) -> None:
+        self._kind = kind
         self._state = state
-        self._env = {
-            "MELDSTREAM_KAFKA_PORT": str(self.port),
-            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(free_port()),
-            "MELDSTREAM_KAFKA_STATE": str(state),
-        }
+        self._env = env
 
     def start(self) -> None:
-        _script("kafka.sh", "start", self._env)
+        _script(f"{self._kind}.sh", "start", self._env)
 
     def kill(self) -> None:
-        """SIGKILL, as a crashed broker: no controlled shutdown, in-flight requests unanswered."""
-        pidfile = self._state / "kafka.pid"
+        pidfile = self._state / f"{self._kind}.pid"
         pid = int(pidfile.read_text())
         os.kill(pid, signal.SIGKILL)
         while Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid):
@@ -107,7 +102,21 @@ class RestartableKafka:
         pidfile.unlink()
 
     def stop(self) -> None:
-        _script("kafka.sh", "stop", self._env)
+        _script(f"{self._kind}.sh", "stop", self._env)
+
+
+class RestartableKafka(_Restartable):
+    """A private broker; killed, it comes back with its log (its state directory is kept)."""
+
+    def __init__(self, state: Path) -> None:
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        env = {
+            "MELDSTREAM_KAFKA_PORT": str(self.port),
+            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(free_port()),
+            "MELDSTREAM_KAFKA_STATE": str(state),
+        }
+        super().__init__("kafka", state, env)
 
 
 def _status(pid: int) -> str:
@@ -145,30 +154,15 @@ def redis() -> Iterator[tuple[str, str]]:
             _script("redis.sh", "stop", env)
 
 
-class RestartableRedis:
-    """A private redis-server on a fixed port, which a fault test kills and starts again. It keeps
-    nothing on disk, so it comes back empty, as a cache that was lost."""
+class RestartableRedis(_Restartable):
+    """A private redis-server. It keeps nothing on disk, so it comes back empty, as a cache that was lost."""
 
     def __init__(self, state: Path) -> None:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
-        self._state = state
-        self._env = {"MELDSTREAM_REDIS_PORT": str(self.port), "MELDSTREAM_REDIS_STATE": str(state)}
-
-    def start(self) -> None:
-        _script("redis.sh", "start", self._env)
-
-    def kill(self) -> None:
-        """SIGKILL: every connection drops mid-request and every key is gone."""
-        pidfile = self._state / "redis.pid"
-        pid = int(pidfile.read_text())
-        os.kill(pid, signal.SIGKILL)
-        while Path(f"/proc/{pid}").exists() and "zombie" not in _status(pid):
-            time.sleep(0.05)
-        pidfile.unlink()
-
-    def stop(self) -> None:
-        _script("redis.sh", "stop", self._env)
+        super().__init__(
+            "redis", state, {"MELDSTREAM_REDIS_PORT": str(self.port), "MELDSTREAM_REDIS_STATE": str(state)}
+        )
 
 
 @contextmanager
