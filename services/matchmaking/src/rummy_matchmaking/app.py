@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from google.protobuf.message import DecodeError
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
@@ -101,6 +102,7 @@ class MatchmakingApp:
         self.tickets: dict[str, TicketStatus] = {}
         self._queued: dict[str, str] = {}  # player -> their queued ticket: nobody waits (or sits) twice
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
+        self.skipped = 0  # scoring records that did not parse
         self.tournaments: dict[str, Tournament] = {}
         self._formed: set[str] = set()  # tournament tables published (a replayed round is not re-sent)
         # Changes decided on the state and then written (pairing, cancel, tournaments) run one at a
@@ -116,8 +118,20 @@ class MatchmakingApp:
         return self.ratings.get((variant, player), (0, 0.0))
 
     def on_scoring_record(self, record: EventRecord) -> None:
-        """Apply a scoring event (on the loop): a rating change, or a tournament game's result."""
-        event = sc.ScoringEvent.FromString(record.payload)
+        """Apply a scoring event (on the loop): a rating change, or a tournament game's result. A record
+        that does not parse is reported and skipped: it must not stop the ratings behind it."""
+        try:
+            event = sc.ScoringEvent.FromString(record.payload)
+        except DecodeError:
+            self.skipped += 1
+            p = record.position
+            log.warning(
+                "skipped scoring record %d@%d (key %.40r): it does not parse",
+                p.partition,
+                p.offset,
+                record.game_id,
+            )
+            return
         case = event.WhichOneof("event")
         if case == "rating_changed":
             change = event.rating_changed

@@ -12,15 +12,19 @@ scoring's topic, which matchmaking reads from the beginning at every start.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from google.protobuf.message import DecodeError
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_service.config import OtherFormat
 from rummy_store import EventLog, EventRecord, NewEvent
 
 from rummy_matchmaking.pairing import Ticket
+
+log = logging.getLogger("rummy_matchmaking")
 
 FORMAT: Final = 2
 """The journal's format, in every record's `schema-version` header.
@@ -117,11 +121,15 @@ class Journal:
     registered: dict[str, list[str]] = field(default_factory=dict)  # in registration order
     started: set[str] = field(default_factory=set)
     tournament_games: set[str] = field(default_factory=set)  # tournament tables already formed
+    skipped: int = 0  # records of the topic that were not this journal's (reported once each)
 
     def apply(self, record: EventRecord) -> None:
         if record.event_type not in KINDS:
             return
-        event = mm.MatchmakingEvent.FromString(record.payload)
+        event = _event(record, record.event_type)
+        if event is None:
+            self.skipped += 1
+            return
         case = event.WhichOneof("event")
         if case == "table_formed":
             table = event.table_formed
@@ -154,6 +162,27 @@ class Journal:
             self.started.add(event.tournament_started.tournament_id)
 
 
+def _event(record: EventRecord, expected: str) -> mm.MatchmakingEvent | None:
+    """The record's event, or None (one log line) for one of another format or that does not parse or
+    is not the event its header says: one stray record must not stop matchmaking from starting."""
+    try:
+        event = mm.MatchmakingEvent.FromString(record.payload)
+    except DecodeError:
+        event = None
+    if record.schema_version != FORMAT or event is None or event.WhichOneof("event") != expected:
+        p = record.position
+        log.warning(
+            "skipped record %d@%d (key %.40r, %s): not a journal event of format %d",
+            p.partition,
+            p.offset,
+            record.game_id,
+            expected,
+            FORMAT,
+        )
+        return None
+    return event
+
+
 def fold(records: Iterable[EventRecord]) -> Journal:
     """Partitions interleave freely: nothing here depends on order across keys."""
     journal = Journal()
@@ -165,8 +194,12 @@ def fold(records: Iterable[EventRecord]) -> Journal:
 def read_journal(log: EventLog, where: str) -> Journal:
     """The whole topic as it is now (every partition to its end); `OtherJournalFormat`, naming `where`,
     if any record has another format (nothing is folded from a journal that cannot be continued)."""
-    records = [record for partition in range(log.partitions) for record in log.read_partition(partition)]
-    for record in records:
-        if record.schema_version != FORMAT:
-            raise OtherJournalFormat(where, record.schema_version)
+    records = []
+    for partition in range(log.partitions):
+        first = True
+        for record in log.read_partition(partition):
+            if first and record.schema_version != FORMAT:  # the oldest record: an older meldstream's
+                raise OtherJournalFormat(where, record.schema_version)
+            first = False
+            records.append(record)
     return fold(records)
