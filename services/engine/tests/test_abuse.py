@@ -4,7 +4,6 @@ the fold's record of which seat sent each command id (so another seat's reuse ca
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -24,7 +23,7 @@ from rummy_service.errors import QUOTED_CHARS
 from rummy_service.limits import text_fields
 
 from .conftest import token
-from .test_service import NO_TIMER, PLAYERS, run
+from .test_service import NO_TIMER, PLAYERS, run_on
 
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 HUGE = "x" * 1_000_000
@@ -77,7 +76,7 @@ async def _answer(stub: Any, method: str, request: Any, metadata: Any) -> grpc.a
     return error.value
 
 
-def test_oversized_fields_are_refused_and_never_echoed(tmp_path: Path) -> None:
+def test_oversized_fields_are_refused_and_never_echoed(stores: dict[str, Any]) -> None:
     async def scenario(engine: RunningEngine) -> None:
         ann = GameClient(engine.address, token("ann"), retry_for_s=0)
         await ann.create_game("rummy40", PLAYERS, "big", turn_timeout_ms=NO_TIMER)
@@ -117,10 +116,10 @@ def test_oversized_fields_are_refused_and_never_echoed(tmp_path: Path) -> None:
         for client in (ann, service_token):
             await client.close()
 
-    run(tmp_path, scenario)
+    run_on(stores, scenario)
 
 
-def test_unparseable_request_bytes_are_invalid_argument(tmp_path: Path) -> None:
+def test_unparseable_request_bytes_are_invalid_argument(stores: dict[str, Any]) -> None:
     """Also for a streaming method (the servicer's async generators are wrapped, not replaced)."""
 
     async def scenario(engine: RunningEngine) -> None:
@@ -133,4 +132,4 @@ def test_unparseable_request_bytes_are_invalid_argument(tmp_path: Path) -> None:
                 assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
                 assert (error.value.details() or "").startswith("malformed_request: ")
 
-    run(tmp_path, scenario)
+    run_on(stores, scenario)

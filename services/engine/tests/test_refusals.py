@@ -4,7 +4,6 @@ with other rules, a valueless option. Each gets a precise status and changes not
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -13,15 +12,15 @@ from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_engine.config import EngineConfig
-from rummy_engine.engine import RunningEngine, start_engine
+from rummy_engine.engine import RunningEngine
 
 from .conftest import token
-from .test_service import NO_TIMER, PLAYERS, clients, refused, run
+from .test_service import NO_TIMER, PLAYERS, clients, refused, run_on, started
 
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 
 
-def test_one_player_cannot_take_two_seats(tmp_path: Path) -> None:
+def test_one_player_cannot_take_two_seats(stores: dict[str, Any]) -> None:
     async def scenario(engine: RunningEngine) -> None:
         ann = clients(engine)[0]
         twice = await refused(ann.create_game("kalooki", ["ann", "ann", "bob"], "twice"))
@@ -29,14 +28,14 @@ def test_one_player_cannot_take_two_seats(tmp_path: Path) -> None:
         assert engine.stores.log.last_seq("twice") == 0
         await ann.close()
 
-    run(tmp_path, scenario)
+    run_on(stores, scenario)
 
 
-def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None:
+def test_a_command_id_answers_only_the_seat_that_used_it(stores: dict[str, Any]) -> None:
     """Another seat's reuse of an id, or its own seat's with another action, is refused instead of
     answered with the first command's outcome, also after a restart (seats and request digests come
     from the log, here through a snapshot taken at seq 3)."""
-    config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), snapshot_every=3)
+    config = EngineConfig(address="127.0.0.1:0", snapshot_every=3, **stores)
 
     async def reuse(engine: RunningEngine, mover: int) -> None:
         seats = clients(engine)
@@ -53,7 +52,7 @@ def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None
             await client.close()
 
     async def scenario() -> None:
-        engine = await start_engine(config)
+        engine = await started(config)
         try:
             seats = clients(engine)
             created = await seats[0].create_game("rummy40", PLAYERS, "ids", turn_timeout_ms=NO_TIMER)
@@ -64,7 +63,7 @@ def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None
             await reuse(engine, mover)
         finally:
             await engine.stop()
-        engine = await start_engine(config)
+        engine = await started(config)
         try:
             await reuse(engine, mover)
         finally:
@@ -73,7 +72,7 @@ def test_a_command_id_answers_only_the_seat_that_used_it(tmp_path: Path) -> None
     asyncio.run(scenario())
 
 
-def test_re_creating_a_game_answers_it_only_for_the_same_table(tmp_path: Path) -> None:
+def test_re_creating_a_game_answers_it_only_for_the_same_table(stores: dict[str, Any]) -> None:
     async def scenario(engine: RunningEngine) -> None:
         ann = clients(engine)[0]
         table: dict[str, Any] = {
@@ -99,10 +98,10 @@ def test_re_creating_a_game_answers_it_only_for_the_same_table(tmp_path: Path) -
         assert engine.stores.log.last_seq("again") == 2
         await ann.close()
 
-    run(tmp_path, scenario)
+    run_on(stores, scenario)
 
 
-def test_an_option_without_a_value_is_refused(tmp_path: Path) -> None:
+def test_an_option_without_a_value_is_refused(stores: dict[str, Any]) -> None:
     async def scenario(engine: RunningEngine) -> None:
         request = gs.CreateGameRequest(game_id="empty", variant="rummy40", player_ids=PLAYERS)
         request.options["deals_per_match"].CopyFrom(events_pb2.OptionValue())
@@ -114,4 +113,4 @@ def test_an_option_without_a_value_is_refused(tmp_path: Path) -> None:
         assert (error.value.details() or "").startswith("bad_option: ")
         assert engine.stores.log.last_seq("empty") == 0
 
-    run(tmp_path, scenario)
+    run_on(stores, scenario)

@@ -33,14 +33,30 @@ NO_TIMER = 600_000
 
 
 def run(tmp_path: Path, scenario: Callable[[RunningEngine], Awaitable[None]], **config: Any) -> None:
+    run_on({"data_dir": str(tmp_path)}, scenario, **config)
+
+
+def run_on(
+    stores: dict[str, Any], scenario: Callable[[RunningEngine], Awaitable[None]], **config: Any
+) -> None:
+    """`scenario` against an engine on `stores` (the `stores` fixture), once it owns its partitions."""
+
     async def main() -> None:
-        engine = await start_engine(EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), **config))
+        engine = await started(EngineConfig(address="127.0.0.1:0", **stores, **config))
         try:
             await scenario(engine)
         finally:
             await engine.stop()
 
     asyncio.run(main())
+
+
+async def started(config: EngineConfig) -> RunningEngine:
+    """A started engine that owns its partitions (on Kafka the group assigns them first)."""
+    engine = await start_engine(config)
+    if engine.ownership is not None:
+        assert await asyncio.to_thread(engine.ownership.settled.wait, 60)
+    return engine
 
 
 async def refused(call: Awaitable[Any]) -> RpcFailure:

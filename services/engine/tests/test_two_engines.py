@@ -171,7 +171,8 @@ def test_a_table_formed_reaches_the_engine_owning_its_game(
                 await asyncio.to_thread(publisher.publish, game_id, f"c{n}", 1, [payload])
             for game_id in games:  # each game exists once, at its owner, whoever got the table
                 assert (await _created(client, game_id)).seq == 2, game_id
-            assert sum(e.tables.created for e in engines if e.tables is not None) == len(games)
+            # each table answered at least once (a redelivery after a rebalance answers the same game)
+            assert sum(e.tables.created for e in engines if e.tables is not None) >= len(games)
         finally:
             await client.close()
             publisher.close()

@@ -83,6 +83,12 @@ class GameClient:
                 self._routes.popitem(last=False)
         return owner
 
+    def _forget(self, game_id: str, address: str) -> None:
+        """The engine a game was sent to is away (or no longer owns it): ask the target again, which
+        names the owner as it knows it now, rather than waiting on one that may never answer."""
+        if self._routes.get(game_id) == address:
+            del self._routes[game_id]
+
     async def _call(self, method: str, request: Any) -> Any:
         """A unary call to the game's owner, retried with backoff while it is unavailable."""
         loop = asyncio.get_running_loop()
@@ -101,6 +107,7 @@ class GameClient:
                     continue  # sent to the owner at once
                 if error.code() not in RETRYABLE or loop.time() + delay > deadline:
                     raise _failure(error) from None
+                self._forget(game_id, address)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
             address = self._address(game_id)
@@ -214,4 +221,5 @@ class GameClient:
                     continue  # resume at the owner at once
                 if error.code() not in RETRYABLE or loop.time() > deadline:
                     raise _failure(error) from None
+                self._forget(game_id, address)
             await asyncio.sleep(0.2)

@@ -43,7 +43,7 @@ def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = 3) -> Non
         admin.close()
 
 
-def _await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
+def await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
     """The topic's partitions as the consumer's metadata shows them. Just after a topic is created the
     broker can answer with none yet (a bench run died on `partitions set()`; a group member joining
     then is assigned nothing), and the client caches that empty answer: refresh the metadata until
@@ -96,7 +96,7 @@ class KafkaEventLog(EventLog):
             max_partition_fetch_bytes=8 * 1024 * 1024,
             request_timeout_ms=int(timeout_s * 1000) + 1_000,
         )
-        actual = _await_partitions(self._reader, topic)
+        actual = await_partitions(self._reader, topic)
         if len(actual) != partitions:
             self._reader.close()
             if not actual:
@@ -301,7 +301,7 @@ class _KafkaSubscription(Subscription):
         )
         # The group is joined at the first poll: a leader whose metadata shows no partitions of the topic
         # then assigns nothing until its next metadata refresh (minutes; seen in the platform e2e).
-        if not _await_partitions(self._consumer, topic):
+        if not await_partitions(self._consumer, topic):
             self._consumer.close()
             raise _no_partitions(topic, bootstrap)
 

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 
 import redis
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
-from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog
+from rummy_store import StoreError
+from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog, await_partitions
 
 log = logging.getLogger("rummy_engine")
 Notify = Callable[[set[int]], None]
@@ -64,11 +65,17 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._assigned = assigned
         self._revoked = revoked
         self._pending: set[int] = set()  # assigned, not claimed yet
+        self._revoking: set[int] = set()  # taken back by a rebalance in progress
         self._stop = threading.Event()
         self.settled = threading.Event()  # set once the first assignment is claimed in full
         self._consumer = KafkaConsumer(
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **CONSUMER_TIMEOUTS
         )
+        # Joined with no partitions in its metadata yet (a topic just created), the group would first
+        # assign nothing, and the engine would look settled while owning nothing.
+        if not await_partitions(self._consumer, topic):
+            self._consumer.close()
+            raise StoreError(f"topic {topic} at {bootstrap}: no partition metadata")
         self._consumer.subscribe(topics=[topic], listener=self)
         self._thread = threading.Thread(target=self._run, name="engine-ownership", daemon=True)
 
@@ -111,16 +118,22 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
     # --- ConsumerRebalanceListener (called inside poll, on this thread) ----------------------------
 
     def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
-        parts = {tp.partition for tp in revoked}
-        self._pending -= parts
-        self._kafka.drop(parts)
-        if parts:
-            log.info("partitions %s revoked", sorted(parts))
-            self._revoked(parts)
+        """The classic protocol takes every partition back at each rebalance (and kafka-python
+        rebalances once more right after a first join); the writers stay until the new assignment
+        says which partitions really moved, so a rebalance moves only those. Safe while it lasts: a
+        partition given to another engine is fenced at the broker the moment that engine claims it."""
+        self._revoking |= {tp.partition for tp in revoked}
 
     def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         self._consumer.pause(*assigned)  # membership only: the records are read by the log
-        self._pending |= {tp.partition for tp in assigned}
+        parts = {tp.partition for tp in assigned}
+        moved, self._revoking = self._revoking - parts, set()
+        self._pending = (self._pending | parts) - moved
+        if moved:
+            self._kafka.drop(moved)
+            log.info("partitions %s moved to another engine", sorted(moved))
+            self._revoked(moved)
+        self._pending |= parts - self._kafka.owned  # a partition fenced meanwhile is claimed again
         self._claim_pending()
         if not assigned:
             self.settled.set()
