@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_matchmaking.config import MatchmakingConfig
@@ -112,10 +113,25 @@ def test_every_string_field_has_a_limit() -> None:
         assert text_fields(method.input_type) <= set(LIMITS), method.name
 
 
-def test_oversized_fields_are_refused_and_never_echoed(tmp_path: Path) -> None:
+@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.integration)])
+def journal(request: pytest.FixtureRequest, tmp_path: Path) -> MatchmakingConfig:
+    """Matchmaking on its embedded journal, and on real Kafka (where the 1 MB code was UNKNOWN)."""
+    if request.param == "embedded":
+        return MatchmakingConfig(address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50)
+    prefix = request.getfixturevalue("unique_prefix")
+    return MatchmakingConfig(
+        address="127.0.0.1:0",
+        kafka=request.getfixturevalue("kafka_bootstrap"),
+        topic=f"{prefix}.rummy.matchmaking.events.v1",
+        scoring_topic=f"{prefix}.rummy.scoring.events.v1",
+        pairing_interval_ms=50,
+    )
+
+
+def test_oversized_fields_are_refused_and_never_echoed(journal: MatchmakingConfig) -> None:
     """A 1 MB private code used to reach the journal (on Kafka: UNKNOWN, the record too large)."""
     huge = "x" * 1_000_000
-    config = MatchmakingConfig(address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50)
+    config = journal
 
     async def scenario() -> list[tuple[grpc.StatusCode, str]]:
         running = await start_matchmaking(config)
