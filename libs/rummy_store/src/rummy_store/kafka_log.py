@@ -133,18 +133,21 @@ class KafkaEventLog(EventLog):
             return {p for p, w in self._writers.items() if not w.fenced}
 
     def writer_failures(self) -> list[str]:
-        """Why owned partitions cannot be written now ([] when every one can), after trying once more.
-
-        A writer whose last batch failed is re-claimed here (a new producer, the tail re-read), so a
-        health probe finds out, without waiting for a client's command, that the broker is back.
-        """
+        """Why owned partitions cannot be written now ([] when every one can)."""
         with self._writers_lock:
             writers = [w for w in self._writers.values() if not w.fenced]
-        for writer in writers:
-            if writer.failure is not None:
-                with contextlib.suppress(StoreError):
-                    writer.claim()
-        return [w.failure for w in writers if w.failure is not None and not w.fenced]
+        return [w.failure for w in writers if w.failure is not None]
+
+    def recover(self, partitions: Iterable[int]) -> None:
+        """Claim again those of `partitions` whose writer failed (a new producer, the tail re-read), so
+        the broker's return is found without waiting for a client's command. With `claim_on_demand`
+        the next append does this itself."""
+        wanted = set(partitions)
+        with self._writers_lock:
+            failed = [w for p, w in self._writers.items() if p in wanted and w.failure and not w.fenced]
+        for writer in failed:
+            with contextlib.suppress(StoreError):
+                writer.claim()
 
     def index(self, partition: int) -> PartitionIndex | None:
         """The claimed partition's index (open games, heads, recent command ids), or None."""
@@ -170,6 +173,7 @@ class KafkaEventLog(EventLog):
                 self.read_partition,
                 self._checkpoints,
                 timeout_s=self._timeout_s,
+                reclaim=self._on_demand,
             )
             self._writers[partition] = writer
             return writer

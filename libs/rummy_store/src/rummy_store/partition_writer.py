@@ -68,6 +68,7 @@ class PartitionWriter:
         timeout_s: float = 10.0,
         checkpoint_every_s: float = 5.0,
         closing_types: frozenset[str] = CLOSING_TYPES,
+        reclaim: bool = True,
     ) -> None:
         self._bootstrap = bootstrap
         self._topic = topic
@@ -77,6 +78,10 @@ class PartitionWriter:
         self._timeout_s = timeout_s
         self._checkpoint_every_s = checkpoint_every_s
         self._closing = closing_types
+        # Whether a batch after a failed one starts a new producer itself. Not where a consumer group
+        # assigns the partition: a fence kafka-python reports as another error would otherwise make
+        # this writer fence the partition's new owner back; the owner of the assignment calls `claim`.
+        self._reclaim = reclaim
         self._lock = threading.Lock()  # one transaction at a time: one producer, in order
         self._producer: KafkaProducer | None = None
         self._index: PartitionIndex | None = None
@@ -167,6 +172,8 @@ class PartitionWriter:
         """
         with self._lock:
             answers: list[AppendResult | StoreError | ValueError] = []
+            if self._producer is None and self._index is not None and not self._reclaim:
+                return [StoreError(f"{self._failure}; retry the same command id")] * len(batch)
             try:
                 index = self._ready()
             except StoreError as exc:

@@ -102,6 +102,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                     log.warning("engine group poll failed: %s", exc)
                     self._stop.wait(1.0)
                 self._claim_pending()
+                self._kafka.recover(self._kafka.owned - self._revoking)  # e.g. after a broker restart
                 if time.monotonic() - self._read_at > REFRESH_S:
                     self._read_at = time.monotonic()
                     try:
