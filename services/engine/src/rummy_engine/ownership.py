@@ -106,6 +106,9 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                 if time.monotonic() - self._read_at > REFRESH_S:
                     self._read_at = time.monotonic()
                     try:
+                        mine = self._kafka.owned - self._revoking
+                        if mine and any(self._owners.get(p) != self._address for p in mine):
+                            self._directory.publish(mine, self._address)  # e.g. Redis came back empty
                         self._owners = self._directory.read()
                     except redis.RedisError as exc:  # a hint: clients retry without it
                         log.warning("reading partition owners failed: %s", exc)
