@@ -5,11 +5,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+from rummy_client import GameClient, RpcFailure
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
+from rummy_engine.engine import RunningEngine
 from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.stores import open_stores
 from rummy_rules.commands import DrawFromStock
+
+from .conftest import token
+from .test_service import run
 
 LIMITS = Limits(max_games=2, idle_s=10.0, finished_grace_s=1.0)
 
@@ -68,3 +74,14 @@ def test_dropped_games_reload_transparently_and_streams_pin_theirs(tmp_path: Pat
             stores.close()
 
     asyncio.run(scenario())
+
+
+def test_asking_for_games_that_do_not_exist_leaves_nothing_behind(tmp_path: Path) -> None:
+    async def scenario(engine: RunningEngine) -> None:
+        async with GameClient(engine.address, token("ann"), retry_for_s=0) as ann:
+            for n in range(50):
+                with pytest.raises(RpcFailure):
+                    await ann.view(f"nobody-{n}")
+        assert not engine.app._loading
+
+    run(tmp_path, scenario)

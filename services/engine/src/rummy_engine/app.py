@@ -236,10 +236,14 @@ class GameApp:
             return live
         self._check_owner(game_id)
         lock = self._loading.setdefault(game_id, asyncio.Lock())
-        async with lock:
-            live = self._games.get(game_id)
-            if live is None:
-                live = self._adopt(await self._load(game_id))
+        try:
+            async with lock:
+                live = self._games.get(game_id)
+                if live is None:
+                    live = self._adopt(await self._load(game_id))
+        finally:
+            if game_id not in self._games and not lock.locked():  # not found: keep nothing of it
+                self._loading.pop(game_id, None)
         return live
 
     def _check_owner(self, game_id: str) -> None:
