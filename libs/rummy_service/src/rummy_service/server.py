@@ -14,6 +14,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from rummy_service.config import ConfigError
 from rummy_service.errors import InvalidArgument, abort
 
 log = logging.getLogger("rummy_service")
@@ -119,9 +120,12 @@ class ServiceHost:
         self._probe = probe
         self._interval = probe_interval_s
         self._task: asyncio.Task[None] | None = None
-        self.port = self.server.add_insecure_port(address)
-        if self.port == 0:
-            raise OSError(f"cannot listen on {address}")
+        try:
+            self.port = self.server.add_insecure_port(address)
+        except RuntimeError:  # grpc's answer to an address it cannot parse or resolve
+            self.port = 0
+        if self.port == 0:  # one line for the operator (`run_service`), not a traceback
+            raise ConfigError(f"cannot listen on {address!r}: give a free HOST:PORT this machine has")
         self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
         """Where it listens: the configured host and the bound port (resolved when asked for port 0)."""
 
