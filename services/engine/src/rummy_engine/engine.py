@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
 from rummy_service.auth import TokenIssuer
 from rummy_service.server import ServiceHost
+from rummy_store.ownership import OwnerDirectory, PartitionOwnership
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
-from rummy_engine.ownership import OwnerDirectory, PartitionOwnership
 from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores

@@ -1,15 +1,16 @@
-"""Which partitions of the game topic this engine owns: the engines' consumer group decides.
+"""Which partitions of a topic this instance owns: the instances' consumer group decides.
 
-Every engine joins one consumer group on the game topic; the group's assignment gives each a share of
-the partitions, and an engine writes, times and streams only the games of its share. A thread keeps
-the membership (the member reads nothing: its partitions are paused; kafka-python heartbeats in its own
-thread). On assignment it claims each partition (`KafkaEventLog.claim`: the broker fences the previous
-writer, the tail is read from the checkpoint) and only then tells the app; a claim that fails (broker
-down) is retried every second. On revocation the writers are dropped first, so nothing more is written
-to a partition that is moving, then the app is told (timers stop, streams end, clients reconnect).
+Every instance of a service (the engines on the game topic) joins one consumer group on its topic; the
+group's assignment gives each a share of the partitions, and an instance writes, times and streams only
+what lives in its share. A thread keeps the membership (the member reads nothing: its partitions are
+paused; kafka-python heartbeats in its own thread). On assignment it claims each partition
+(`KafkaEventLog.claim`: the broker fences the previous writer, the tail is read from the checkpoint)
+and only then tells the app; a claim that fails (broker down) is retried every second. On revocation
+the writers are dropped first, so nothing more is written to a partition that is moving, then the app
+is told (timers stop, streams end, clients reconnect).
 
-Each claim is published in an `OwnerDirectory` (partition -> the claiming engine's address), which
-every engine re-reads every few seconds: an engine asked about a game it does not own names the owner
+Each claim is published in an `OwnerDirectory` (partition -> the claiming instance's address), which
+every instance re-reads every few seconds: an engine asked about a game it does not own names the owner
 in its refusal, and the SDK goes there. A hint only: the broker's fence decides who writes.
 """
 
@@ -22,16 +23,17 @@ from collections.abc import Callable, Iterable
 
 import redis
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
+
 from rummy_store import StoreError
 from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog, await_partitions
 
-log = logging.getLogger("rummy_engine")
+log = logging.getLogger("rummy_store")
 Notify = Callable[[set[int]], None]
-REFRESH_S = 2.0  # how often an engine re-reads where the other partitions are
+REFRESH_S = 2.0  # how often an instance re-reads where the other partitions are
 
 
 class OwnerDirectory:
-    """partition -> address of the engine that last claimed it: one Redis hash per topic."""
+    """partition -> address of the instance that last claimed it: one Redis hash per topic."""
 
     def __init__(self, client: redis.Redis, prefix: str, topic: str) -> None:
         self._redis = client
@@ -58,8 +60,9 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         revoked: Notify,
     ) -> None:
         self._kafka = kafka
+        self._group = group
         self._directory = directory
-        self._address = ""  # where clients reach this engine, set by `start`
+        self._address = ""  # where clients reach this instance, set by `start`
         self._owners: dict[int, str] = {}
         self._read_at = 0.0
         self._assigned = assigned
@@ -72,24 +75,24 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **CONSUMER_TIMEOUTS
         )
         # Joined with no partitions in its metadata yet (a topic just created), the group would first
-        # assign nothing, and the engine would look settled while owning nothing.
+        # assign nothing, and the instance would look settled while owning nothing.
         if not await_partitions(self._consumer, topic):
             self._consumer.close()
             raise StoreError(f"topic {topic} at {bootstrap}: no partition metadata")
         self._consumer.subscribe(topics=[topic], listener=self)
-        self._thread = threading.Thread(target=self._run, name="engine-ownership", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"ownership-{topic}", daemon=True)
 
     def start(self, address: str) -> None:
         self._address = address
         self._thread.start()
 
     def owner_of(self, partition: int) -> str | None:
-        """The address of the engine that last claimed `partition` (as of the last re-read), if known."""
+        """The address of the instance that last claimed `partition` (as of the last re-read), if known."""
         address = self._owners.get(partition)
         return address if address != self._address else None
 
     def stop(self) -> None:
-        """Leave the group (its partitions go to the other engines at once) and stop writing them."""
+        """Leave the group (its partitions go to the other instances at once) and stop writing them."""
         self._stop.set()
         self._thread.join(timeout=30)
 
@@ -99,7 +102,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                 try:
                     self._consumer.poll(timeout_ms=500)
                 except Exception as exc:  # the broker is away: membership resumes when it is back
-                    log.warning("engine group poll failed: %s", exc)
+                    log.warning("group %s poll failed: %s", self._group, exc)
                     self._stop.wait(1.0)
                 self._claim_pending()
                 self._kafka.recover(self._kafka.owned - self._revoking)  # e.g. after a broker restart
@@ -125,7 +128,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         """The classic protocol takes every partition back at each rebalance (and kafka-python
         rebalances once more right after a first join); the writers stay until the new assignment
         says which partitions really moved, so a rebalance moves only those. Safe while it lasts: a
-        partition given to another engine is fenced at the broker the moment that engine claims it."""
+        partition given to another instance is fenced at the broker the moment that instance claims it."""
         self._revoking |= {tp.partition for tp in revoked}
 
     def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
@@ -135,7 +138,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._pending = (self._pending | parts) - moved
         if moved:
             self._kafka.drop(moved)
-            log.info("partitions %s moved to another engine", sorted(moved))
+            log.info("partitions %s moved to another instance", sorted(moved))
             self._revoked(moved)
         self._pending |= parts - self._kafka.owned  # a partition fenced meanwhile is claimed again
         self._claim_pending()
