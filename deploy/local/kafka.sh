@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Local Apache Kafka (KRaft, one combined broker+controller on loopback) from its Maven Central jars.
+# Local Apache Kafka (KRaft, combined broker+controller nodes on loopback) from its Maven Central jars.
 #   deploy/local/kafka.sh fetch    resolve the jars into $MELDSTREAM_KAFKA_LIBS (skipped when present)
 #   deploy/local/kafka.sh start    format storage if new, start, wait until a metadata request answers
 #   deploy/local/kafka.sh stop     SIGTERM (controlled shutdown), wait, then SIGKILL
@@ -8,6 +8,11 @@
 # MELDSTREAM_KAFKA_STATE [.local/kafka] (config, data/, logs/, pid), MELDSTREAM_KAFKA_LIBS [.local/kafka/libs],
 # MELDSTREAM_KAFKA_HEAP [512m], MELDSTREAM_WATCH_PID (stop when that process is gone). The test harness
 # (rummy_infra) runs this with its own ports, state dir and pid.
+# One node of a cluster (run once per node, each with its own ports and state; every node is a voter):
+# MELDSTREAM_KAFKA_NODE_ID [1], MELDSTREAM_KAFKA_VOTERS (id@127.0.0.1:controller-port,... of every node;
+# unset = a single node), MELDSTREAM_KAFKA_CLUSTER_ID (the same on every node; required with voters).
+# Internal topics get min(3, nodes) replicas, min ISR 2 from 3 replicas; `start` returns once the node
+# answers and sees every node registered (a lone voter waits for a majority: start the nodes together).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,6 +22,12 @@ controller_port=${MELDSTREAM_KAFKA_CONTROLLER_PORT:-19093}
 state=${MELDSTREAM_KAFKA_STATE:-$root/.local/kafka}
 libs=${MELDSTREAM_KAFKA_LIBS:-$root/.local/kafka/libs}
 heap=${MELDSTREAM_KAFKA_HEAP:-512m}
+node_id=${MELDSTREAM_KAFKA_NODE_ID:-1}
+voters=${MELDSTREAM_KAFKA_VOTERS:-}
+nodes=1
+[[ -z $voters ]] || nodes=$(tr ',' '\n' <<<"$voters" | wc -l)
+replication=$((nodes < 3 ? nodes : 3))
+min_isr=$((replication >= 3 ? 2 : 1))
 pidfile=$state/kafka.pid
 java_opts=(-Dlog4j2.configurationFile="$here/kafka/log4j2.properties" -Dkafka.logs.dir="$state/logs")
 
@@ -44,8 +55,16 @@ watch() {
 
 running() { [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
-probe() {  # $1 = seconds to wait for a DescribeCluster answer
-  java -cp "$libs/*" "${java_opts[@]}" "$here/kafka/Probe.java" "127.0.0.1:$port" "$1"
+probe() {  # $1 = seconds to wait for a DescribeCluster answer naming every node
+  java -cp "$libs/*" "${java_opts[@]}" "$here/kafka/Probe.java" "127.0.0.1:$port" "$1" "$nodes"
+}
+
+quorum() {  # the server.properties line that says how this node finds the controllers
+  if [[ -n $voters ]]; then
+    echo "controller.quorum.voters=$voters"
+  else
+    echo "controller.quorum.bootstrap.servers=127.0.0.1:$controller_port"
+  fi
 }
 
 start() {
@@ -56,12 +75,19 @@ start() {
     return
   fi
   mkdir -p "$state/data" "$state/logs"
-  sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" -e "s|@DATA_DIR@|$state/data|g" \
+  sed -e "s|@NODE_ID@|$node_id|g" -e "s|@QUORUM@|$(quorum)|g" -e "s|@PORT@|$port|g" \
+    -e "s|@CONTROLLER_PORT@|$controller_port|g" -e "s|@DATA_DIR@|$state/data|g" \
+    -e "s|@REPLICATION@|$replication|g" -e "s|@MIN_ISR@|$min_isr|g" \
     "$here/kafka/server.properties.in" >"$state/server.properties"
   if [[ ! -f $state/data/meta.properties ]]; then
-    local cluster_id
-    cluster_id=$(java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool random-uuid)
-    java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool format --standalone \
+    local cluster_id=${MELDSTREAM_KAFKA_CLUSTER_ID:-}
+    local mode=(--standalone)
+    if [[ -n $voters ]]; then
+      [[ -n $cluster_id ]] || { echo "kafka: MELDSTREAM_KAFKA_VOTERS needs MELDSTREAM_KAFKA_CLUSTER_ID" >&2; exit 2; }
+      mode=()  # static voters: every node is formatted with the same cluster id, none bootstraps alone
+    fi
+    [[ -n $cluster_id ]] || cluster_id=$(java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool random-uuid)
+    java -cp "$libs/*" "${java_opts[@]}" kafka.tools.StorageTool format "${mode[@]}" \
       -t "$cluster_id" -c "$state/server.properties" >"$state/logs/format.log"
   fi
   # setsid: the broker outlives this script and ignores the terminal's signals; stop() ends it.

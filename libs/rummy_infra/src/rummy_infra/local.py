@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -50,7 +50,7 @@ def _script(name: str, action: str, env: dict[str, str]) -> str:
 
 
 @contextmanager
-def _state_dir(kind: str) -> Iterator[Path]:
+def state_dir(kind: str) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix=f"meldstream-{kind}-"))
     try:
         yield path
@@ -61,7 +61,7 @@ def _state_dir(kind: str) -> Iterator[Path]:
 @contextmanager
 def kafka() -> Iterator[tuple[str, str]]:
     """Start a KRaft broker on free ports; yield (bootstrap address, Kafka version)."""
-    with _state_dir("kafka") as state:
+    with state_dir("kafka") as state:
         port = free_port()
         env = {
             "MELDSTREAM_KAFKA_PORT": str(port),
@@ -106,15 +106,19 @@ class _Restartable:
 
 
 class RestartableKafka(_Restartable):
-    """A private broker; killed, it comes back with its log (its state directory is kept)."""
+    """A private broker; killed, it comes back with its log (its state directory is kept). Alone, or a
+    node of a cluster (`cluster`: kafka.sh's node id, voters and cluster id; see `kafka_cluster`)."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(
+        self, state: Path, *, controller_port: int | None = None, cluster: Mapping[str, str] | None = None
+    ) -> None:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         env = {
             "MELDSTREAM_KAFKA_PORT": str(self.port),
-            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(free_port()),
+            "MELDSTREAM_KAFKA_CONTROLLER_PORT": str(controller_port or free_port()),
             "MELDSTREAM_KAFKA_STATE": str(state),
+            **(cluster or {}),
         }
         super().__init__("kafka", state, env)
 
@@ -128,7 +132,7 @@ def _status(pid: int) -> str:
 
 @contextmanager
 def restartable_kafka() -> Iterator[RestartableKafka]:
-    with _state_dir("kafka") as state:
+    with state_dir("kafka") as state:
         broker = RestartableKafka(state)
         try:
             broker.start()
@@ -140,7 +144,7 @@ def restartable_kafka() -> Iterator[RestartableKafka]:
 @contextmanager
 def redis() -> Iterator[tuple[str, str]]:
     """Start redis-server on a free port without persistence; yield (URL, version)."""
-    with _state_dir("redis") as state:
+    with state_dir("redis") as state:
         port = free_port()
         env = {"MELDSTREAM_REDIS_PORT": str(port), "MELDSTREAM_REDIS_STATE": str(state)}
         try:
@@ -167,7 +171,7 @@ class RestartableRedis(_Restartable):
 
 @contextmanager
 def restartable_redis() -> Iterator[RestartableRedis]:
-    with _state_dir("redis") as state:
+    with state_dir("redis") as state:
         server = RestartableRedis(state)
         try:
             server.start()

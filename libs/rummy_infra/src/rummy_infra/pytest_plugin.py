@@ -2,7 +2,8 @@
 
 Registered by the root ``conftest.py``. Servers start only when a test asks for ``kafka_bootstrap`` or
 ``redis_url`` and stop at the end of the session. Tests isolate themselves with ``unique_prefix``
-(topic and key prefixes), never by flushing or deleting topics.
+(topic and key prefixes), never by flushing or deleting topics. A test that kills brokers asks for
+``kafka_cluster``: a private 3-node cluster for its module (about 20 s to start, so only there).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from rummy_infra.kafka_cluster import KafkaCluster, provide_kafka_cluster
 from rummy_infra.servers import Server, describe_choice, provide_kafka, provide_redis
 
 _USED = pytest.StashKey[list[Server]]()
@@ -49,13 +51,25 @@ def _redis_server(request: pytest.FixtureRequest) -> Iterator[Server]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def _kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
+    with provide_kafka_cluster(nodes=3) as cluster:
+        origin = "local 3-node KRaft cluster (deploy/local/kafka.sh)"
+        request.config.stash[_USED].append(Server("kafka", cluster.bootstrap, origin))
+        yield cluster
+
+
 def _server(request: pytest.FixtureRequest, fixture: str) -> Server:
+    server: Server = _marked(request).getfixturevalue(fixture)
+    return server
+
+
+def _marked(request: pytest.FixtureRequest) -> pytest.FixtureRequest:
     # `-m "not integration"` must mean "no servers"; an unmarked test asking for one is a mistake, caught
     # before anything is started.
     if request.node.get_closest_marker("integration") is None:
         pytest.fail(f"{request.node.nodeid} uses a real server but is not marked @pytest.mark.integration")
-    server: Server = request.getfixturevalue(fixture)
-    return server
+    return request
 
 
 @pytest.fixture
@@ -68,6 +82,14 @@ def kafka_bootstrap(request: pytest.FixtureRequest) -> str:
 def redis_url(request: pytest.FixtureRequest) -> str:
     """URL of the session's Redis server."""
     return _server(request, "_redis_server").address
+
+
+@pytest.fixture
+def kafka_cluster(request: pytest.FixtureRequest) -> KafkaCluster:
+    """A private 3-node Kafka cluster shared by the tests of one module, whose nodes a test may kill and
+    restart (restart what you kill: the next test of the module expects every node up)."""
+    cluster: KafkaCluster = _marked(request).getfixturevalue("_kafka_cluster")
+    return cluster
 
 
 @pytest.fixture
