@@ -11,7 +11,8 @@ is told (timers stop, streams end, clients reconnect).
 
 Each claim is published in an `OwnerDirectory` (partition -> the claiming instance's address), which
 every instance re-reads every few seconds: an engine asked about a game it does not own names the owner
-in its refusal, and the SDK goes there. A hint only: the broker's fence decides who writes.
+in its refusal, and the SDK goes there. A hint only: the broker's fence decides who writes. Without a
+directory (None: a service run with no Redis) the instances own their shares alone and name no owner.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         kafka: KafkaEventLog,
         topic: str,
         group: str,
-        directory: OwnerDirectory,
+        directory: OwnerDirectory | None,
         *,
         assigned: Notify,
         revoked: Notify,
@@ -109,6 +110,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                 if time.monotonic() - self._read_at > REFRESH_S:
                     self._read_at = time.monotonic()
                     try:
+                        if self._directory is None:
+                            continue
                         mine = self._kafka.owned - self._revoking
                         if mine and any(self._owners.get(p) != self._address for p in mine):
                             self._directory.publish(mine, self._address)  # e.g. Redis came back empty
@@ -159,7 +162,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         if claimed:
             log.info("partitions %s claimed", sorted(claimed))
             try:
-                self._directory.publish(claimed, self._address)
+                if self._directory is not None:
+                    self._directory.publish(claimed, self._address)
                 self._read_at = 0.0
             except redis.RedisError as exc:
                 log.warning("publishing partitions %s failed: %s", sorted(claimed), exc)

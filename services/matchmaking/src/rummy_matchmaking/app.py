@@ -1,11 +1,13 @@
 """The matchmaking core: tickets, the pairing loop, TableFormed publishing, tournaments, ratings.
 
-All state lives on the event loop (the consumer thread hands records over with
-`call_soon_threadsafe`). Tickets and tournaments are served from memory and written to matchmaking's
-topic before a caller is answered (`journal.py`); a restart folds the topic back (`restore`). Ratings
-are rebuilt at start by reading scoring's topic from the beginning (scoring is the source of ratings,
-never the client). A table's game id is derived from its tickets, so a retried publish is the same
-TableFormed and the engine's idempotent create makes one game.
+All state lives on the event loop (the consumer threads hand records and partition moves over with
+`call_soon_threadsafe`). The state is split by the partitions of matchmaking's topic (`routing.py`):
+an instance serves the queues, tickets and tournaments of the partitions it owns (`owned`; all of them
+on the embedded log), each written to its partition before a caller is answered (`journal.py`). An
+instance taking a partition folds its journal (`adopt`); one losing it drops that state (`drop`).
+Ratings come from scoring's topic, which every instance reads from the beginning (scoring is the
+source of ratings, never the client). A table's game id is derived from its tickets, so a retried
+publish is the same TableFormed and the engine's idempotent create makes one game.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import logging
+import random
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
@@ -29,13 +31,21 @@ from rummy_client.wire import option_from_pb, option_to_pb
 from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer
-from rummy_service.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied, quote
-from rummy_store import EventRecord
-from rummy_store.publisher import Publisher
+from rummy_service.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+    quote,
+)
+from rummy_store import EventLog, EventRecord, StoreError
+from rummy_store.partitioning import partition_for
 
 from rummy_matchmaking import journal
-from rummy_matchmaking.journal import Journal
+from rummy_matchmaking.journal import Call, Journal
 from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
+from rummy_matchmaking.routing import new_id, queue_partition, table_game_id
 from rummy_matchmaking.tournaments import (
     CONTRACT_ROUNDS,
     ROTATION,
@@ -46,8 +56,8 @@ from rummy_matchmaking.tournaments import (
 )
 
 log = logging.getLogger("rummy_matchmaking")
-PUBLISHERS = 16  # concurrent TableFormed appends
 Option = int | bool | str
+NOT_OWNER = "not_owner"  # the refusal of a call about a partition this instance does not serve
 
 
 @dataclass(slots=True)
@@ -58,10 +68,15 @@ class TicketStatus:
     game_id: str = ""
     seats: dict[str, int] = field(default_factory=dict)
     version: int = 0
+    moved: bool = False  # its partition went to another instance: watchers follow it there
 
 
 def _moved(status: TicketStatus, seen: int) -> bool:
     return status.version != seen
+
+
+def not_owner(partition: int, what: str) -> Unavailable:
+    return Unavailable(NOT_OWNER, f"partition {partition} of {what} is not served by this instance")
 
 
 def option_value(value: ev.OptionValue) -> Option:
@@ -85,7 +100,7 @@ class MatchmakingApp:
 
     def __init__(
         self,
-        tables: Publisher,
+        journal_log: EventLog,
         tokens: TokenIssuer,
         pairing: Mapping[str, PairingRules] | None = None,
         options: Mapping[str, Mapping[str, Option]] | None = None,
@@ -93,7 +108,9 @@ class MatchmakingApp:
         clock: Callable[[], float] = time.time,  # wall time: enqueue times outlive the process
         turn_timeout_ms: int = 0,
     ) -> None:
-        self._tables = tables
+        self._log = journal_log
+        self.partitions = journal_log.partitions
+        self.owned: set[int] = set()  # partitions whose state is here and which this instance writes
         self._tokens = tokens
         self._pairing = dict(pairing or {})
         self._options = {variant: dict(o) for variant, o in (options or {}).items()}
@@ -104,13 +121,42 @@ class MatchmakingApp:
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
         self.skipped = 0  # scoring records that did not parse
         self.tournaments: dict[str, Tournament] = {}
+        self._seqs: dict[str, int] = {}  # tournament id -> the last seq written under it
         self._formed: set[str] = set()  # tournament tables published (a replayed round is not re-sent)
-        # Changes decided on the state and then written (pairing, cancel, tournaments) run one at a
-        # time, so nothing can change the state between the decision and its write.
+        # Results of tournament games, kept by every instance: one taking a tournament's partition
+        # replays them to find its later rounds (they passed before it owned the tournament).
+        self._results: dict[str, sc.MatchScored] = {}
+        self._unpublished: list[tuple[Tournament, list[Table]]] = []  # rounds to publish again
+        # Changes decided on the state and then written (pairing, cancel, tournaments, partition moves)
+        # run one at a time, so nothing can change the state between the decision and its write.
         self._writing = asyncio.Lock()
         self._changed = asyncio.Condition()
-        self._publisher = ThreadPoolExecutor(PUBLISHERS, thread_name_prefix="matchmaking-publish")
         self.tables_formed = 0
+
+    def partition_of(self, key: str) -> int:
+        """The partition of a ticket or tournament id (where its records are)."""
+        return partition_for(key, self.partitions)
+
+    def queue_partition(self, variant: str, private_code: str) -> int:
+        return queue_partition(variant, private_code, self.partitions)
+
+    def _check_owned(self, partition: int, what: str) -> None:
+        if partition not in self.owned:
+            raise not_owner(partition, what)
+
+    async def _write(self, *calls: Call) -> list[bool]:
+        """Append the calls (Kafka: one transaction per partition); which of them were written. Every
+        call failing raises UNAVAILABLE: the log is away, or the partition moved (nothing was written)."""
+        answers = await asyncio.to_thread(self._log.append_batch, [journal.append_of(c) for c in calls])
+        written = [not isinstance(a, Exception) for a in answers]
+        for answer in answers:
+            if isinstance(answer, StoreError):
+                log.warning("journal write failed: %s", answer)
+            elif isinstance(answer, Exception):
+                raise answer
+        if not any(written):
+            raise Unavailable("journal_unavailable", "the journal could not be written: retry")
+        return written
 
     # --- ratings and results (from scoring's topic) -------------------------------------------------
 
@@ -139,14 +185,24 @@ class MatchmakingApp:
             if change.games >= self.rating(*key)[0]:  # partitions interleave: the latest game wins
                 self.ratings[key] = (change.games, change.ordinal)
         elif case == "match_scored":
+            if event.game_id.startswith(TOURNAMENT_PREFIX):
+                self._results.setdefault(event.game_id, event.match_scored)
             for tournament in self.tournaments.values():
                 new = tournament.record(event.game_id, event.match_scored)
                 if new:
-                    asyncio.get_running_loop().create_task(self._publish_round(tournament, new))
+                    asyncio.get_running_loop().create_task(self._next_round(tournament, new))
 
     # --- tickets -------------------------------------------------------------------------------------
 
-    async def enqueue(self, caller: Principal, request: mm.EnqueueRequest) -> TicketStatus:
+    def new_ticket_id(self, variant: str, private_code: str) -> str:
+        """A ticket id of this queue's partition (chosen by the instance a call reaches first, so a
+        forwarded enqueue retried at the queue's next owner is recognised)."""
+        return new_id("", self.queue_partition(variant, private_code), self.partitions)
+
+    async def enqueue(
+        self, caller: Principal, request: mm.EnqueueRequest, ticket_id: str = ""
+    ) -> TicketStatus:
+        """Queue a ticket; `ticket_id` (from `new_ticket_id`) makes a retried call answer the same one."""
         players = (caller.subject, *request.party)
         low = request.min_players
         high = request.max_players or low
@@ -161,12 +217,21 @@ class MatchmakingApp:
             raise InvalidArgument("bad_party", "a party lists distinct players, the caller not included")
         if len(players) > high:
             raise InvalidArgument("party_too_big", f"a party of {len(players)} does not fit {high} seats")
+        partition = self.queue_partition(request.variant, request.private_code)
+        self._check_owned(partition, "this queue")
+        if ticket_id and (not _TICKET_ID.fullmatch(ticket_id) or self.partition_of(ticket_id) != partition):
+            raise InvalidArgument("bad_ticket_id", "not a ticket id of this queue")
+        retried = self.tickets.get(ticket_id)
+        if retried is not None:
+            if retried.owner != caller.subject or retried.ticket.variant != request.variant:
+                raise FailedPrecondition("ticket_id_taken", "that ticket id is another ticket's")
+            return retried
         busy = [p for p in players if p in self._queued]
         if busy:
             raise FailedPrecondition("already_queued", f"already in the queue: {', '.join(map(quote, busy))}")
         rating = sum(self.rating(request.variant, p)[1] for p in players) / len(players)
         ticket = Ticket(
-            uuid.uuid4().hex,
+            ticket_id or new_id("", partition, self.partitions),
             request.variant,
             players,
             rating,
@@ -179,16 +244,20 @@ class MatchmakingApp:
             self._queued[player] = ticket.ticket_id
         status = TicketStatus(ticket, caller.subject)
         try:
-            await asyncio.to_thread(self._tables.publish, *journal.ticket_queued(ticket, caller.subject))
+            await self._write(journal.ticket_queued(ticket, caller.subject))
         except BaseException:
             self._release(status)
             raise
-        self.tickets[ticket.ticket_id] = status
+        if partition in self.owned:  # else it moved meanwhile: its new owner folds the ticket
+            self.tickets[ticket.ticket_id] = status
+        else:
+            self._release(status)
         return status
 
     def _owned(self, caller: Principal, ticket_id: str) -> TicketStatus:
         status = self.tickets.get(ticket_id)
         if status is None:
+            self._check_owned(self.partition_of(ticket_id), f"ticket {quote(ticket_id)}")
             raise NotFound("no_such_ticket", f"no ticket {quote(ticket_id)}")
         if caller.subject not in status.ticket.players and not caller.is_operator:
             raise PermissionDenied("not_your_ticket", "only the ticket's players may see or cancel it")
@@ -197,12 +266,14 @@ class MatchmakingApp:
     async def cancel(self, caller: Principal, ticket_id: str) -> TicketStatus:
         status = self._owned(caller, ticket_id)
         async with self._writing:  # not while a pairing round is writing this ticket's table
+            if status.moved:
+                raise not_owner(self.partition_of(ticket_id), f"ticket {quote(ticket_id)}")
             if status.state == mm.TICKET_STATE_SEATED:
                 raise FailedPrecondition(
                     "already_seated", f"ticket {ticket_id} is seated in {status.game_id}"
                 )
             if status.state == mm.TICKET_STATE_QUEUED:
-                await asyncio.to_thread(self._tables.publish, *journal.ticket_cancelled(ticket_id))
+                await self._write(journal.ticket_cancelled(ticket_id))
                 status.state = mm.TICKET_STATE_CANCELLED
                 self._release(status)
                 await self._notify(status)
@@ -219,10 +290,13 @@ class MatchmakingApp:
             self._changed.notify_all()
 
     async def watch(self, caller: Principal, ticket_id: str) -> AsyncIterator[TicketStatus]:
-        """The ticket now and after every change, until seated or cancelled."""
+        """The ticket now and after every change, until seated or cancelled; UNAVAILABLE `not_owner`
+        once its partition moves to another instance (where the stream goes on)."""
         status = self._owned(caller, ticket_id)
         seen = -1
         while True:
+            if status.moved:
+                raise not_owner(self.partition_of(ticket_id), f"ticket {quote(ticket_id)}")
             if status.version != seen:
                 # Read the state before yielding: the ticket may change while the consumer holds the
                 # item, and a state checked after resuming would end the stream without sending it.
@@ -242,37 +316,44 @@ class MatchmakingApp:
     # --- pairing -------------------------------------------------------------------------------------
 
     async def pair_once(self) -> int:
-        """Form every table the queue allows now and publish them; returns the tables formed."""
+        """Form every table the queues allow now and publish them; returns the tables formed."""
         async with self._writing:
             return await self._pair()
 
     async def _pair(self) -> int:
-        queued = [s.ticket for s in self.tickets.values() if s.state == mm.TICKET_STATE_QUEUED]
-        if not queued:
-            return 0
-        formed = form_tables(queued, self._clock(), self._pairing)
+        """Each partition's tickets are paired alone: a queue is in one partition, and a table's
+        TableFormed is written to its tickets' partition."""
+        retry, self._unpublished = self._unpublished, []
+        for tournament, tables in retry:
+            if self.tournaments.get(tournament.tournament_id) is tournament:  # else it moved
+                await self._publish_or_keep(tournament, tables)
+        queues: dict[int, list[Ticket]] = {}
+        for status in self.tickets.values():
+            if status.state == mm.TICKET_STATE_QUEUED:
+                queues.setdefault(self.partition_of(status.ticket.ticket_id), []).append(status.ticket)
+        now = self._clock()
+        formed = [
+            (table_game_id([t.ticket_id for t in table.tickets], partition, self.partitions), table)
+            for partition, tickets in queues.items()
+            for table in form_tables(tickets, now, self._pairing)
+        ]
         if not formed:
             return 0
-        events = [(self._game_id(table), table) for table in formed]
-        await asyncio.to_thread(self._publish_all, [self._table_event(g, t) for g, t in events])
-        for game_id, table in events:
+        written = await self._write(*(journal.table_formed(self._table_event(g, t)) for g, t in formed))
+        seated = [(game_id, table) for (game_id, table), ok in zip(formed, written, strict=True) if ok]
+        for game_id, table in seated:
             for ticket in table.tickets:
                 self._seat(self.tickets[ticket.ticket_id], game_id, table.players)
-        self.tables_formed += len(events)
+        self.tables_formed += len(seated)
         async with self._changed:
             self._changed.notify_all()
-        return len(events)
+        return len(seated)
 
     def _seat(self, status: TicketStatus, game_id: str, players: Sequence[str]) -> None:
         status.state, status.game_id = mm.TICKET_STATE_SEATED, game_id
         status.seats = {p: list(players).index(p) for p in status.ticket.players}
         self._release(status)
         status.version += 1
-
-    @staticmethod
-    def _game_id(table: FormedTable) -> str:
-        ids = ",".join(t.ticket_id for t in table.tickets)
-        return "mm-" + hashlib.sha256(ids.encode()).hexdigest()[:24]
 
     def _table_event(self, game_id: str, table: FormedTable) -> mm.MatchmakingEvent:
         variant = table.tickets[0].variant
@@ -285,13 +366,6 @@ class MatchmakingApp:
             turn_timeout_ms=self._turn_timeout_ms,
         )
 
-    def _publish_all(self, tables: Sequence[mm.MatchmakingEvent]) -> None:
-        """Publish tables concurrently (each append waits for acks=all); raises if any failed."""
-        list(self._publisher.map(lambda table: self._tables.publish(*journal.table_formed(table)), tables))
-
-    def close(self) -> None:
-        self._publisher.shutdown(wait=True)
-
     async def run_pairing(self, interval_s: float, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
@@ -303,7 +377,10 @@ class MatchmakingApp:
 
     # --- tournaments ---------------------------------------------------------------------------------
 
-    async def create_tournament(self, request: mm.CreateTournamentRequest) -> Tournament:
+    async def create_tournament(
+        self, request: mm.CreateTournamentRequest, partition: int | None = None
+    ) -> Tournament:
+        """A new tournament in `partition` (by default one this instance owns, at random)."""
         if request.format not in (SERIES, ROTATION):
             raise InvalidArgument("bad_format", "format is SERIES or ROTATION")
         if request.rounds < 1:
@@ -317,8 +394,13 @@ class MatchmakingApp:
             rules_for(request.variant, max(request.table_size, 3), **options)
         except RuleViolation as exc:
             raise InvalidArgument(exc.code, exc.message) from None
+        if partition is None:
+            if not self.owned:
+                raise Unavailable(NOT_OWNER, "this instance serves no partition yet: retry")
+            partition = random.choice(sorted(self.owned))
+        self._check_owned(partition, "a new tournament")
         created = mm.TournamentCreated(
-            tournament_id="tour-" + uuid.uuid4().hex[:12],
+            tournament_id=new_id(TOURNAMENT_PREFIX, partition, self.partitions, hex_digits=12),
             variant=request.variant,
             format=request.format,
             rounds=request.rounds,
@@ -327,43 +409,73 @@ class MatchmakingApp:
             seed=request.seed or uuid.uuid4().bytes,
         )
         async with self._writing:
-            await asyncio.to_thread(self._tables.publish, *journal.tournament_created(created))
+            self._check_owned(partition, "a new tournament")
+            await self._write(journal.tournament_created(created))
             tournament = _tournament(created)
             self.tournaments[tournament.tournament_id] = tournament
+            self._seqs[tournament.tournament_id] = 1
         return tournament
 
     def tournament(self, tournament_id: str) -> Tournament:
         tournament = self.tournaments.get(tournament_id)
         if tournament is None:
+            self._check_owned(self.partition_of(tournament_id), f"tournament {quote(tournament_id)}")
             raise NotFound("no_such_tournament", f"no tournament {quote(tournament_id)}")
         return tournament
 
+    def _still(self, tournament_id: str) -> Tournament:
+        """The tournament, checked again after waiting for the lock (its partition may have moved)."""
+        tournament = self.tournaments.get(tournament_id)
+        if tournament is None:
+            raise not_owner(self.partition_of(tournament_id), f"tournament {quote(tournament_id)}")
+        return tournament
+
     async def register(self, caller: Principal, tournament_id: str) -> int:
-        tournament = self.tournament(tournament_id)
+        self.tournament(tournament_id)
         async with self._writing:
+            tournament = self._still(tournament_id)
             try:
                 tournament.check_register(caller.subject)
             except TournamentError as exc:
                 raise FailedPrecondition(exc.code, exc.message) from None
-            call = journal.tournament_registered(tournament_id, caller.subject, len(tournament.players))
-            await asyncio.to_thread(self._tables.publish, *call)
+            seq = self._seqs[tournament_id] + 1
+            await self._write(journal.tournament_registered(tournament_id, caller.subject, seq))
+            self._seqs[tournament_id] = seq
             return tournament.register(caller.subject)
 
     async def start_tournament(self, tournament_id: str) -> list[Table]:
-        tournament = self.tournament(tournament_id)
+        self.tournament(tournament_id)
         async with self._writing:
+            tournament = self._still(tournament_id)
             try:
                 tournament.first_seating()
             except TournamentError as exc:
                 raise FailedPrecondition(exc.code, exc.message) from None
-            call = journal.tournament_started(tournament_id, len(tournament.players))
-            await asyncio.to_thread(self._tables.publish, *call)
+            seq = self._seqs[tournament_id] + 1
+            await self._write(journal.tournament_started(tournament_id, seq))
+            self._seqs[tournament_id] = seq
             tables = tournament.start()
-        await self._publish_round(tournament, tables)
+            await self._publish_round(tournament, tables)
         return tables
 
+    async def _next_round(self, tournament: Tournament, tables: Sequence[Table]) -> None:
+        async with self._writing:
+            if self.tournaments.get(tournament.tournament_id) is not tournament:
+                return  # moved: its new owner derives the round from the same results
+            await self._publish_or_keep(tournament, list(tables))
+
+    async def _publish_or_keep(self, tournament: Tournament, tables: list[Table]) -> None:
+        """Publish, or keep the tables for the pairing loop to publish again (the caller holds
+        `_writing`)."""
+        try:
+            await self._publish_round(tournament, tables)
+        except Exception:
+            log.exception("tournament %s: publishing a round failed; retried", tournament.tournament_id)
+            self._unpublished.append((tournament, tables))
+
     async def _publish_round(self, tournament: Tournament, tables: Sequence[Table]) -> None:
-        """Publish a round's tables, except those already on the topic (a round re-derived on restart)."""
+        """Publish a round's tables under the tournament's id, except those already on the topic (a
+        round re-derived by a new owner). The caller holds `_writing`."""
         events = [
             table_event(
                 t.game_id,
@@ -377,46 +489,78 @@ class MatchmakingApp:
             for t in tables
             if t.game_id not in self._formed
         ]
-        await asyncio.to_thread(self._publish_all, events)
+        if not events:
+            return
+        tid = tournament.tournament_id
+        await self._write(journal.tournament_tables(tid, self._seqs[tid] + 1, events))
+        self._seqs[tid] += len(events)
         self._formed.update(event.game_id for event in events)
         self.tables_formed += len(events)
 
-    # --- restart -------------------------------------------------------------------------------------
+    # --- partitions moving between instances ---------------------------------------------------------
 
-    def restore(self, folded: Journal) -> list[tuple[Tournament, list[Table]]]:
-        """Take the state a previous instance wrote (before serving); returns the tables to publish.
+    async def adopt(self, partitions: Iterable[int], folded: Journal) -> None:
+        """Serve `partitions` from their folded journal (`journal.read_journal`, read after this
+        instance claimed them): tickets come back queued, cancelled or seated at the table their
+        TableFormed names; a started tournament re-draws its first round from its seed and replays
+        the results seen so far for the later ones, publishing any table not on the topic yet."""
+        async with self._writing:
+            self._formed |= folded.tournament_games
+            for ticket, owner in sorted(folded.tickets.values(), key=lambda item: item[0].enqueued_at):
+                status = TicketStatus(ticket, owner)
+                self.tickets[ticket.ticket_id] = status
+                table = folded.seated.get(ticket.ticket_id)
+                if table is not None:
+                    self._seat(status, table.game_id, table.player_ids)
+                elif ticket.ticket_id in folded.cancelled:
+                    status.state = mm.TICKET_STATE_CANCELLED
+                else:
+                    for player in ticket.players:
+                        self._queued[player] = ticket.ticket_id
+            rounds = []
+            for tournament_id, created in folded.tournaments.items():
+                tournament = _tournament(created)
+                for player in folded.registered.get(tournament_id, []):
+                    tournament.register(player)
+                self.tournaments[tournament_id] = tournament
+                self._seqs[tournament_id] = folded.heads.get(tournament_id, 1)
+                if tournament_id in folded.started:
+                    rounds.append((tournament, tournament.start() + self._replay(tournament)))
+            self.owned |= set(partitions)
+            for tournament, tables in rounds:
+                for number in sorted({t.round for t in tables}):
+                    await self._publish_or_keep(tournament, [t for t in tables if t.round == number])
 
-        Tickets come back queued, cancelled or seated at the table their TableFormed names; a started
-        tournament re-draws its first round from its seed. Later rounds follow from scoring's results,
-        which the scoring consumer replays from the beginning.
-        """
-        self._formed |= folded.tournament_games
-        for ticket, owner in sorted(folded.tickets.values(), key=lambda item: item[0].enqueued_at):
-            status = TicketStatus(ticket, owner)
-            self.tickets[ticket.ticket_id] = status
-            table = folded.seated.get(ticket.ticket_id)
-            if table is not None:
-                self._seat(status, table.game_id, table.player_ids)
-            elif ticket.ticket_id in folded.cancelled:
-                status.state = mm.TICKET_STATE_CANCELLED
-            else:
-                for player in ticket.players:
-                    self._queued[player] = ticket.ticket_id
-        missing = []
-        for tournament_id, created in folded.tournaments.items():
-            tournament = _tournament(created)
-            for player in folded.registered.get(tournament_id, []):
-                tournament.register(player)
-            self.tournaments[tournament_id] = tournament
-            if tournament_id in folded.started:
-                tables = tournament.start()
-                missing.append((tournament, [t for t in tables if t.game_id not in self._formed]))
-        return [(t, tables) for t, tables in missing if tables]
+    def _replay(self, tournament: Tournament) -> list[Table]:
+        """The rounds that the results seen so far open, in order."""
+        opened: list[Table] = []
+        while True:
+            new = [t for game_id, m in self._results.items() for t in tournament.record(game_id, m)]
+            if not new:
+                return opened
+            opened += new
 
-    async def publish_restored(self, rounds: Sequence[tuple[Tournament, list[Table]]]) -> None:
-        """Publish the first-round tables a previous instance had not published when it stopped."""
-        for tournament, tables in rounds:
-            await self._publish_round(tournament, tables)
+    async def drop(self, partitions: Iterable[int]) -> None:
+        """Stop serving `partitions` (another instance owns them now): their state goes, and their
+        tickets' watchers are told to follow them."""
+        gone = set(partitions)
+        self.owned -= gone
+        async with self._writing:
+            for ticket_id in [t for t in self.tickets if self.partition_of(t) in gone]:
+                status = self.tickets.pop(ticket_id)
+                self._release(status)
+                status.moved = True
+                status.version += 1
+            for tournament_id in [t for t in self.tournaments if self.partition_of(t) in gone]:
+                del self.tournaments[tournament_id]
+                del self._seqs[tournament_id]
+                self._formed = {g for g in self._formed if not g.startswith(tournament_id + "-")}
+        async with self._changed:
+            self._changed.notify_all()
+
+
+TOURNAMENT_PREFIX = "tour-"
+_TICKET_ID = re.compile("[0-9a-f]{32}")
 
 
 def _tournament(created: mm.TournamentCreated) -> Tournament:

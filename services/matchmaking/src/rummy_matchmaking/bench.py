@@ -20,9 +20,10 @@ import uuid
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_infra import provide_kafka
 from rummy_service.auth import DEV_SECRET, Principal, TokenIssuer
-from rummy_store.publisher import KafkaPublisher
+from rummy_store.kafka_log import KafkaEventLog
 
 from rummy_matchmaking.app import MatchmakingApp
+from rummy_matchmaking.journal import Journal
 from rummy_matchmaking.pairing import PairingRules, form_tables
 
 MIN_PLAYERS = 3  # tables of 3-4; fewer than 3 left cannot form a table and end the run
@@ -48,6 +49,7 @@ class QueueClock:
 async def seat_queue(
     app: MatchmakingApp, clock: QueueClock, tickets: int, seed: int, rules: PairingRules
 ) -> dict[str, float]:
+    await app.adopt(range(app.partitions), Journal())  # a new topic: every partition, nothing to fold
     rng = random.Random(seed)
     start = time.perf_counter()
     for i in range(tickets):
@@ -105,12 +107,11 @@ def main() -> None:
         for name, rules in SCENARIOS.items():
             prefix = f"bench-{uuid.uuid4().hex[:8]}"
             topic = f"{prefix}.rummy.matchmaking.events.v1"
-            log = KafkaPublisher(kafka.address, topic, 3)
+            log = KafkaEventLog(kafka.address, topic, 3, writer=True)  # claims each partition on first use
             clock = QueueClock()
             app = MatchmakingApp(log, TokenIssuer(DEV_SECRET), {"kalooki": rules}, clock=clock)
             print(f"matchmaking/{name}: seating {args.tickets} tickets ({kafka.origin})", file=sys.stderr)
             result = asyncio.run(seat_queue(app, clock, args.tickets, args.seed, rules))
-            app.close()
             log.close()
             rate = result["seated"] / result["total_s"]
             print(
@@ -119,7 +120,7 @@ def main() -> None:
                 f" ({int(result['rounds'])} pairing rounds; the first seated {int(result['first'])} in"
                 f" {result['first_s'] * 1000:.0f} ms = {result['first'] / result['first_s']:.0f} tickets/s;"
                 f" one pass over the full queue {result['pairing_s'] * 1000:.0f} ms;"
-                " TableFormed published to Kafka, acks=all)"
+                " TableFormed written to Kafka by the partition's transactional writer, acks=all)"
             )
         print(
             f"matchmaking: enqueue, one caller after another, each ticket written to the topic before the"

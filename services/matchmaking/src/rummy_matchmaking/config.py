@@ -17,10 +17,18 @@ SCORING_TOPIC = "rummy.scoring.events.v1"
 
 @dataclass(frozen=True, slots=True)
 class MatchmakingConfig:
-    """Where to listen and publish. Empty `kafka` selects the embedded log (a sqlite file in `data_dir`)."""
+    """Where to listen and publish. Empty `kafka` selects the embedded log (a sqlite file in `data_dir`).
+
+    On Kafka the instances of one `group` share the topic's partitions; `redis` holds the directory of
+    which instance owns which partition, through which a call reaching another instance is forwarded
+    (without it each instance serves only its own partitions' calls, enough for one instance).
+    """
 
     address: str = "127.0.0.1:50052"
+    advertised: str = ""  # where other instances forward calls to this one ("" = the bound address)
     kafka: str = ""
+    redis: str = ""
+    group: str = ""  # the instances' consumer group on the topic ("" = meldstream-matchmaking.<topic>)
     topic: str = MATCHMAKING_TOPIC
     scoring_topic: str = SCORING_TOPIC
     scoring_file: str = ""  # embedded: scoring's sqlite log, for ratings and results ("" = none)
@@ -36,6 +44,10 @@ class MatchmakingConfig:
     @property
     def embedded(self) -> bool:
         return not self.kafka
+
+    @property
+    def group_id(self) -> str:
+        return self.group or f"meldstream-matchmaking.{self.topic}"
 
 
 def _pairing(raw: str) -> dict[str, PairingRules]:
@@ -64,11 +76,14 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
-    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
+    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
     d = MatchmakingConfig()
     config = MatchmakingConfig(
         address=env_str("MATCHMAKING_ADDRESS", d.address, env),
+        advertised=env_str("MATCHMAKING_ADVERTISED_ADDRESS", d.advertised, env),
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
+        redis=env_str("REDIS_URL", d.redis, env),
+        group=env_str("MATCHMAKING_GROUP", d.group, env),
         topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
         scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
         scoring_file=env_str("MATCHMAKING_SCORING_FILE", d.scoring_file, env),

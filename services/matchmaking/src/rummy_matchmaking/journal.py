@@ -2,16 +2,19 @@
 
 Why the topic and not Redis: matchmaking already owns `rummy.matchmaking.events.v1` (Kafka, or the
 embedded sqlite log under `make run`), and the TableFormed there is the fact that seats a ticket.
-Writing tickets and tournaments into the same log makes queued, cancelled and seated one history: a
-restarted instance folds it (queued, minus cancelled, minus seated by a TableFormed), so it neither
-loses a ticket nor seats one twice, and there is no second store that could disagree with the log
-(nor a Redis the embedded default lacks). Each call is written, acknowledged, before the caller is
-answered. Tournament rounds after the first are not written here: they follow from the results on
-scoring's topic, which matchmaking reads from the beginning at every start.
+Writing tickets and tournaments into the same log makes queued, cancelled and seated one history: an
+instance taking a partition folds it (queued, minus cancelled, minus seated by a TableFormed), so it
+neither loses a ticket nor seats one twice, and there is no second store that could disagree with the
+log (nor a Redis the embedded default lacks). Each call is written, acknowledged, before the caller is
+answered. Every record of a ticket, its table and a tournament lands in one partition (`routing.py`):
+a tournament's tables are written under the tournament's id, after its other records. Tournament
+rounds after the first are not decided here: they follow from the results on scoring's topic, which
+every instance reads from the beginning.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from google.protobuf.message import DecodeError
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_service.config import OtherFormat
 from rummy_store import EventLog, EventRecord, NewEvent
+from rummy_store.records import Append
 
 from rummy_matchmaking.pairing import Ticket
 
@@ -99,15 +103,34 @@ def tournament_created(created: mm.TournamentCreated) -> Call:
     return _call(created.tournament_id, "created", 1, mm.MatchmakingEvent(tournament_created=created))
 
 
-def tournament_registered(tournament_id: str, player: str, registered_before: int) -> Call:
+def tournament_registered(tournament_id: str, player: str, seq: int) -> Call:
     event = mm.TournamentRegistered(tournament_id=tournament_id, player_id=player)
-    seq = 2 + registered_before  # created is seq 1
     return _call(tournament_id, f"register:{player}", seq, mm.MatchmakingEvent(tournament_registered=event))
 
 
-def tournament_started(tournament_id: str, registered: int) -> Call:
+def tournament_started(tournament_id: str, seq: int) -> Call:
     event = mm.TournamentStarted(tournament_id=tournament_id)
-    return _call(tournament_id, "started", 2 + registered, mm.MatchmakingEvent(tournament_started=event))
+    return _call(tournament_id, "started", seq, mm.MatchmakingEvent(tournament_started=event))
+
+
+def tournament_tables(tournament_id: str, seq: int, tables: Sequence[mm.MatchmakingEvent]) -> Call:
+    """A round's tables in one append under the tournament's id (its partition), from `seq` on; the
+    command id names the games, so a retried round is recognised."""
+    games = ",".join(t.game_id for t in tables)
+    command_id = "tables:" + hashlib.sha256(games.encode()).hexdigest()[:24]
+    events = []
+    for table in tables:
+        envelope = mm.MatchmakingEvent()
+        envelope.CopyFrom(table)
+        envelope.game_id = tournament_id
+        events.append(NewEvent("table_formed", envelope.SerializeToString(), FORMAT))
+    return tournament_id, command_id, seq, events
+
+
+def append_of(call: Call) -> Append:
+    """A call as the log's append: its first seq follows the key's last."""
+    key, command_id, first_seq, events = call
+    return Append(key, command_id, first_seq - 1, events)
 
 
 @dataclass(slots=True)
@@ -121,6 +144,7 @@ class Journal:
     registered: dict[str, list[str]] = field(default_factory=dict)  # in registration order
     started: set[str] = field(default_factory=set)
     tournament_games: set[str] = field(default_factory=set)  # tournament tables already formed
+    heads: dict[str, int] = field(default_factory=dict)  # key -> its last seq (where a write continues)
     skipped: int = 0  # records of the topic that were not this journal's (reported once each)
 
     def apply(self, record: EventRecord) -> None:
@@ -130,6 +154,7 @@ class Journal:
         if event is None:
             self.skipped += 1
             return
+        self.heads[record.game_id] = max(self.heads.get(record.game_id, 0), record.seq)
         case = event.WhichOneof("event")
         if case == "table_formed":
             table = event.table_formed
@@ -191,15 +216,16 @@ def fold(records: Iterable[EventRecord]) -> Journal:
     return journal
 
 
-def read_journal(log: EventLog, where: str) -> Journal:
-    """The whole topic as it is now (every partition to its end); `OtherJournalFormat`, naming `where`,
-    if any record has another format (nothing is folded from a journal that cannot be continued)."""
-    records = []
+def check_format(log: EventLog, where: str) -> None:
+    """`OtherJournalFormat`, naming `where`, when the oldest record of a partition has another format
+    (an older meldstream's journal, which cannot be continued). Reads one record a partition."""
     for partition in range(log.partitions):
-        first = True
         for record in log.read_partition(partition):
-            if first and record.schema_version != FORMAT:  # the oldest record: an older meldstream's
+            if record.schema_version != FORMAT:
                 raise OtherJournalFormat(where, record.schema_version)
-            first = False
-            records.append(record)
-    return fold(records)
+            break
+
+
+def read_journal(log: EventLog, partitions: Iterable[int]) -> Journal:
+    """The given partitions folded as they are now (each to its end)."""
+    return fold(record for partition in sorted(partitions) for record in log.read_partition(partition))

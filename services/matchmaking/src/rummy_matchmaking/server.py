@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -13,6 +14,7 @@ from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
 from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT, check_lengths
 
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
+from rummy_matchmaking.forwarding import TICKET_ID, Router, metadata
 from rummy_matchmaking.tournaments import Table, Tournament
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -58,9 +60,12 @@ def tournament_pb(t: Tournament) -> mm.GetTournamentResponse:
 
 
 class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
-    def __init__(self, app: MatchmakingApp, tokens: TokenIssuer) -> None:
+    """Each call runs where its partition is served (`Router`): here, or forwarded to the owner."""
+
+    def __init__(self, app: MatchmakingApp, tokens: TokenIssuer, router: Router) -> None:
         self._app = app
         self._tokens = tokens
+        self._router = router
 
     def _principal(self, context: Context) -> Principal:
         return authenticate(self._tokens, context.invocation_metadata())
@@ -91,14 +96,31 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     @unary_errors
     async def Enqueue(self, request: mm.EnqueueRequest, context: Context) -> mm.EnqueueResponse:
         check_lengths(request, LIMITS)
-        status = await self._app.enqueue(self._principal(context), request)
-        return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
+        caller = self._principal(context)
+        app = self._app
+        chosen = metadata(context, TICKET_ID)[:64]  # by the instance that forwarded the call
+        ticket_id = chosen or app.new_ticket_id(request.variant, request.private_code)
+
+        async def here() -> mm.EnqueueResponse:
+            status = await app.enqueue(caller, request, ticket_id)
+            return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
+
+        partition = app.queue_partition(request.variant, request.private_code)
+        return await self._router.unary(
+            partition, "Enqueue", request, context, here, extra=((TICKET_ID, ticket_id),)
+        )
 
     @unary_errors
     async def Cancel(self, request: mm.CancelRequest, context: Context) -> mm.CancelResponse:
         check_lengths(request, LIMITS)
-        status = await self._app.cancel(self._principal(context), request.ticket_id)
-        return mm.CancelResponse(state=status.state)  # type: ignore[arg-type]
+        caller = self._principal(context)
+
+        async def here() -> mm.CancelResponse:
+            status = await self._app.cancel(caller, request.ticket_id)
+            return mm.CancelResponse(state=status.state)  # type: ignore[arg-type]
+
+        partition = self._app.partition_of(request.ticket_id)
+        return await self._router.unary(partition, "Cancel", request, context, here)
 
     @stream_errors
     async def WatchTicket(
@@ -106,8 +128,14 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     ) -> AsyncIterator[mm.WatchTicketResponse]:
         check_lengths(request, LIMITS)
         caller = self._principal(context)
-        async for status in self._app.watch(caller, request.ticket_id):
-            yield self._ticket_pb(status, caller)
+
+        async def here() -> AsyncIterator[mm.WatchTicketResponse]:
+            async for status in self._app.watch(caller, request.ticket_id):
+                yield self._ticket_pb(status, caller)
+
+        partition = self._app.partition_of(request.ticket_id)
+        async for message in self._router.watch(partition, request, context, here):
+            yield message
 
     @unary_errors
     async def GetRating(self, request: mm.GetRatingRequest, context: Context) -> mm.GetRatingResponse:
@@ -122,16 +150,29 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     ) -> mm.CreateTournamentResponse:
         check_lengths(request, LIMITS)
         self._operator(context)
-        tournament = await self._app.create_tournament(request)
-        return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
+        app = self._app
+        # In a partition this instance serves when it serves any (no hop), else at another's.
+        partition = random.choice(sorted(app.owned)) if app.owned else random.randrange(app.partitions)
+
+        async def here() -> mm.CreateTournamentResponse:
+            tournament = await app.create_tournament(request, partition)
+            return mm.CreateTournamentResponse(tournament_id=tournament.tournament_id)
+
+        return await self._router.unary(partition, "CreateTournament", request, context, here)
 
     @unary_errors
     async def RegisterForTournament(
         self, request: mm.RegisterForTournamentRequest, context: Context
     ) -> mm.RegisterForTournamentResponse:
         check_lengths(request, LIMITS)
-        count = await self._app.register(self._principal(context), request.tournament_id)
-        return mm.RegisterForTournamentResponse(registered=count)
+        caller = self._principal(context)
+
+        async def here() -> mm.RegisterForTournamentResponse:
+            count = await self._app.register(caller, request.tournament_id)
+            return mm.RegisterForTournamentResponse(registered=count)
+
+        partition = self._app.partition_of(request.tournament_id)
+        return await self._router.unary(partition, "RegisterForTournament", request, context, here)
 
     @unary_errors
     async def StartTournament(
@@ -139,8 +180,13 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     ) -> mm.StartTournamentResponse:
         check_lengths(request, LIMITS)
         self._operator(context)
-        tables = await self._app.start_tournament(request.tournament_id)
-        return mm.StartTournamentResponse(tables=tables_pb(tables))
+
+        async def here() -> mm.StartTournamentResponse:
+            tables = await self._app.start_tournament(request.tournament_id)
+            return mm.StartTournamentResponse(tables=tables_pb(tables))
+
+        partition = self._app.partition_of(request.tournament_id)
+        return await self._router.unary(partition, "StartTournament", request, context, here)
 
     @unary_errors
     async def GetTournament(
@@ -148,4 +194,9 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     ) -> mm.GetTournamentResponse:
         check_lengths(request, LIMITS)
         self._principal(context)
-        return tournament_pb(self._app.tournament(request.tournament_id))
+
+        async def here() -> mm.GetTournamentResponse:
+            return tournament_pb(self._app.tournament(request.tournament_id))
+
+        partition = self._app.partition_of(request.tournament_id)
+        return await self._router.unary(partition, "GetTournament", request, context, here)

@@ -1,13 +1,23 @@
-"""Starting and stopping one matchmaking instance: its log, the ratings reader, pairing, gRPC server."""
+"""Starting and stopping one matchmaking instance: its journal, partition ownership, the ratings
+reader, pairing, the gRPC server.
+
+Embedded (no Kafka): one instance owns every partition of its sqlite journal. On Kafka the instances
+of one consumer group share the topic's partitions the way the engines share theirs
+(`rummy_store.ownership`): a partition is claimed (the broker fences its previous writer) before it is
+folded and served, and dropped before it is served elsewhere.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
 from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from rummy_service.auth import TokenIssuer
 from rummy_service.consumer import ConsumerLoop
@@ -15,13 +25,16 @@ from rummy_service.server import ServiceHost
 from rummy_store import EventLog, EventRecord
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.publisher import EmbeddedPublisher, KafkaPublisher, Publisher
+from rummy_store.ownership import OwnerDirectory, PartitionOwnership
 
 from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.config import MatchmakingConfig
-from rummy_matchmaking.journal import Journal, read_journal
+from rummy_matchmaking.forwarding import Router
+from rummy_matchmaking.journal import check_format, read_journal
 from rummy_matchmaking.server import MatchmakingServicer
 
+log = logging.getLogger("rummy_matchmaking")
+SETTLE_S = 60.0  # how long a start waits for its first partitions (past it, health says NOT_SERVING)
 SERVICE_NAME = matchmaking_pb2.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
 
 
@@ -30,11 +43,16 @@ class RunningMatchmaking:
     config: MatchmakingConfig
     app: MatchmakingApp
     host: ServiceHost
-    publisher: Publisher
+    journal: EventLog
+    router: Router
     logs: list[EventLog]
+    ownership: PartitionOwnership | None = None
     loops: list[ConsumerLoop] = field(default_factory=list)
     pairing: asyncio.Task[None] | None = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    moves: asyncio.Lock = field(default_factory=asyncio.Lock)  # adopt and drop in the order they came
+    pending_moves: int = 0
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
     def address(self) -> str:
@@ -46,18 +64,40 @@ class RunningMatchmaking:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.pairing
         await self.host.stop()
-        self.app.close()
+        await self.router.close()
+        if self.ownership is not None:  # leave the group: the other instances take the partitions now
+            await asyncio.to_thread(self.ownership.stop)
         for loop in self.loops:
             await asyncio.to_thread(loop.stop)
-        for log in self.logs:
-            log.close()
-        self.publisher.close()
+        for reader in self.logs:
+            reader.close()
+        self.journal.close()
 
+    async def settled(self, timeout_s: float) -> bool:
+        """Wait until this instance serves its first share of the partitions (health: SERVING)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while self.ownership is not None and (not self.ownership.settled.is_set() or self.pending_moves):
+            if asyncio.get_running_loop().time() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
-def open_publisher(config: MatchmakingConfig) -> Publisher:
-    if config.embedded:
-        return EmbeddedPublisher(_embedded(config))
-    return KafkaPublisher(config.kafka, config.topic, config.partitions)
+    async def move(self, taken: Iterable[int], lost: Iterable[int]) -> None:
+        """Adopt (fold, then serve) or drop partitions, one move at a time in the order they came."""
+        taken, lost = set(taken), set(lost)
+        try:
+            async with self.moves:
+                if lost:
+                    await self.app.drop(lost)
+                if taken:
+                    await self.app.drop(taken & self.app.owned)  # fenced and claimed again: fold anew
+                    folded = await asyncio.to_thread(read_journal, self.journal, taken)
+                    await self.app.adopt(taken, folded)
+                    log.info("serving partitions %s", sorted(taken))
+        except Exception:
+            log.exception("taking partitions %s failed", sorted(taken))
+        finally:
+            self.pending_moves -= 1
 
 
 def _embedded(config: MatchmakingConfig) -> EmbeddedEventLog:
@@ -66,11 +106,12 @@ def _embedded(config: MatchmakingConfig) -> EmbeddedEventLog:
     return EmbeddedEventLog(data / "tables.sqlite", config.partitions)
 
 
-def open_journal(config: MatchmakingConfig) -> EventLog:
-    """Matchmaking's own topic, to read back what earlier instances wrote."""
+def open_journal(config: MatchmakingConfig, *, writer: bool = False) -> EventLog:
+    """Matchmaking's own topic; `writer`: this instance's journal, appended through fenced partition
+    writers that its partition ownership claims (embedded: the sqlite log, all of it)."""
     if config.embedded:
         return _embedded(config)
-    return KafkaEventLog(config.kafka, config.topic, config.partitions)
+    return KafkaEventLog(config.kafka, config.topic, config.partitions, writer=writer, claim_on_demand=False)
 
 
 def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
@@ -83,44 +124,67 @@ def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
     return EmbeddedEventLog(config.scoring_file, config.partitions)
 
 
-def _read_back(config: MatchmakingConfig) -> Journal:
-    """What earlier instances wrote; `OtherJournalFormat` for a journal this one cannot continue."""
+def _where(config: MatchmakingConfig) -> str:
     if config.embedded:
-        where = f"matchmaking journal {(Path(config.data_dir) / 'tables.sqlite').resolve()}"
-    else:
-        where = f"matchmaking journal: Kafka {config.kafka} topic {config.topic}"
-    with open_journal(config) as log:
-        return read_journal(log, where)
+        return f"matchmaking journal {(Path(config.data_dir) / 'tables.sqlite').resolve()}"
+    return f"matchmaking journal: Kafka {config.kafka} topic {config.topic}"
+
+
+def _directory(config: MatchmakingConfig) -> OwnerDirectory | None:
+    if not config.redis:
+        return None
+    client = redis.Redis.from_url(config.redis, socket_timeout=5, socket_connect_timeout=5)
+    return OwnerDirectory(client, config.key_prefix, config.topic)
 
 
 async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     """Serve, pair every `pairing_interval_ms`, and follow scoring's topic for ratings and results.
 
-    The journal is read back first: one of another format (`OtherJournalFormat`) is refused before
-    anything is opened for writing or listens.
+    A journal of another format (`OtherJournalFormat`) is refused before anything listens. Returns
+    once this instance's first share of the partitions is folded (health turns SERVING then), or
+    after SETTLE_S without it.
     """
-    restored = await asyncio.to_thread(_read_back, config)
-    tables = open_publisher(config)
+    journal_log = await asyncio.to_thread(open_journal, config, writer=True)
+    try:
+        await asyncio.to_thread(check_format, journal_log, _where(config))
+    except BaseException:
+        journal_log.close()
+        raise
     tokens = TokenIssuer(config.token_secret)
     app = MatchmakingApp(
-        tables, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
+        journal_log, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
     )
-    unpublished = app.restore(restored)  # before serving anyone
-    await app.publish_restored(unpublished)
     loop = asyncio.get_running_loop()
-
+    ownership: PartitionOwnership | None = None
+    directory = _directory(config)
+    if isinstance(journal_log, KafkaEventLog):
+        ownership = PartitionOwnership(
+            config.kafka,
+            journal_log,
+            config.topic,
+            config.group_id,
+            directory,
+            assigned=lambda parts: _from_thread(loop, running, parts, set()),
+            revoked=lambda parts: _from_thread(loop, running, set(), parts),
+        )
     readers: list[EventLog] = []
 
     async def ready() -> bool:
+        if ownership is not None and (not ownership.settled.is_set() or running.pending_moves):
+            return False
         for reader in readers:  # Kafka answers (embedded: nothing to wait for)
             await asyncio.to_thread(reader.end_offset, 0)
         return True
 
     host = ServiceHost(config.address, [SERVICE_NAME], ready)
+    router = Router(app, ownership.owner_of if ownership is not None else lambda partition: None)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
-        MatchmakingServicer(app, tokens), host.server
+        MatchmakingServicer(app, tokens, router), host.server
     )
-    running = RunningMatchmaking(config, app, host, tables, readers)
+    running = RunningMatchmaking(config, app, host, journal_log, router, readers, ownership)
+    if ownership is None:  # embedded: every partition, before serving anyone
+        everything = set(range(config.partitions))
+        await app.adopt(everything, await asyncio.to_thread(read_journal, journal_log, everything))
     scoring = _scoring_log(config)
     if scoring is not None:
         readers.append(scoring)
@@ -134,7 +198,24 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     for consumer in running.loops:
         consumer.start()
     await host.start()
+    if ownership is not None:
+        ownership.start(config.advertised or host.address)
     running.pairing = asyncio.create_task(
         app.run_pairing(config.pairing_interval_ms / 1000, running.stopping)
     )
+    await running.settled(SETTLE_S)
     return running
+
+
+def _from_thread(
+    loop: asyncio.AbstractEventLoop, running: RunningMatchmaking, taken: set[int], lost: set[int]
+) -> None:
+    loop.call_soon_threadsafe(_schedule, running, taken, lost)
+
+
+def _schedule(running: RunningMatchmaking, taken: set[int], lost: set[int]) -> None:
+    """On the loop, in the order the ownership thread reported them."""
+    running.pending_moves += 1
+    task = asyncio.get_running_loop().create_task(running.move(taken, lost))
+    running.tasks.add(task)
+    task.add_done_callback(running.tasks.discard)
