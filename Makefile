@@ -11,7 +11,7 @@ PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -47,8 +47,11 @@ infra: ## fetch Apache Kafka (Maven Central) and install redis-server (Debian) i
 run: venv protos ## run the platform on the embedded default (no servers needed)
 	$(BIN)/meldstream run
 
-test: setup ## the whole suite: unit, property, contract, integration (real Kafka + Redis), e2e
+test: setup go-client ## the whole suite: unit, property, contract, integration (real Kafka + Redis), e2e
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+go-client: venv ## the Go client (clients/go): plugins from the Go module proxy, code generated from protos/
+	clients/go/build.sh
 
 test-unit: venv protos ## fast inner loop: tests that need no servers
 	$(BIN)/pytest -m "not integration and not slow" $(PYTEST_ARGS)

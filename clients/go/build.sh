@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the Go client into .local/bin/meldstream-go: protoc-gen-go and protoc-gen-go-grpc installed
+# once from the Go module proxy into .local/bin, Go code generated from protos/ into clients/go/gen
+# (never committed) with the protoc that grpcio-tools bundles (make venv), then go build.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=$root/.local/bin
+protobuf_version=v1.36.12   # protoc-gen-go; the same module the client links (go.mod)
+grpc_plugin_version=v1.6.2  # protoc-gen-go-grpc
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-trimpath
+
+command -v go >/dev/null || { echo "clients/go: Go is required (https://go.dev/dl, or apt-get install golang)" >&2; exit 1; }
+[[ -x $root/.venv/bin/python ]] || { echo "clients/go: run make venv first (protoc comes from grpcio-tools)" >&2; exit 1; }
+mkdir -p "$bin"
+if [[ ! -x $bin/protoc-gen-go ]] || [[ $("$bin/protoc-gen-go" --version) != "protoc-gen-go $protobuf_version" ]]; then
+  GOBIN=$bin go install "google.golang.org/protobuf/cmd/protoc-gen-go@$protobuf_version"
+fi
+if [[ ! -x $bin/protoc-gen-go-grpc ]] || [[ $("$bin/protoc-gen-go-grpc" --version) != "protoc-gen-go-grpc ${grpc_plugin_version#v}" ]]; then
+  GOBIN=$bin go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$grpc_plugin_version"
+fi
+
+# protos/ declares no go_package: each file is mapped to the client's gen package here instead.
+package=github.com/meldstream/meldstream/clients/go/gen/gamev1
+maps=()
+for proto in rummy/game/v1/events.proto rummy/game/v1/game_service.proto; do
+  maps+=("M$proto=$package")
+done
+opts=$(IFS=,; echo "${maps[*]}")
+module=github.com/meldstream/meldstream/clients/go
+rm -rf "$here/gen"
+"$root/.venv/bin/python" -m grpc_tools.protoc -I "$root/protos" \
+  --plugin=protoc-gen-go="$bin/protoc-gen-go" --plugin=protoc-gen-go-grpc="$bin/protoc-gen-go-grpc" \
+  --go_out="$here" --go_opt="module=$module,$opts" --go-grpc_out="$here" --go-grpc_opt="module=$module,$opts" \
+  rummy/game/v1/events.proto rummy/game/v1/game_service.proto
+cd "$here"
+go build -o "$bin/meldstream-go" .
