@@ -2,8 +2,18 @@
 
 Each subscription runs on its own thread: poll a batch, hand it to its handler (each record in turn, or
 the whole poll at once to a batch handler that can apply it in fewer store round trips), commit the
-batch. A handler failure leaves the batch uncommitted and retries it after a pause; the tracking records
-make the records already applied no-ops.
+batch. A handler failure leaves the batch uncommitted and retries it after a pause, from a new member
+that starts at the group's committed offsets; the tracking records make the records already applied
+no-ops.
+
+Several instances share a group, and partitions move while a batch is applied (an instance joins, or one
+is killed and its session ends). With the classic protocol a member gives partitions up only inside a
+poll, so a rebalance waits for the batch being applied and its commit, which the broker still takes in
+the old generation. Only a member thrown out of the group while applying (its session or poll interval
+ran out: a paused or starved process) commits after its partitions moved: the broker refuses that
+commit, this loop rejoins at the committed offsets, and the partitions' new owner reads the batch again:
+no-ops, by the tracking records. An instance killed between its store transaction and its commit is the
+same case. Nothing is lost, nothing counts twice.
 """
 
 from __future__ import annotations
