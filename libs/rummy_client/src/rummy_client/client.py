@@ -50,6 +50,10 @@ class GameClient:
         self._metadata = (("authorization", f"Bearer {token}"),)
         self._retry_for = retry_for_s
         self._timeout = timeout_s
+        # What the caller did not see: calls sent again after an engine was unavailable (an owner's
+        # redirect is not counted), and streams opened again after they broke.
+        self.retries = 0
+        self.resumes = 0
 
     async def close(self) -> None:
         for channel in self._channels.values():
@@ -111,6 +115,7 @@ class GameClient:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
             address = self._address(game_id)
+            self.retries += 1
 
     async def create_game(
         self,
@@ -223,3 +228,4 @@ class GameClient:
                     raise _failure(error) from None
                 self._forget(game_id, address)
             await asyncio.sleep(0.2)
+            self.resumes += 1

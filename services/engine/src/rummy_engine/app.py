@@ -69,6 +69,8 @@ MAX_COMMAND_ID: Final = limits.COMMAND_ID
 CREATE_COMMAND: Final = ENGINE_PREFIX + "create"
 OWNER_TRAILER: Final = "meldstream-owner"  # trailing metadata of `not_owner`: the owner's address
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
+HANDOVER_S: Final = 10.0  # how long a partition given up is followed until the directory names its new owner
+HANDOVER_POLL_S: Final = 0.05
 Plan = Callable[[EngineState], list[codec.Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
 
@@ -133,6 +135,14 @@ class GameApp:
         # those the engines' group assigned and this engine claimed (`ownership.py`).
         self._owned: set[int] = set(range(stores.log.partitions)) if stores.kafka is None else set()
         self.owner_of: Callable[[int], str | None] = lambda partition: None  # set by `ownership`
+        # Partitions this engine gave up (moved, or handed over at a stop), followed in the owners
+        # directory until another engine claims them: a call about one of their games waits for that
+        # owner to be named rather than being told to retry blind (`_check_owner`).
+        self._given: dict[int, float] = {}  # partition -> when it was given up (monotonic)
+        self._successors: dict[int, str] = {}  # partition given up -> the engine that claimed it
+        self._directory: Callable[[], dict[int, str]] | None = None  # set by `follow_handovers`
+        self._advertised = ""
+        self._following: asyncio.Task[None] | None = None
 
     def _seed(self, game_id: str) -> bytes:
         """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
@@ -160,9 +170,17 @@ class GameApp:
 
         self._start_resume(open_games)
 
+    def follow_handovers(self, directory: Callable[[], dict[int, str]], advertised: str) -> None:
+        """Read the owners `directory` (partition -> address) to find who claims what this engine,
+        known to others as `advertised`, gives up."""
+        self._directory, self._advertised = directory, advertised
+
     def partitions_assigned(self, partitions: set[int]) -> None:
         """Claimed partitions (on the loop): their open games are loaded and their timers run here."""
         self._owned |= partitions
+        for partition in partitions:
+            self._given.pop(partition, None)
+            self._successors.pop(partition, None)
         kafka = self._stores.kafka
         assert kafka is not None
 
@@ -174,8 +192,15 @@ class GameApp:
 
     def partitions_revoked(self, partitions: set[int]) -> None:
         """Partitions moving to another engine (on the loop): their games leave memory, timers stop,
-        and their streams end with UNAVAILABLE so clients reconnect to the new owner."""
+        and their streams end with UNAVAILABLE naming the new owner, so clients reconnect there."""
         self._owned -= partitions
+        if self._directory is not None:
+            now = time.monotonic()
+            for partition in partitions:
+                self._given[partition] = now
+                self._successors.pop(partition, None)
+            if self._following is None or self._following.done():
+                self._following = asyncio.get_running_loop().create_task(self._follow(self._directory))
         log_ = self._stores.log
         for game_id in [g for g in self._games if log_.partition_for(g) in partitions]:
             live = self._games.pop(game_id)
@@ -184,6 +209,37 @@ class GameApp:
             if live.timer is not None:
                 live.timer.cancel()
             live.fanout.end()
+
+    async def _follow(self, directory: Callable[[], dict[int, str]]) -> None:
+        """Re-read the directory often while a partition given up has no new owner in it (the
+        ownership thread re-reads it every few seconds only, and not at all once stopped)."""
+        while self._given:
+            try:
+                owners = await self._io(directory)
+            except Exception as exc:  # a hint: callers are told to retry without it
+                log.warning("reading partition owners failed: %s", exc)
+                owners = {}
+            now = time.monotonic()
+            for partition, since in list(self._given.items()):
+                owner = owners.get(partition)
+                if owner and owner != self._advertised:
+                    self._successors[partition] = owner
+                if (owner and owner != self._advertised) or now - since > HANDOVER_S:
+                    del self._given[partition]
+            await asyncio.sleep(HANDOVER_POLL_S)
+
+    async def handed_over(self) -> None:
+        """Wait (at most HANDOVER_S) until every partition given up has a new owner in the directory,
+        so a stopping engine still answers where its games went. No wait when the directory names no
+        other engine: a last engine has no one to hand over to."""
+        if self._directory is None or not self._given:
+            return
+        try:
+            others = set((await self._io(self._directory)).values()) - {self._advertised}
+        except Exception:
+            others = set()
+        while others and self._given:
+            await asyncio.sleep(HANDOVER_POLL_S)
 
     def _start_resume(self, open_games: Callable[[], list[str]]) -> None:
         task = asyncio.get_running_loop().create_task(self._resume(open_games))
@@ -207,7 +263,7 @@ class GameApp:
 
     async def close(self) -> None:
         self._closed = True
-        for task in (*self._resuming, self._sweeper):
+        for task in (*self._resuming, self._sweeper, self._following):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -234,7 +290,7 @@ class GameApp:
         if live is not None:
             self._touch(live)
             return live
-        self._check_owner(game_id)
+        await self._check_owner(game_id)
         lock = self._loading.setdefault(game_id, asyncio.Lock())
         try:
             async with lock:
@@ -246,13 +302,18 @@ class GameApp:
                 self._loading.pop(game_id, None)
         return live
 
-    def _check_owner(self, game_id: str) -> None:
+    async def _check_owner(self, game_id: str) -> None:
         """Unavailable `not_owner` for a game of a partition another engine owns, naming that engine
-        (trailer `meldstream-owner`) when the directory knows it: the SDK goes there."""
+        (trailer `meldstream-owner`) when the directory knows it: the SDK goes there. For a partition
+        this engine is giving up, the answer waits until the new owner is known (`_follow`)."""
         partition = self._stores.log.partition_for(game_id)
-        if partition in self._owned:
-            return
-        owner = self.owner_of(partition)
+        while True:
+            if partition in self._owned:
+                return
+            owner = self.owner_of(partition) or self._successors.get(partition)
+            if owner or partition not in self._given:
+                break
+            await asyncio.sleep(HANDOVER_POLL_S)
         where = f"engine {owner} owns it" if owner else "it moved, or this engine is starting: retry"
         trailers = ((OWNER_TRAILER, owner),) if owner else ()
         raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
@@ -365,7 +426,7 @@ class GameApp:
         for name, value in options.items():  # an unset option would be logged, yet count as unset
             if value is None:
                 raise InvalidArgument("bad_option", f"option {quote(name)} has no value")
-        self._check_owner(game_id)
+        await self._check_owner(game_id)
         table = Table(tuple(players), turn_timeout_ms)
         try:
             rules = rules_for(variant, len(players), **dict(options))
@@ -694,6 +755,7 @@ class GameApp:
             while True:
                 next_update = await queue.get()
                 if next_update is None:
+                    await self._check_owner(game_id)  # names the new owner once it is known
                     raise Unavailable("not_owner", "the game moved to another engine: resume the stream")
                 if next_update.seq <= sent:
                     continue

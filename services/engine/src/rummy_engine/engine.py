@@ -39,11 +39,14 @@ class RunningEngine:
         return self.host.address
 
     async def stop(self) -> None:
-        await self.host.stop()
+        """Hand the partitions over, then stop serving: while the other engines claim them, calls and
+        streams here are answered with the new owner's address (SIGTERM costs clients no failed call)."""
         if self.tables is not None:
             await asyncio.to_thread(self.tables.stop)
         if self.ownership is not None:  # leave the group: the other engines take the partitions now
             await asyncio.to_thread(self.ownership.stop)
+            await self.app.handed_over()
+        await self.host.stop()
         await self.app.close()
         self.stores.close()
 
@@ -81,8 +84,11 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
     if ownership is None:
         app.resume_open_games()
     else:
-        ownership.start(config.advertised or host.address)
+        advertised = config.advertised or host.address
+        ownership.start(advertised)
         app.owner_of = ownership.owner_of
+        assert stores.redis is not None
+        app.follow_handovers(OwnerDirectory(stores.redis, config.key_prefix, config.topic).read, advertised)
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
     return RunningEngine(config, stores, app, host, tables, ownership)
 
