@@ -1,0 +1,164 @@
+"""Two matchmaking instances on Kafka + Redis: any call works through either one.
+
+Both run in this process but share nothing except Kafka and Redis, as two processes would. The group
+splits the partitions; a call about a queue, ticket or tournament of the other's partition is
+forwarded there (its answer, or its refusal with the owner's status, comes back), a call that was
+forwarded already is never forwarded again, and when one instance stops, the other folds its
+partitions and serves its tickets and tournaments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_matchmaking.config import MatchmakingConfig
+from rummy_matchmaking.forwarding import FORWARDED
+from rummy_matchmaking.service import RunningMatchmaking, open_journal, start_matchmaking
+from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
+
+TOKENS = TokenIssuer(DEV_SECRET)
+PARTITIONS = 4
+
+
+def _auth(player: str, role: str = "player") -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {TOKENS.issue(player, role)}"),)
+
+
+async def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.1)
+
+
+def _room(instance: RunningMatchmaking, prefix: str) -> str:
+    """A private code whose queue `instance` owns."""
+    return next(
+        code
+        for code in (f"{prefix}-{i}" for i in range(1000))
+        if instance.app.queue_partition("rummy40", code) in instance.app.owned
+    )
+
+
+@pytest.mark.integration
+def test_calls_work_through_either_instance_and_survive_a_stop(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+) -> None:
+    config = MatchmakingConfig(
+        address="127.0.0.1:0",
+        kafka=kafka_bootstrap,
+        redis=redis_url,
+        topic=f"{unique_prefix}.rummy.matchmaking.events.v1",
+        scoring_topic=f"{unique_prefix}.rummy.scoring.events.v1",
+        key_prefix=f"{unique_prefix}:",
+        partitions=PARTITIONS,
+        pairing_interval_ms=20,
+    )
+
+    async def scenario() -> None:
+        first = await start_matchmaking(config)
+        second = await start_matchmaking(config)
+        running = [first, second]
+        channels: list[grpc.aio.Channel] = []
+
+        def stub(instance: RunningMatchmaking) -> Any:
+            channels.append(grpc.aio.insecure_channel(instance.address))
+            return mm_grpc.MatchmakingServiceStub(channels[-1])
+
+        try:
+            await _until(
+                lambda: (
+                    bool(first.app.owned)
+                    and bool(second.app.owned)
+                    and first.app.owned | second.app.owned == set(range(PARTITIONS))
+                    and not first.app.owned & second.app.owned
+                ),
+                "the group to split the partitions",
+            )
+            await _until(
+                lambda: all(
+                    i.ownership is not None and i.ownership.owner_of(p) is not None
+                    for i in (first, second)
+                    for p in set(range(PARTITIONS)) - i.app.owned
+                ),
+                "each to know where the other's partitions are",
+            )
+            room = _room(second, "room")
+            # Enqueued through the first instance: the queue is the second's, which writes the ticket.
+            request = mm.EnqueueRequest(variant="rummy40", min_players=2, max_players=2, private_code=room)
+            ann = await stub(first).Enqueue(request, metadata=_auth("ann"))
+            assert ann.ticket_id in second.app.tickets and ann.ticket_id not in first.app.tickets
+            assert second.app.partition_of(ann.ticket_id) == second.app.queue_partition("rummy40", room)
+
+            # A refusal comes back with the owner's status; a forwarded call is not forwarded again.
+            with pytest.raises(grpc.aio.AioRpcError) as again:
+                await stub(first).Enqueue(request, metadata=_auth("ann"))
+            assert again.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert (again.value.details() or "").startswith("already_queued")
+            with pytest.raises(grpc.aio.AioRpcError) as looped:
+                await stub(first).Enqueue(request, metadata=(*_auth("bea"), (FORWARDED, "1")))
+            assert looped.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert (looped.value.details() or "").startswith("not_owner")
+
+            # A tournament made through one instance, registered for and read through the other.
+            operator = _auth("op", OPERATOR)
+            created = await stub(first).CreateTournament(
+                mm.CreateTournamentRequest(
+                    variant="rummy40", format=mm.TOURNAMENT_FORMAT_SERIES, rounds=1, table_size=2
+                ),
+                metadata=operator,
+            )
+            tid = created.tournament_id
+            away = second if tid in first.app.tournaments else first
+            for player in ("p1", "p2"):
+                await stub(away).RegisterForTournament(
+                    mm.RegisterForTournamentRequest(tournament_id=tid), metadata=_auth(player)
+                )
+            started = await stub(away).StartTournament(
+                mm.StartTournamentRequest(tournament_id=tid), metadata=operator
+            )
+            assert [list(t.player_ids) for t in started.tables] == [["p1", "p2"]]
+            seen = await stub(away).GetTournament(
+                mm.GetTournamentRequest(tournament_id=tid), metadata=operator
+            )
+            assert list(seen.player_ids) == ["p1", "p2"] and seen.round == 1
+
+            # The queue's owner stops: the first instance takes its partitions, folds the ticket, and
+            # the second player's enqueue through it seats both.
+            watch = stub(first).WatchTicket(
+                mm.WatchTicketRequest(ticket_id=ann.ticket_id), metadata=_auth("ann")
+            )
+            assert (await anext(aiter(watch))).state == mm.TICKET_STATE_QUEUED
+            running.remove(second)
+            await second.stop()
+            await _until(lambda: first.app.owned == set(range(PARTITIONS)), "the first to own everything")
+            assert first.app.tickets[ann.ticket_id].state == mm.TICKET_STATE_QUEUED
+            assert tid in first.app.tournaments and first.app.tournament(tid).round == 1
+            await stub(first).Enqueue(request, metadata=_auth("bob"))
+            updates = [update async for update in watch]  # forwarded, then served here: each change once
+            assert [u.state for u in updates] == [mm.TICKET_STATE_SEATED]
+            assert updates[0].game_id == first.app.tickets[ann.ticket_id].game_id
+        finally:
+            for channel in channels:
+                await channel.close()
+            for instance in running:
+                await instance.stop()
+
+    asyncio.run(scenario())
+    games: list[str] = []
+    with open_journal(config) as journal:
+        for partition in range(PARTITIONS):
+            for record in journal.read_partition(partition):
+                if record.event_type == "table_formed":
+                    event = mm.MatchmakingEvent.FromString(record.payload)
+                    games.append(event.table_formed.game_id)
+                    key = event.table_formed.tournament_id or event.table_formed.game_id
+                    assert record.game_id == key  # in the partition of its tournament or queue
+    assert len(games) == len(set(games)) == 2  # the queue table and the tournament's, once each
