@@ -51,12 +51,19 @@ class RunningMatchmaking:
     pairing: asyncio.Task[None] | None = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     moves: asyncio.Lock = field(default_factory=asyncio.Lock)  # adopt and drop in the order they came
-    pending_moves: int = 0
+    # Moves the ownership thread reported (counted there, before `settled` can be set) and moves done
+    # (counted on the loop): each counter has one writer, so no lock.
+    moves_reported: int = 0
+    moves_done: int = 0
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
     def address(self) -> str:
         return self.host.address
+
+    @property
+    def pending_moves(self) -> int:
+        return self.moves_reported - self.moves_done
 
     async def stop(self) -> None:
         self.stopping.set()
@@ -97,7 +104,7 @@ class RunningMatchmaking:
         except Exception:
             log.exception("taking partitions %s failed", sorted(taken))
         finally:
-            self.pending_moves -= 1
+            self.moves_done += 1
 
 
 def _embedded(config: MatchmakingConfig) -> EmbeddedEventLog:
@@ -210,12 +217,12 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
 def _from_thread(
     loop: asyncio.AbstractEventLoop, running: RunningMatchmaking, taken: set[int], lost: set[int]
 ) -> None:
+    running.moves_reported += 1
     loop.call_soon_threadsafe(_schedule, running, taken, lost)
 
 
 def _schedule(running: RunningMatchmaking, taken: set[int], lost: set[int]) -> None:
     """On the loop, in the order the ownership thread reported them."""
-    running.pending_moves += 1
     task = asyncio.get_running_loop().create_task(running.move(taken, lost))
     running.tasks.add(task)
     task.add_done_callback(running.tasks.discard)
