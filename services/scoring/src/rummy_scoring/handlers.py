@@ -12,6 +12,15 @@ after a game that arrived late are rated again in the same transaction, and thei
 changes are published under their own game ids, after their first ones, so a consumer that keeps each
 player's change with the most games (the later record on a tie) ends with the corrected ratings.
 
+Several instances (one consumer group, each a share of the partitions) write the same keys: a player's
+games lie in partitions different instances own, and a moving partition's batch may be applied by its
+old and its new owner. Each transaction WATCHes every key its effects depend on (the games' states with
+their tracking seqs, the players' ladders, tournament links and counted games) and reads them only after
+the WATCH, so two transactions that touch a key in common serialise: the later EXEC fails and its poll
+is folded again from fresh reads (a batch applied meanwhile by another instance is then a no-op). The
+writes not watched are appends and increments (hands, payouts, leaderboards, the outbox) that commit
+with a watched game's tracking record, so they happen once with it.
+
 A record scoring can never apply (an unknown event type, another event format, a payload that is not
 what its headers say, an event out of its game's sequence) is skipped with one log line and counted:
 retrying it would stop every game of every partition behind it, and it would fail again.

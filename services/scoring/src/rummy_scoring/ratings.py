@@ -8,7 +8,9 @@ Why ladders: a player's games sit in different partitions, which are consumed in
 so rating games as they arrive made ratings depend on timing. Each (variant, player) keeps its rated
 games ordered by the log (`Order`: the GameEnded time, then the game id); a game that arrives after
 games that follow it is rated in its place and those games are rated again, so any interleaving ends
-with the ratings an in-order arrival gives.
+with the ratings an in-order arrival gives. The same holds with several scoring instances, each rating
+its partitions' games: a ladder is read and written under WATCH (`handlers.py`), so instances take
+turns on a player, and the turns' order does not change the result.
 """
 
 from __future__ import annotations
