@@ -436,7 +436,10 @@ class GameApp:
         existing = self._games.get(game_id)
         if existing is not None:
             return self._same_table(existing, table, rules)
-        seated = TableSeated(table.players, turn_timeout_ms, tuple(sorted(options.items())), requested_by)
+        in_force = turn_timeout_ms or self._config.turn_timeout_ms
+        seated = TableSeated(
+            table.players, turn_timeout_ms, tuple(sorted(options.items())), requested_by, in_force
+        )
         state = self._projection.fold(None, CREATE_COMMAND, 1, first)
         state = self._projection.fold(state, CREATE_COMMAND, 2, seated)
         try:
@@ -627,14 +630,17 @@ class GameApp:
         game = live.state.game
         if live.evicted or self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
             return
-        if live.state.away[game.turn]:
-            delay_ms = self._config.away_grace_ms
-        else:
-            delay_ms = live.state.table.turn_timeout_ms or self._config.turn_timeout_ms
-            if delay_ms == 0:
-                return
+        delay_ms = self._limit_ms(live.state, game.turn)
+        if delay_ms == 0 and not live.state.away[game.turn]:
+            return
         live.deadline = self._clock() + delay_ms / 1000
         live.timer = asyncio.create_task(self._expire(live, live.seq, delay_ms / 1000))
+
+    def _limit_ms(self, state: EngineState, seat: int) -> int:
+        """The time `seat` is given: the away grace, or its table's turn limit in force (0: none)."""
+        if state.away[seat]:
+            return self._config.away_grace_ms
+        return state.table.turn_timeout_ms or self._config.turn_timeout_ms
 
     def _default_turn(self, game_id: str, state: EngineState, seq: int) -> list[codec.Logged]:
         """TurnTimedOut (and PlayerAway at the limit), then the default action until the turn passes.
@@ -646,7 +652,7 @@ class GameApp:
         seat = game.turn
         away = state.away[seat]
         in_a_row = state.timeouts[seat] + 1
-        out: list[codec.Logged] = [TurnTimedOut(seat, in_a_row, away)]
+        out: list[codec.Logged] = [TurnTimedOut(seat, in_a_row, away, self._limit_ms(state, seat))]
         if not away and in_a_row >= self._config.away_after:
             out.append(PlayerAway(seat))
         for step in range(MAX_DEFAULT_STEPS):

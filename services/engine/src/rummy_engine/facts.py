@@ -15,12 +15,14 @@ from rummy_rules.events import OptionValue
 
 @dataclass(frozen=True, slots=True)
 class TableSeated:
-    """Who sits where (seat order), the table's turn limit (0 = engine default), who asked for it."""
+    """Who sits where (seat order), the table's turn limit (0 = engine default), who asked for it,
+    and the limit in force (the default resolved), so a dispute about a timeout can be checked."""
 
     player_ids: tuple[str, ...]
     turn_timeout_ms: int
     options: tuple[tuple[str, OptionValue], ...]
     requested_by: str
+    turn_limit_in_force_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,7 @@ class TurnTimedOut:
     seat: int
     in_a_row: int
     away: bool
+    limit_ms: int = 0  # the time the seat was given: the turn limit in force, or the away grace
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ message can carry another seat's hidden cards.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +19,10 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import wire
 from rummy_service.auth import Principal, TokenIssuer, authenticate
-from rummy_service.errors import InvalidArgument, stream_errors, unary_errors
+from rummy_service.errors import FailedPrecondition, InvalidArgument, stream_errors, unary_errors
+from rummy_store import EventLog
 
-from rummy_engine import access, codec, limits
+from rummy_engine import access, codec, limits, refusals
 from rummy_engine.app import GameApp, LiveGame
 from rummy_engine.projection import engine_commands
 from rummy_engine.rendering import actions_pb, render, stream_update
@@ -45,9 +48,10 @@ class GameServicer(gs_grpc.GameServiceServicer):
     `unary_errors`/`stream_errors` turn any `ServiceError` raised on the way into its gRPC status.
     """
 
-    def __init__(self, app: GameApp, tokens: TokenIssuer) -> None:
+    def __init__(self, app: GameApp, tokens: TokenIssuer, refused: EventLog | None = None) -> None:
         self._app = app
         self._tokens = tokens
+        self._refused = refused  # where refused actions are recorded (refusals.py)
 
     def _principal(self, context: Context) -> Principal:
         return authenticate(self._tokens, context.invocation_metadata())
@@ -81,13 +85,32 @@ class GameServicer(gs_grpc.GameServiceServicer):
         self, request: gs.SubmitActionRequest, context: Context
     ) -> gs.SubmitActionResponse:
         limits.check(request)
-        live = (await self._caller(context, request.game_id, request.seat)).live
+        caller = await self._caller(context, request.game_id, request.seat)
+        live = caller.live
         try:
             command = wire.command_from_pb(request.seat, request.action)
         except wire.CodecError as exc:
             raise InvalidArgument("malformed_action", str(exc)) from None
         digest = hashlib.sha256(request.action.SerializeToString(deterministic=True)).hexdigest()[:16]
-        outcome = await self._app.submit(request.game_id, request.seat, request.command_id, command, digest)
+        try:
+            outcome = await self._app.submit(
+                request.game_id, request.seat, request.command_id, command, digest
+            )
+        except FailedPrecondition as exc:  # a move the rules refuse: on record before the answer
+            if self._refused is not None:
+                entry = refusals.refusal(
+                    game_id=request.game_id,
+                    seat=request.seat,
+                    player=caller.principal.subject,
+                    at=time.time(),
+                    after_seq=live.seq,
+                    command_id=request.command_id,
+                    action=request.action,
+                    code=exc.code,
+                    message=exc.message,
+                )
+                await asyncio.to_thread(refusals.record, self._refused, entry)
+            raise
         response = gs.SubmitActionResponse(
             first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate
         )

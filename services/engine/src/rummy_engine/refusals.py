@@ -1,0 +1,100 @@
+"""Refused commands on record: who, when, what and the rule code, in an audit stream beside the game's.
+
+"The server refused my legal move" can only be settled if the refusal left a trace. A refusal changes
+no game state, so it is never an event of the game's stream (folds, seqs and snapshots stay as they
+are); it is a record of its own stream: the embedded store's `refusals.sqlite` beside `events.sqlite`,
+or the topic `<game topic>.refusals` on Kafka, keyed by game id, one JSON record each (fields in
+docs/replay-export.md, `refused`). `meldstream replay` shows them in time order with the game's events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from rummy_store import ConcurrencyError, EventLog, NewEvent, StoreError
+from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.kafka_log import KafkaEventLog
+
+from rummy_engine.config import EngineConfig
+
+log = logging.getLogger(__name__)
+
+RECORD_TYPE: Final = "command_refused"
+RECORD_FORMAT: Final = 1
+EMBEDDED_FILE: Final = "refusals.sqlite"
+
+
+def topic_of(game_topic: str) -> str:
+    return f"{game_topic}.refusals"
+
+
+def open_refusals(config: EngineConfig, *, must_exist: bool = False) -> EventLog | None:
+    """The refusal stream of the engine's store; with `must_exist`, None for an embedded store that has
+    none yet (a reader's question, answered without creating the file)."""
+    if config.embedded:
+        path = Path(config.data_dir) / EMBEDDED_FILE
+        if must_exist and not path.exists():
+            return None
+        return EmbeddedEventLog(path, config.partitions)
+    return KafkaEventLog(config.kafka, topic_of(config.topic), config.partitions)
+
+
+def refusal(
+    *,
+    game_id: str,
+    seat: int,
+    player: str,
+    at: float,
+    after_seq: int,
+    command_id: str,
+    action: Message,
+    code: str,
+    message: str,
+) -> dict[str, Any]:
+    """One refusal as recorded: the action in protobuf's JSON mapping, the time in RFC 3339 (UTC)."""
+    return {
+        "game_id": game_id,
+        "seat": seat,
+        "player": player,
+        "time": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "after_seq": after_seq,
+        "command_id": command_id,
+        "action": json_format.MessageToDict(action, preserving_proto_field_name=True),
+        "code": code,
+        "message": message,
+    }
+
+
+def record(stream: EventLog, entry: dict[str, Any]) -> None:
+    """Append one refusal to its game's refusal stream (blocking: call it off the event loop). A store
+    that fails is logged, not raised: the player's answer must not wait on the audit trail."""
+    payload = json.dumps(entry, sort_keys=True).encode()
+    game_id = entry["game_id"]
+    for _ in range(3):  # two refusals of one game at once: the loser appends after the winner
+        try:
+            last = stream.last_seq(game_id)
+            stream.append(
+                game_id, f"refused/{last + 1}", last, [NewEvent(RECORD_TYPE, payload, RECORD_FORMAT)]
+            )
+            return
+        except ConcurrencyError:
+            continue
+        except StoreError as exc:
+            log.warning("game %s: a refusal could not be recorded: %s", game_id, exc)
+            return
+    log.warning("game %s: a refusal could not be recorded: its refusal stream kept moving", game_id)
+
+
+def read(stream: EventLog, game_id: str) -> list[dict[str, Any]]:
+    """A game's refusals in the order they were recorded."""
+    return [
+        json.loads(r.payload)
+        for r in stream.read_stream(game_id)
+        if r.event_type == RECORD_TYPE and r.schema_version == RECORD_FORMAT
+    ]
