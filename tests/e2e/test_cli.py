@@ -65,10 +65,13 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     assert "verified" in capsys.readouterr().out
     assert main(["replay", game, "--data-dir", str(data), "--to", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("seq 1: GameStarted(") and "seq 3: " in out and "seq 4" not in out
-    assert "ada" in out and "discard:" in out
+    assert out.startswith(f"game {game}: kalooki, 3 players: 0 ada, 1 ben, 2 cleo\n"), out
+    assert (
+        re.search(r"^seq 1 +[\d:.]+ game_started: ", out, re.M) and "\nseq 3 " in out and "\nseq 4" not in out
+    )
+    assert "discard:" in out
     assert main(["replay", game, "--data-dir", str(data)]) == 0
-    assert f"seq {events}: GameEnded(" in capsys.readouterr().out
+    assert re.search(rf"^seq {events} +[\d:.]+ game_ended: ", capsys.readouterr().out, re.M)
     assert main(["verify", "no-such-game", "--data-dir", str(data)]) == 1
 
 

@@ -1,92 +1,109 @@
-"""`meldstream replay GAME [--to SEQ]`: every step of a game as a table: hands, melds, discard pile.
+"""`meldstream replay GAME`: a summary, then every event with its time and the table after it.
 
-An operator's tool: it reads the event log directly (every hand is shown, game over or not). A record
-that does not fit the game (garbage, another event format, a seq out of place) is shown as skipped and
-the replay goes on, as the engine folds the game.
+An operator's tool reading the event log directly. `--seat N` shows one player's view, `--deal K`
+and `--from/--to` narrow the events shown (the summary stays the whole game's), `--format json`
+writes the export (docs/replay-export.md), `--html FILE` a page that steps through the game. An
+unfinished game's hidden hands and stock are shown only with `--operator`, which the output says. A
+record that does not fit the game (garbage, another event format, a seq out of place) is listed as
+skipped and the replay goes on, as the engine folds the game.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
-from rummy_engine.codec import Logged, event_of
-from rummy_engine.facts import Fact, TableSeated
-from rummy_rules.cards import format_cards
-from rummy_rules.state import GameState
+from rummy_engine import refusals
 
-from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
-from meldstream_cli.reading import game_steps, skipped_line
+from meldstream_cli import replay_html
+from meldstream_cli.export import game_export
+from meldstream_cli.platform_args import (
+    add_store_options,
+    config_from,
+    open_log_readonly,
+    open_refusals_readonly,
+)
+from meldstream_cli.reading import game_steps
+from meldstream_cli.replay_text import (
+    event_line,
+    refused_after,
+    refused_line,
+    shows_table,
+    skipped_line,
+    summary_lines,
+    table_lines,
+)
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("replay", help="print a game step by step (hands, melds, discard pile)")
+    parser = commands.add_parser(
+        "replay", help="a game's summary and every event with its time (text, JSON export or HTML page)"
+    )
     parser.add_argument("game", help="the game id")
+    parser.add_argument("--seat", type=int, metavar="N", help="one player's view: only seat N's hand")
+    parser.add_argument("--deal", type=int, metavar="K", help="only the events of deal K")
+    parser.add_argument("--from", dest="first", type=int, metavar="SEQ", help="start at this sequence number")
     parser.add_argument("--to", type=int, metavar="SEQ", help="stop after this sequence number")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
+    parser.add_argument(
+        "--operator",
+        action="store_true",
+        help="show an unfinished game's hidden hands and stock (an operator's view; the output says so)",
+    )
     add_store_options(parser)
     parser.set_defaults(handler=run)
 
 
-def describe(event: Logged) -> str:
-    fields = []
-    for name in type(event).__slots__:
-        if name in ("deck", "seed", "cards") and isinstance(getattr(event, name), tuple | bytes):
-            value = getattr(event, name)
-            fields.append(f"{name}=[{len(value)}]" if name != "cards" else f"cards={format_cards(value)}")
-            continue
-        value = getattr(event, name)
-        if hasattr(value, "cards"):
-            value = format_cards(value.cards)
-        elif isinstance(value, tuple) and value and hasattr(value[0], "cards"):
-            value = " | ".join(format_cards(meld.cards) for meld in value)
-        elif hasattr(value, "text"):
-            value = value.text
-        fields.append(f"{name}={value}")
-    return f"{type(event).__name__}({', '.join(fields)})"
-
-
-def table(state: GameState, players: tuple[str, ...]) -> list[str]:
-    width = max(len(p) for p in players) + 8
-    lines = []
-    for seat, hand in enumerate(state.hands):
-        mark = ">" if seat == state.turn else " "
-        label = f"{seat} {players[seat]}"
-        lines.append(f"  {mark} {label:<{width}} {len(hand):>2} | {format_cards(sorted(hand)) or '-'}")
-    for index, (meld, owner) in enumerate(zip(state.melds, state.owners, strict=True)):
-        lines.append(f"    meld {index:<2} (seat {owner}) {format_cards(meld.cards)}")
-    pile = format_cards(state.discard[-8:]) if state.discard else "-"
-    more = f"{len(state.discard) - 8} more under " if len(state.discard) > 8 else ""
-    lines.append(
-        f"    discard: {more}{pile} (top last)   stock: {len(state.stock)}   phase: {state.phase.value}"
-    )
-    lines.append(f"    totals: {list(state.totals)}")
-    return lines
+def selected(doc: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The document with only the events the filters keep (the summary stays the whole game's)."""
+    events = [
+        entry
+        for entry in doc["events"]
+        if (args.deal is None or entry["state"]["deal"] == args.deal)
+        and (args.first is None or entry["seq"] >= args.first)
+        and (args.to is None or entry["seq"] <= args.to)
+    ]
+    return {**doc, "events": events}
 
 
 def run(args: argparse.Namespace) -> int:
-    log = open_log_readonly(config_from(args))
+    config = config_from(args)
+    log = open_log_readonly(config)
     try:
-        shown = 0
-        for step in game_steps(log, args.game):
-            record, state = step.record, step.state
-            if step.skipped:
-                print(skipped_line(step))
-                continue
-            if args.to is not None and record.seq > args.to:
-                break
-            assert state is not None  # a record applied: the game has started
-            event = event_of(record)
-            who = (
-                " (played by the engine: the player was absent)" if state.by_engine(record.command_id) else ""
-            )
-            print(f"seq {record.seq}: {describe(event)}{who}")
-            shown += 1
-            # Facts change no cards, except that TableSeated gives the dealt hands their players' names.
-            if state.table.players and (isinstance(event, TableSeated) or not isinstance(event, Fact)):
-                print("\n".join(table(state.game, state.table.players)))
-        if not shown:
-            print(f"meldstream replay: no game {args.game!r} in this store")
-            return 1
-        return 0
+        doc = game_export(args.game, game_steps(log, args.game), seat=args.seat, operator=args.operator)
     finally:
         log.close()
+    refused_log = open_refusals_readonly(config)
+    if doc is not None and refused_log is not None:
+        try:
+            doc["refused"] = refusals.read(refused_log, args.game)
+        finally:
+            refused_log.close()
+    if doc is None:
+        print(f"meldstream replay: no game {args.game!r} in this store", file=sys.stderr)
+        return 1
+    doc = selected(doc, args)
+    if args.html is not None:
+        args.html.write_text(replay_html.render(doc))
+    if args.format == "json":
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+        return 0
+    print("\n".join(summary_lines(doc)))
+    print()
+    skipped = list(doc["skipped"])  # in log order, each before the events from its seq on
+    for entry in doc["events"]:
+        while skipped and skipped[0]["seq"] <= entry["seq"]:
+            print(skipped_line(skipped.pop(0)))
+        print(event_line(doc, entry))
+        if shows_table(entry):
+            print("\n".join(table_lines(doc, entry)))
+        for refused in refused_after(doc, entry["seq"]):
+            print(refused_line(doc, refused))
+    for record in skipped:
+        print(skipped_line(record))
+    return 0

@@ -1,12 +1,22 @@
-"""`meldstream verify GAME`: check a finished game's shuffles against the revealed seed and commitment."""
+"""`meldstream verify GAME`: check a finished game's shuffles against the revealed seed and commitment.
+
+`meldstream verify --file FILE` does it without the operator's store, for a player: FILE is a replay
+export (`meldstream replay --format json`, docs/replay-export.md) or GetHistory's answer in protobuf's
+JSON mapping. Both carry every logged event, so the check is the same.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 from typing import Any
 
-from rummy_engine.codec import Logged, event_of, rules_events
+from google.protobuf import json_format
+from rummy.game.v1 import events_pb2, game_service_pb2
+from rummy_engine.codec import Logged, event_from_pb, event_of, rules_events
 from rummy_engine.verify import verify_shuffles
+from rummy_rules.events import Event
 
 from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
 from meldstream_cli.reading import game_steps, skipped_line
@@ -14,12 +24,46 @@ from meldstream_cli.reading import game_steps, skipped_line
 
 def register(commands: Any) -> None:
     parser = commands.add_parser("verify", help="verify a finished game's deal against its seed commitment")
-    parser.add_argument("game", help="the game id")
+    parser.add_argument("game", nargs="?", help="the game id (in the store)")
+    parser.add_argument(
+        "--file", type=Path, help="verify a replay export or GetHistory JSON instead, without the store"
+    )
     add_store_options(parser)
     parser.set_defaults(handler=run)
 
 
+def from_file(path: Path) -> list[Logged]:
+    """The logged events of a replay export or of GetHistory's JSON; ValueError for anything else."""
+    doc = json.loads(path.read_text())
+    messages: list[events_pb2.GameEvent] = []
+    if isinstance(doc, dict) and str(doc.get("format", "")).startswith("meldstream.replay/"):
+        for entry in doc["events"]:
+            if entry["redacted"] and entry["type"] in ("game_started", "deal_started", "stock_reshuffled"):
+                raise ValueError(f"seq {entry['seq']}: this export hides the deck (a seat's or a live view)")
+            messages.append(
+                json_format.ParseDict(
+                    {"seq": entry["seq"], entry["type"]: entry["event"]}, events_pb2.GameEvent()
+                )
+            )
+    elif isinstance(doc, dict) and "entries" in doc:
+        history = json_format.ParseDict(
+            doc, game_service_pb2.GetHistoryResponse(), ignore_unknown_fields=True
+        )
+        messages = [entry.event for entry in history.entries]
+    else:
+        raise ValueError("neither a replay export (format meldstream.replay/1) nor GetHistory JSON")
+    return [event_from_pb(message) for message in messages]
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        try:
+            return report(rules_events(from_file(args.file)), str(args.file))
+        except (OSError, ValueError, KeyError, TypeError, json_format.ParseError) as exc:
+            print(f"meldstream verify: {args.file}: {exc}")
+            return 1
+    if args.game is None:
+        raise SystemExit("meldstream verify: give a GAME (in the store) or --file FILE")
     log = open_log_readonly(config_from(args))
     logged: list[Logged] = []
     try:
@@ -30,9 +74,13 @@ def run(args: argparse.Namespace) -> int:
                 logged.append(event_of(step.record))
     finally:
         log.close()
-    events = rules_events(logged)
+    return report(rules_events(logged), f"game {args.game!r} in this store")
+
+
+def report(events: list[Event], where: str) -> int:
+    """Print the check of a game's shuffles; 0 when verified."""
     if not events:
-        print(f"meldstream verify: no game {args.game!r} in this store")
+        print(f"meldstream verify: no {where}")
         return 1
     try:
         result = verify_shuffles(events)

@@ -1,0 +1,243 @@
+"""A whole game as one JSON document (`meldstream replay --format json`, docs/replay-export.md).
+
+Like PGN for chess: enough for any tool to replay, summarise or verify a game without the store. The
+text replay, the HTML page and the export are all rendered from this one document, so they cannot
+disagree. Each event is the logged `GameEvent` in protobuf's JSON mapping (stable within v1: changes
+are additive), beside its time, its actor and the state after it; cards the reader may not see are
+left out and named in `redacted`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any, Final
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from rummy.game.v1 import events_pb2
+from rummy_engine import codec
+from rummy_engine.projection import EngineState
+from rummy_rules.cards import Card
+from rummy_store.catch_up import Step
+
+FORMAT: Final = "meldstream.replay/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """What the reader of an export may see: the hands of `seats` (None: every seat) and, with
+    `secrets`, deck and stock orders (the cards nobody holds yet)."""
+
+    seats: frozenset[int] | None
+    secrets: bool
+    note: str
+
+    def hand(self, seat: int) -> bool:
+        return self.seats is None or seat in self.seats
+
+
+def sight_for(finished: bool, seat: int | None, operator: bool) -> Sight:
+    """A player's view of one seat; otherwise everything once the game is over (as GetHistory shows
+    it to its players), and while it is open only to an operator, who is told so."""
+    if seat is not None:
+        return Sight(
+            frozenset({seat}), False, f"seat {seat}'s view: the other hands and the stock are hidden"
+        )
+    if finished:
+        return Sight(None, True, "the game is over: every hand, deck and reshuffle is shown")
+    if operator:
+        return Sight(
+            None, True, "OPERATOR VIEW of an unfinished game: every hidden hand and the stock are shown"
+        )
+    return Sight(
+        frozenset(), False, "the game is not over: hands and the stock are hidden (--operator shows them)"
+    )
+
+
+def card_text(card: dict[str, Any]) -> str:
+    """A card of an event's JSON (`{"rank": 7, "suit": "SUIT_HEARTS"}`) in the spec's notation."""
+    rank = int(card.get("rank", 0))
+    if rank == 0:
+        return "JK"
+    names = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+    return names[rank] + str(card.get("suit", "SUIT_?"))[5]
+
+
+def _cards(cards: Iterable[Card]) -> list[str]:
+    return [card.text for card in cards]
+
+
+def _redact(kind: str, body: dict[str, Any], sight: Sight) -> list[str]:
+    """Remove from an event's JSON the cards the reader may not see; the names of what was removed."""
+    hidden: list[str] = []
+    if kind in ("game_started", "deal_started") and not sight.secrets:
+        hidden.append("deck")
+    elif kind == "stock_reshuffled" and not sight.secrets:
+        hidden.append("cards")
+    elif kind == "card_drawn" and not body.get("from_discard") and not sight.hand(int(body.get("seat", 0))):
+        hidden.append("card")
+    elif kind == "buy_granted" and not sight.hand(int(body.get("seat", 0))):
+        hidden.append("stock_card")
+    for name in hidden:
+        body.pop(name, None)
+    return hidden
+
+
+def _state(state: EngineState, sight: Sight) -> dict[str, Any]:
+    game = state.game
+    return {
+        "deal": game.deal,
+        "dealer": game.dealer,
+        "turn": game.turn,
+        "phase": game.phase.value,
+        "hands": [_cards(hand) if sight.hand(seat) else None for seat, hand in enumerate(game.hands)],
+        "hand_sizes": [len(hand) for hand in game.hands],
+        "melds": [
+            {"owner": owner, "cards": _cards(meld.cards)}
+            for meld, owner in zip(game.melds, game.owners, strict=True)
+        ],
+        "discard": _cards(game.discard),
+        "stock": _cards(game.stock[::-1]) if sight.secrets else None,
+        "stock_size": len(game.stock),
+        "totals": list(game.totals),
+        "away": list(state.away),
+    }
+
+
+def _json(message: Message) -> dict[str, Any]:
+    """protobuf's JSON mapping with field names as in the .proto and zeros written out (seat 0)."""
+    out: dict[str, Any] = json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return out
+
+
+def _time(message: events_pb2.GameEvent) -> str:
+    """When the engine accepted the event's command: UTC, RFC 3339 with milliseconds."""
+    moment = message.occurred_at.ToDatetime(tzinfo=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _seconds(message: events_pb2.GameEvent) -> float:
+    return float(message.occurred_at.ToNanoseconds()) / 1e9
+
+
+def game_export(
+    game_id: str, steps: Iterable[Step[EngineState | None]], *, seat: int | None, operator: bool
+) -> dict[str, Any] | None:
+    """The export of one game from its steps (`reading.game_steps`); None when it has no record."""
+    read = list(steps)
+    applied = [(step, codec.message_of(step.record)) for step in read if not step.skipped]
+    if not applied:
+        return None
+    finished = any(message.WhichOneof("event") == "game_ended" for _, message in applied)
+    sight = sight_for(finished, seat, operator)
+    entries: list[dict[str, Any]] = []
+    for step, message in applied:
+        state = step.state
+        assert state is not None  # a record applied: the game has started
+        kind = str(message.WhichOneof("event"))
+        body = _json(getattr(message, kind))
+        entries.append(
+            {
+                "seq": message.seq,
+                "time": _time(message),
+                "type": kind,
+                "actor": body.get("seat"),
+                "by_engine": state.by_engine(message.command_id),
+                "command_id": message.command_id,
+                "event": body,
+                "redacted": _redact(kind, body, sight),
+                "state": _state(state, sight),
+            }
+        )
+    last = applied[-1][0].state
+    assert last is not None
+    return {
+        "format": FORMAT,
+        "game_id": game_id,
+        "shown": sight.note,
+        "finished": finished,
+        "summary": _summary(applied, last),
+        "skipped": [
+            {
+                "seq": step.record.seq,
+                "partition": step.record.position.partition,
+                "offset": step.record.position.offset,
+                "command_id": step.record.command_id,
+                "reason": step.skipped,
+            }
+            for step in read
+            if step.skipped
+        ],
+        "events": entries,
+        "refused": [],
+    }
+
+
+def _summary(
+    applied: list[tuple[Step[EngineState | None], events_pb2.GameEvent]], last: EngineState
+) -> dict[str, Any]:
+    players = list(last.table.players)
+    first_message = applied[0][1]
+    started = first_message.game_started
+    timeouts: list[dict[str, Any]] = []
+    away: list[dict[str, Any]] = []
+    open_away: dict[int, dict[str, Any]] = {}
+    winners: list[int] = []
+    ended_at: str | None = None
+    seed: str | None = None
+    deals = 0
+    engine_played = 0
+    turn_limit_ms = 0
+    in_force = 0
+    for step, message in applied:
+        kind = message.WhichOneof("event")
+        time = _time(message)
+        at: dict[str, Any] = {"seq": message.seq, "time": time}
+        assert step.state is not None
+        if step.state.by_engine(message.command_id) and kind != "turn_timed_out":
+            engine_played += 1
+        if kind in ("game_started", "deal_started"):
+            deals += 1
+        elif kind == "table_seated":
+            turn_limit_ms = message.table_seated.turn_timeout_ms
+            in_force = message.table_seated.turn_limit_in_force_ms
+        elif kind == "turn_timed_out":
+            out = message.turn_timed_out
+            timeouts.append(
+                {**at, "seat": out.seat, "in_a_row": out.in_a_row, "away": out.away, "limit_ms": out.limit_ms}
+            )
+        elif kind == "player_away":
+            period = {"seat": message.player_away.seat, "from": at, "to": None}
+            open_away[message.player_away.seat] = period
+            away.append(period)
+        elif kind == "player_returned" and message.player_returned.seat in open_away:
+            open_away.pop(message.player_returned.seat)["to"] = at
+        elif kind == "game_ended":
+            winners = list(message.game_ended.winners)
+            ended_at, seed = time, message.game_ended.seed.hex()
+    for item in (*timeouts, *away):
+        item["player"] = players[item["seat"]] if item["seat"] < len(players) else None
+    return {
+        "variant": started.variant,
+        "players": players,
+        "options": _json(started).get("options", {}),
+        "seed_commitment": started.seed_commitment,
+        "seed": seed,
+        "winners": [players[seat] for seat in winners if seat < len(players)],
+        "totals": list(last.game.totals),
+        "deals": deals,
+        "events": len(applied),
+        "started_at": _time(first_message),
+        "ended_at": ended_at,
+        "last_event_at": _time(applied[-1][1]),
+        "duration_s": round(_seconds(applied[-1][1]) - _seconds(first_message), 3),
+        "turn_limit_ms": turn_limit_ms,
+        "turn_limit_in_force_ms": in_force or None,
+        "engine_played_events": engine_played,
+        "timeouts": timeouts,
+        "away_periods": away,
+    }

@@ -1,0 +1,162 @@
+"""The text replay: a summary an operator reads first, then each event with its time and the table."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from meldstream_cli.export import card_text
+
+_FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
+
+
+def _clock(time: str) -> str:
+    """`2026-12-01T19:51:08.110Z` -> `19:51:08.110`: the day is in the summary."""
+    return time.partition("T")[2].rstrip("Z") or time
+
+
+def _who(players: list[str], seat: Any) -> str:
+    return (
+        f"seat {seat} ({players[seat]})" if isinstance(seat, int) and seat < len(players) else f"seat {seat}"
+    )
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    s = doc["summary"]
+    players = s["players"]
+    lines = [
+        f"game {doc['game_id']}: {s['variant']}, {len(players)} players: "
+        + ", ".join(f"{seat} {name}" for seat, name in enumerate(players)),
+        f"shown: {doc['shown']}",
+        f"started {s['started_at']}; "
+        + (f"ended {s['ended_at']}" if s["ended_at"] else f"NOT OVER (last event {s['last_event_at']})")
+        + f"; {s['duration_s']:.1f} s, {s['events']} events, {s['deals']} deal(s)",
+        "winner: "
+        + (", ".join(s["winners"]) if s["winners"] else "none yet")
+        + "; totals: "
+        + ", ".join(f"{name} {total}" for name, total in zip(players, s["totals"], strict=False)),
+        f"seed commitment: {s['seed_commitment']}; seed (hex): {s['seed'] or 'secret until the end'}",
+        "turn limit: " + _limit(s),
+        f"timeouts: {len(s['timeouts'])}",
+    ]
+    lines += [_timeout(players, t) for t in s["timeouts"]]
+    lines.append(f"away periods: {len(s['away_periods'])}")
+    for period in s["away_periods"]:
+        end = period["to"]
+        until = f"back at seq {end['seq']} at {end['time']}" if end else "still away"
+        lines.append(
+            f"  {_who(players, period['seat'])}: away from seq {period['from']['seq']}"
+            f" at {period['from']['time']}, {until}"
+        )
+    lines.append(f"events played by the engine for an absent player: {s['engine_played_events']}")
+    refused = doc.get("refused", [])
+    lines.append(f"refused commands: {len(refused)}")
+    lines += [f"  {_refusal(players, r)}" for r in refused]
+    if doc["skipped"]:
+        lines.append(f"skipped records: {len(doc['skipped'])}")
+        lines += [
+            f"  seq {r['seq']}: partition {r['partition']} offset {r['offset']}: {r['reason']}"
+            for r in doc["skipped"]
+        ]
+    return lines
+
+
+def _timeout(players: list[str], t: dict[str, Any]) -> str:
+    given = f"{t['limit_ms']} ms" if t["limit_ms"] else "a limit this log does not record"
+    return (
+        f"  seq {t['seq']} at {t['time']}: {_who(players, t['seat'])} timed out after {given}"
+        f" ({t['in_a_row']} in a row{', already away: the away grace' if t['away'] else ''})"
+    )
+
+
+def _limit(s: dict[str, Any]) -> str:
+    if s["turn_limit_in_force_ms"] is not None:
+        asked = s["turn_limit_ms"] or "the default"
+        return f"{s['turn_limit_in_force_ms']} ms in force (the table asked for {asked})"
+    if s["turn_limit_ms"]:
+        return f"{s['turn_limit_ms']} ms (set by the table)"
+    return "the engine's default (this game's log does not record its value)"
+
+
+def _refusal(players: list[str], refusal: dict[str, Any]) -> str:
+    action = ", ".join(f"{kind} {json.dumps(body)}" for kind, body in refusal["action"].items())
+    return (
+        f"at {refusal['time']} (after seq {refusal['after_seq']}): {_who(players, refusal['seat'])}"
+        f" {refusal['player']!r} sent {action} (command {refusal['command_id']!r}):"
+        f" REFUSED {refusal['code']}: {refusal['message']}"
+    )
+
+
+def refused_after(doc: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+    """The refusals that came while `seq` was the game's last event (they changed nothing)."""
+    return [r for r in doc.get("refused", []) if r["after_seq"] == seq]
+
+
+def refused_line(doc: dict[str, Any], refusal: dict[str, Any]) -> str:
+    return f"refused  {_clock(refusal['time'])} " + _refusal(doc["summary"]["players"], refusal)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict) and "rank" in value:
+        return card_text(value)
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "rank" in value[0]:
+        return " ".join(card_text(card) for card in value) if len(value) <= 16 else f"[{len(value)} cards]"
+    if isinstance(value, list) and value and isinstance(value[0], dict) and "cards" in value[0]:
+        return " | ".join(_value(meld["cards"]) for meld in value)
+    return str(value)
+
+
+def skipped_line(record: dict[str, Any]) -> str:
+    """A record the fold could not apply, where it lies in the log and why (the replay goes on)."""
+    return (
+        f"seq {record['seq']}: SKIPPED the record at partition {record['partition']} offset"
+        f" {record['offset']} (command {record['command_id'][:40]!r}): {record['reason']}"
+    )
+
+
+def event_line(doc: dict[str, Any], entry: dict[str, Any]) -> str:
+    players = doc["summary"]["players"]
+    fields = [f"{name}={_value(value)}" for name, value in entry["event"].items()]
+    fields += [f"{name}=(hidden)" for name in entry["redacted"]]
+    actor = f" {_who(players, entry['actor'])}" if entry["actor"] is not None else ""
+    engine = "  [played by the engine: the player was absent]" if entry["by_engine"] else ""
+    return (
+        f"seq {entry['seq']:<4} {_clock(entry['time'])}{actor} {entry['type']}: {', '.join(fields)}{engine}"
+    )
+
+
+def table_lines(doc: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+    players = doc["summary"]["players"]
+    state = entry["state"]
+    width = max((len(p) for p in players), default=4) + 8
+    lines = []
+    for seat, size in enumerate(state["hand_sizes"]):
+        mark = ">" if seat == state["turn"] else " "
+        hand = state["hands"][seat]
+        cards = " ".join(sorted(hand, key=_order)) if hand is not None else "(hidden)"
+        away = "  AWAY" if seat < len(state["away"]) and state["away"][seat] else ""
+        label = f"{seat} {players[seat] if seat < len(players) else '?'}"
+        lines.append(f"  {mark} {label:<{width}} {size:>2} | {cards or '-'}{away}")
+    for index, meld in enumerate(state["melds"]):
+        lines.append(f"    meld {index:<2} (seat {meld['owner']}) {' '.join(meld['cards'])}")
+    pile = state["discard"]
+    more = f"{len(pile) - 8} more under " if len(pile) > 8 else ""
+    lines.append(
+        f"    discard: {more}{' '.join(pile[-8:]) or '-'} (top last)   stock: {state['stock_size']}"
+        f"   phase: {state['phase']}"
+    )
+    lines.append(f"    totals: {state['totals']}")
+    return lines
+
+
+def _order(text: str) -> tuple[int, int]:
+    suit = "JCDHS".index(text[-1]) if text != "JK" else 0
+    rank = (
+        ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K").index(text[:-1]) if suit else 0
+    )
+    return suit, rank
+
+
+def shows_table(entry: dict[str, Any]) -> bool:
+    """Facts change no cards, except that table_seated gives the dealt hands their players' names."""
+    return entry["type"] not in _FACTS
