@@ -30,7 +30,8 @@ from .conftest import token
 
 PLAYERS = ["ann", "bob"]
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
-ALL = frozenset({0, 1, 2})
+PARTITIONS = 3  # a small topic: the test waits for the engines to own every partition
+ALL = frozenset(range(PARTITIONS))
 
 
 async def until(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
@@ -53,6 +54,7 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
             redis=redis_url,
             topic=topic,
             key_prefix=f"{unique_prefix}:",
+            partitions=PARTITIONS,
             turn_timeout_ms=0,
         )
         engines: list[RunningEngine] = [await start_engine(config)]
@@ -94,13 +96,17 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
             assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
             assert (refused.value.details() or "").startswith("not_owner")
             assert ("meldstream-owner", owner.address) in tuple(refused.value.trailing_metadata() or ())
-            drawn = await client(other, mover).submit("shared", seat, DRAW, "draw-1", include_view=True)
+            follower = client(other, mover)
+            drawn = await follower.submit("shared", seat, DRAW, "draw-1", include_view=True)
             assert (drawn.first_seq, drawn.duplicate) == (3, False)  # the SDK followed to the owner
 
             await owner.stop()  # leaves the group: the other engine takes its partitions over
             engines.remove(owner)
             await until(lambda: other.app.owned == ALL, "the other engine to own every partition")
-            moved = client(other, mover)
+            with pytest.raises(RpcFailure) as away:  # it still sends the game to the stopped owner
+                await follower.view("shared", seat)
+            assert away.value.status is grpc.StatusCode.UNAVAILABLE
+            moved = follower  # given up on, that route is forgotten: the next call asks the target again
             again = await moved.submit("shared", seat, DRAW, "draw-1")  # a retry, on the new owner
             assert again.duplicate and again.first_seq == 3
             discard = gs.Action(discard=gs.Discard(card=drawn.view.hand[0]))
@@ -150,6 +156,7 @@ def test_a_table_formed_reaches_the_engine_owning_its_game(
             redis=redis_url,
             topic=f"{unique_prefix}.rummy.game.events.v1",
             key_prefix=f"{unique_prefix}:",
+            partitions=PARTITIONS,
             turn_timeout_ms=0,
             tables=tables,
         )

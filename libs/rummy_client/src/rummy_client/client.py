@@ -109,9 +109,10 @@ class GameClient:
                 if owner is not None:
                     address = owner
                     continue  # sent to the owner at once
+                if error.code() in RETRYABLE:  # the next call asks the target again, even after this one
+                    self._forget(game_id, address)
                 if error.code() not in RETRYABLE or loop.time() + delay > deadline:
                     raise _failure(error) from None
-                self._forget(game_id, address)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
             address = self._address(game_id)
@@ -224,8 +225,9 @@ class GameClient:
             except grpc.aio.AioRpcError as error:
                 if self._owner(game_id, address, error) is not None:
                     continue  # resume at the owner at once
+                if error.code() in RETRYABLE:
+                    self._forget(game_id, address)
                 if error.code() not in RETRYABLE or loop.time() > deadline:
                     raise _failure(error) from None
-                self._forget(game_id, address)
             await asyncio.sleep(0.2)
             self.resumes += 1
