@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
 from rummy_service.auth import TokenIssuer
 from rummy_service.server import ServiceHost
-from rummy_store import EventLog
 from rummy_store.ownership import OwnerDirectory, PartitionOwnership
 
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
-from rummy_engine.refusals import open_refusals
+from rummy_engine.refusals import RefusalStream
 from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
@@ -35,7 +34,7 @@ class RunningEngine:
     host: ServiceHost
     tables: TableConsumer | None = None  # games from matchmaking's TableFormed (tables.py)
     ownership: PartitionOwnership | None = None  # on Kafka: this engine's share of the partitions
-    refused: EventLog | None = None  # refused actions on record (refusals.py)
+    refused: RefusalStream | None = None  # refused actions on record (refusals.py)
 
     @property
     def address(self) -> str:
@@ -82,7 +81,7 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         return (ownership is None or ownership.settled.is_set()) and await app.ready()
 
     host = ServiceHost(config.address, [SERVICE_NAME], ready)
-    refused = open_refusals(config)
+    refused = RefusalStream(config)
     game_service_pb2_grpc.add_GameServiceServicer_to_server(
         GameServicer(app, TokenIssuer(config.token_secret), refused), host.server
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -34,15 +35,38 @@ def topic_of(game_topic: str) -> str:
     return f"{game_topic}.refusals"
 
 
-def open_refusals(config: EngineConfig, *, must_exist: bool = False) -> EventLog | None:
-    """The refusal stream of the engine's store; with `must_exist`, None for an embedded store that has
-    none yet (a reader's question, answered without creating the file)."""
+def open_refusals(config: EngineConfig) -> EventLog:
+    """The refusal stream of the engine's store (created if missing)."""
     if config.embedded:
-        path = Path(config.data_dir) / EMBEDDED_FILE
-        if must_exist and not path.exists():
-            return None
-        return EmbeddedEventLog(path, config.partitions)
+        return EmbeddedEventLog(Path(config.data_dir) / EMBEDDED_FILE, config.partitions)
     return KafkaEventLog(config.kafka, topic_of(config.topic), config.partitions)
+
+
+class RefusalStream:
+    """The engine's refusal stream, opened at the first refusal: most engines never refuse a move, and
+    on Kafka opening it means a topic and a writer."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self._config = config
+        self._log: EventLog | None = None
+        self._lock = threading.Lock()
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """`record` on the stream (blocking: call it off the event loop)."""
+        with self._lock:
+            stream = self._log
+            if stream is None:
+                try:
+                    stream = self._log = open_refusals(self._config)
+                except StoreError as exc:
+                    log.warning("game %s: a refusal could not be recorded: %s", entry["game_id"], exc)
+                    return
+            record(stream, entry)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._log is not None:
+                self._log.close()
 
 
 def refusal(

@@ -20,7 +20,6 @@ from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import wire
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import FailedPrecondition, InvalidArgument, stream_errors, unary_errors
-from rummy_store import EventLog
 
 from rummy_engine import access, codec, limits, refusals
 from rummy_engine.app import GameApp, LiveGame
@@ -48,7 +47,9 @@ class GameServicer(gs_grpc.GameServiceServicer):
     `unary_errors`/`stream_errors` turn any `ServiceError` raised on the way into its gRPC status.
     """
 
-    def __init__(self, app: GameApp, tokens: TokenIssuer, refused: EventLog | None = None) -> None:
+    def __init__(
+        self, app: GameApp, tokens: TokenIssuer, refused: refusals.RefusalStream | None = None
+    ) -> None:
         self._app = app
         self._tokens = tokens
         self._refused = refused  # where refused actions are recorded (refusals.py)
@@ -109,7 +110,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
                     code=exc.code,
                     message=exc.message,
                 )
-                await asyncio.to_thread(refusals.record, self._refused, entry)
+                await asyncio.to_thread(self._refused.record, entry)
             raise
         response = gs.SubmitActionResponse(
             first_seq=outcome.first_seq, last_seq=outcome.last_seq, duplicate=outcome.duplicate
