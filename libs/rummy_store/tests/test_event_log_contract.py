@@ -183,10 +183,12 @@ class TestEmbeddedEventLog(EventLogContract):
         for log in opened:
             log.close()
 
-    def test_reopening_with_other_partition_count_is_refused(self, tmp_path: Path) -> None:
-        EmbeddedEventLog(tmp_path / "e.sqlite", partitions=3).close()
-        with pytest.raises(ValueError, match="3 partitions"):
-            EmbeddedEventLog(tmp_path / "e.sqlite", partitions=4)
+    def test_reopening_with_other_partition_count_keeps_the_log_s_own(self, tmp_path: Path) -> None:
+        with EmbeddedEventLog(tmp_path / "e.sqlite", partitions=3) as created:
+            created.append("g", "c", 0, [NewEvent("e", b"x")])
+        with EmbeddedEventLog(tmp_path / "e.sqlite", partitions=64) as reopened:
+            assert reopened.partitions == 3  # game -> partition stays what it was
+            assert [r.seq for r in reopened.read_stream("g")] == [1]
 
 
 @pytest.mark.integration

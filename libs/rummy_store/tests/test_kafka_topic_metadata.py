@@ -1,20 +1,23 @@
 """A KafkaEventLog constructed, and a group joined, the moment their topic is created see every partition
-(no `partitions set()`, no member assigned nothing); a topic of another size is refused naming it."""
+(no `partitions set()`, no member assigned nothing); a topic of another size is used with its own count,
+by readers and writers alike, so a game's partition follows the topic."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
-from rummy_store import NewEvent
+from rummy_store import NewEvent, StoreError
 from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.kafka_topic import Replication
+from rummy_store.partitioning import partition_for
 from rummy_store.publisher import KafkaPublisher
 
-pytestmark = pytest.mark.integration
 
-
+@pytest.mark.integration
 def test_a_log_and_a_group_on_a_topic_created_an_instant_before_see_its_partitions(
     kafka_bootstrap: str, unique_prefix: str
 ) -> None:
@@ -41,10 +44,29 @@ def test_a_log_and_a_group_on_a_topic_created_an_instant_before_see_its_partitio
         admin.close()
 
 
-def test_a_topic_of_another_size_is_refused_naming_it_and_the_bootstrap(
-    kafka_bootstrap: str, unique_prefix: str
+@pytest.mark.integration
+def test_a_topic_of_another_size_keeps_its_count_for_readers_and_writers(
+    kafka_bootstrap: str, unique_prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     topic = f"{unique_prefix}.events"
-    KafkaEventLog(kafka_bootstrap, topic, 3).close()
-    with pytest.raises(ValueError, match=rf"topic {topic} at {kafka_bootstrap} has partitions \[0, 1, 2\]"):
-        KafkaEventLog(kafka_bootstrap, topic, 2)
+    KafkaEventLog(kafka_bootstrap, topic, 3).close()  # an old topic, or one an operator created
+    with caplog.at_level(logging.WARNING, "rummy_store"):
+        publisher = KafkaPublisher(kafka_bootstrap, topic, 64)
+        log = KafkaEventLog(kafka_bootstrap, topic, 64)
+    try:
+        assert (log.partitions, log.partition_for("g7")) == (3, partition_for("g7", 3))
+        assert f"topic {topic} at {kafka_bootstrap} has 3 partitions, not the 64 configured" in caplog.text
+        publisher.publish("g7", "c", 1, [NewEvent("e", b"x")])
+        assert [(r.seq, r.position.partition) for r in log.read_stream("g7")] == [(1, partition_for("g7", 3))]
+    finally:
+        publisher.close()
+        log.close()
+
+
+def test_replication_comes_from_the_cluster_unless_set() -> None:
+    assert Replication().resolve(1) == (1, 1)
+    assert Replication().resolve(2) == (2, 1)
+    assert Replication().resolve(5) == (3, 2)  # one broker down, acks=all still reaches two
+    assert Replication(factor=5, min_insync=3).resolve(5) == (5, 3)
+    with pytest.raises(StoreError, match=r"min\.insync\.replicas 3 is above the replication factor 2"):
+        Replication(factor=2, min_insync=3).resolve(3)

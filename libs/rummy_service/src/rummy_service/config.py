@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from rummy_store.kafka_topic import Replication
+
 
 class ConfigError(ValueError):
     """A setting the service cannot use: a bad environment variable, or a store it cannot read."""
@@ -53,3 +55,23 @@ def check_store_pair(kafka: str, redis: str, names: str = "KAFKA_BOOTSTRAP and R
     """
     if bool(kafka) != bool(redis):
         raise ConfigError(f"set both {names}, or neither (the embedded store)")
+
+
+def kafka_replication(env: Mapping[str, str] | None = None) -> Replication:
+    """KAFKA_REPLICATION_FACTOR and KAFKA_MIN_INSYNC_REPLICAS: replicas and min.insync.replicas of the
+    topics a service creates (an existing topic keeps its own). Unset or 0: from the cluster, min(3,
+    brokers) replicas and min ISR 2 from 3 replicas (rummy_store.kafka_topic). Every service reads the
+    same two variables, so whichever creates a topic first gives it the same settings."""
+    return checked_replication(
+        env_int("KAFKA_REPLICATION_FACTOR", 0, env), env_int("KAFKA_MIN_INSYNC_REPLICAS", 0, env)
+    )
+
+
+def checked_replication(factor: int, min_insync: int) -> Replication:
+    """The two settings as a `Replication`, refused up front when no acks=all write could succeed."""
+    if factor and min_insync > factor:
+        raise ConfigError(
+            f"KAFKA_MIN_INSYNC_REPLICAS={min_insync} is above KAFKA_REPLICATION_FACTOR={factor}: "
+            "no acknowledged write could succeed"
+        )
+    return Replication(factor, min_insync)

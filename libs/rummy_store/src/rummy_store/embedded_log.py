@@ -7,6 +7,7 @@ numbered per partition from 0, as in Kafka, so positions in snapshots mean the s
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -15,7 +16,10 @@ from pathlib import Path
 
 from rummy_store.errors import ConcurrencyError
 from rummy_store.event_log import EventLog, Subscription, validate_append
+from rummy_store.partitioning import DEFAULT_PARTITIONS
 from rummy_store.records import AppendResult, EventRecord, LogPosition, NewEvent
+
+log = logging.getLogger("rummy_store")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -43,7 +47,7 @@ def _record(row: tuple[str, int, str, str, int, bytes, int, int]) -> EventRecord
 class EmbeddedEventLog(EventLog):
     """Event log in a sqlite file (``":memory:"`` works for a single instance)."""
 
-    def __init__(self, path: str | Path, partitions: int = 3) -> None:
+    def __init__(self, path: str | Path, partitions: int = DEFAULT_PARTITIONS) -> None:
         if partitions < 1:
             raise ValueError("partitions must be >= 1")
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
@@ -53,9 +57,13 @@ class EmbeddedEventLog(EventLog):
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO settings VALUES ('partitions', ?)", (partitions,))
             (stored,) = self._db.execute("SELECT value FROM settings WHERE name = 'partitions'").fetchone()
-        if stored != partitions:  # game -> partition must never change for an existing log
-            raise ValueError(f"{path} was created with {stored} partitions, not {partitions}")
-        self.partitions = partitions
+        # game -> partition must never change for an existing log: it keeps the count it was created
+        # with, as a Kafka topic does (rummy_store.kafka_topic)
+        if stored != partitions:
+            log.warning(
+                "%s was created with %d partitions, not %d: using its %d", path, stored, partitions, stored
+            )
+        self.partitions = int(stored)
 
     def append(
         self, game_id: str, command_id: str, expected_seq: int, events: Sequence[NewEvent]

@@ -13,16 +13,17 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
 
 from rummy_store.checkpoints import CheckpointStore
 from rummy_store.errors import NotWriterError, StoreError
 from rummy_store.event_log import TOPIC, EventLog, Subscription, validate_append
 from rummy_store.kafka_records import decode
+from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
 from rummy_store.partition_index import PartitionIndex
 from rummy_store.partition_writer import PartitionWriter
+from rummy_store.partitioning import DEFAULT_PARTITIONS
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
 # A consumer that joins a group with the 45 s default can stall when members join together
@@ -30,17 +31,6 @@ from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, 
 CONSUMER_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
 # How long a log waits at construction for a just-created topic's partitions to show in the metadata.
 METADATA_WAIT_S = 30.0
-
-
-def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = 3) -> None:
-    """Create the topic if missing; an existing topic must have ``partitions`` partitions."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    except TopicAlreadyExistsError:
-        pass
-    finally:
-        admin.close()
 
 
 def await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
@@ -69,23 +59,25 @@ class KafkaEventLog(EventLog):
     first append after another writer fenced this one; without it (the engine, whose consumer group
     says which partitions it owns) only `claim` does, and appends elsewhere raise `NotWriterError`.
     Every read is read_committed: records of aborted or fenced transactions are never seen.
+    `partitions` and `replication` are for a topic that is missing; an existing topic's own partition
+    count is the log's `partitions` (`kafka_topic` says why).
     """
 
     def __init__(
         self,
         bootstrap: str,
         topic: str = TOPIC,
-        partitions: int = 3,
+        partitions: int = DEFAULT_PARTITIONS,
         *,
+        replication: Replication = FROM_CLUSTER,
         writer: bool = False,
         claim_on_demand: bool = True,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = 10.0,
     ) -> None:
-        ensure_topic(bootstrap, topic, partitions)
+        ensure_topic(bootstrap, topic, partitions, replication)
         self._bootstrap = bootstrap
         self._topic = topic
-        self.partitions = partitions
         self._timeout_s = timeout_s
         # Reads scan one partition at a time (catch-up, rebuilds): fetch more of it per round trip.
         self._reader = KafkaConsumer(
@@ -97,13 +89,10 @@ class KafkaEventLog(EventLog):
             request_timeout_ms=int(timeout_s * 1000) + 1_000,
         )
         actual = await_partitions(self._reader, topic)
-        if len(actual) != partitions:
+        if not actual:
             self._reader.close()
-            if not actual:
-                raise _no_partitions(topic, bootstrap)
-            raise ValueError(
-                f"topic {topic} at {bootstrap} has partitions {sorted(actual)}, expected {partitions}"
-            )
+            raise _no_partitions(topic, bootstrap)
+        self.partitions = adopt_partitions(topic, bootstrap, partitions, actual)
         self._reader_lock = threading.Lock()
         self._writes = writer
         self._on_demand = claim_on_demand

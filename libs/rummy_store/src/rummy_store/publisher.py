@@ -10,15 +10,18 @@ headers), which `EventLog.subscribe` and `read_partition` read like any other.
 from __future__ import annotations
 
 import abc
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from kafka import KafkaProducer
 
 from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.errors import StoreError
 from rummy_store.event_log import validate_append
-from rummy_store.kafka_log import ensure_topic
-from rummy_store.partitioning import partition_for
+from rummy_store.kafka_log import METADATA_WAIT_S
+from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
+from rummy_store.partitioning import DEFAULT_PARTITIONS, partition_for
 from rummy_store.records import NewEvent
 
 
@@ -38,15 +41,35 @@ class Publisher(abc.ABC):
 
 
 class KafkaPublisher(Publisher):
-    """acks=all, idempotent producer; blocks until every record of the call is acknowledged."""
+    """acks=all, idempotent producer; blocks until every record of the call is acknowledged. Keys map
+    to the topic's own partition count, as `KafkaEventLog`'s do (`partitions` only creates a topic)."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int = 3) -> None:
-        ensure_topic(bootstrap, topic, partitions)
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int = DEFAULT_PARTITIONS,
+        *,
+        replication: Replication = FROM_CLUSTER,
+    ) -> None:
+        ensure_topic(bootstrap, topic, partitions, replication)
         self._topic = topic
-        self._partitions = partitions
         self._producer = KafkaProducer(
             bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=0
         )
+        self._partitions = adopt_partitions(topic, bootstrap, partitions, self._topic_partitions())
+
+    def _topic_partitions(self) -> set[int]:
+        """The topic's partitions from the producer's metadata; a topic created an instant before can
+        show none yet (as `await_partitions` says), so ask again for up to METADATA_WAIT_S."""
+        deadline = time.monotonic() + METADATA_WAIT_S
+        while not (actual := self._producer.partitions_for(self._topic)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            self._producer._metadata.request_update()
+        if not actual:
+            self._producer.close()
+            raise StoreError(f"topic {self._topic}: no partition metadata after {METADATA_WAIT_S:g} s")
+        return set(actual)
 
     def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None:
         self.publish_all([(key, command_id, first_seq, events)])

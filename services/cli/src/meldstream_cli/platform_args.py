@@ -66,7 +66,7 @@ def open_log_readonly(config: EngineConfig) -> EventLog:
         if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
             path = _private_copy(path)
         return EmbeddedEventLog(path, config.partitions)
-    return KafkaEventLog(config.kafka, config.topic, config.partitions)
+    return KafkaEventLog(config.kafka, config.topic, config.partitions, replication=config.replication)
 
 
 def _private_copy(path: Path) -> Path:

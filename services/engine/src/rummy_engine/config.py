@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from rummy_service.auth import DEV_SECRET
-from rummy_service.config import check_store_pair, env_int, env_str
+from rummy_service.config import check_store_pair, checked_replication, env_int, env_str
 from rummy_store.event_log import TOPIC
+from rummy_store.kafka_topic import Replication
+from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 from rummy_engine.seeds import DEV_SEED_KEY
 
@@ -27,7 +29,9 @@ class EngineConfig:
     redis: str = ""
     topic: str = TOPIC
     key_prefix: str = ""
-    partitions: int = 3
+    partitions: int = DEFAULT_PARTITIONS  # for a topic that is missing; an existing one keeps its count
+    replication_factor: int = 0  # of a topic created here: 0 = min(3, brokers)
+    min_insync_replicas: int = 0  # of a topic created here: 0 = 2 from 3 replicas, else 1
     data_dir: str = ".local/engine"
     snapshot_every: int = 50
     turn_timeout_ms: int = 30_000  # 0 = no turn timer
@@ -52,6 +56,10 @@ class EngineConfig:
         return self.group or f"meldstream-engine.{self.topic}"
 
     @property
+    def replication(self) -> Replication:
+        return Replication(self.replication_factor, self.min_insync_replicas)
+
+    @property
     def store_timeout_s(self) -> float:
         return self.store_timeout_ms / 1000
 
@@ -68,6 +76,8 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_TOPIC", "topic", 0),
     ("ENGINE_KEY_PREFIX", "key_prefix", 0),
     ("ENGINE_PARTITIONS", "partitions", 1),
+    ("KAFKA_REPLICATION_FACTOR", "replication_factor", 0),
+    ("KAFKA_MIN_INSYNC_REPLICAS", "min_insync_replicas", 0),
     ("ENGINE_DATA_DIR", "data_dir", 0),
     ("ENGINE_SNAPSHOT_EVERY", "snapshot_every", 1),
     ("ENGINE_TURN_TIMEOUT_MS", "turn_timeout_ms", 0),
@@ -97,4 +107,5 @@ def load(env: Mapping[str, str] | None = None) -> EngineConfig:
             values[field] = env_str(name, default, env)
     config = EngineConfig(**values)  # type: ignore[arg-type]
     check_store_pair(config.kafka, config.redis)
+    checked_replication(config.replication_factor, config.min_insync_replicas)
     return config

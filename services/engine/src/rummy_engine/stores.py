@@ -93,6 +93,7 @@ def open_stores(config: EngineConfig) -> Stores:
         config.kafka,
         config.topic,
         config.partitions,
+        replication=config.replication,
         writer=True,
         claim_on_demand=False,  # the consumer group says which partitions this engine owns
         checkpoints=RedisCheckpoints(client, config.key_prefix),

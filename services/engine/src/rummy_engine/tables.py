@@ -63,7 +63,9 @@ class TableConsumer:
             Path(config.tables).parent.mkdir(parents=True, exist_ok=True)  # matchmaking may start later
             tables = EmbeddedEventLog(config.tables, config.partitions)
         else:
-            tables = KafkaEventLog(config.kafka, config.tables, config.partitions)
+            tables = KafkaEventLog(
+                config.kafka, config.tables, config.partitions, replication=config.replication
+            )
         consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret))
         consumer._consumer.start()
         return consumer

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rummy_service.config import check_store_pair, env_int, env_str
+from rummy_service.config import check_store_pair, env_int, env_str, kafka_replication
 from rummy_store.event_log import TOPIC
+from rummy_store.kafka_topic import FROM_CLUSTER, Replication
+from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 SCORING_TOPIC = "rummy.scoring.events.v1"
 MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
@@ -31,7 +33,8 @@ class ScoringConfig:
     topic: str = SCORING_TOPIC
     key_prefix: str = ""
     group: str = "rummy-scoring"
-    partitions: int = 3
+    partitions: int = DEFAULT_PARTITIONS  # for topics that are missing; existing ones keep their count
+    replication: Replication = FROM_CLUSTER  # of topics created here
 
     @property
     def embedded(self) -> bool:
@@ -39,7 +42,8 @@ class ScoringConfig:
 
 
 def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
-    """Read SCORING_* (and KAFKA_BOOTSTRAP, REDIS_URL, ENGINE_TOPIC, MATCHMAKING_TOPIC)."""
+    """Read SCORING_* (and KAFKA_BOOTSTRAP, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS,
+    REDIS_URL, ENGINE_TOPIC, MATCHMAKING_TOPIC)."""
     d = ScoringConfig()
     config = ScoringConfig(
         address=env_str("SCORING_ADDRESS", d.address, env),
@@ -54,6 +58,7 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         key_prefix=env_str("SCORING_KEY_PREFIX", d.key_prefix, env),
         group=env_str("SCORING_GROUP", d.group, env),
         partitions=env_int("SCORING_PARTITIONS", d.partitions, env, minimum=1),
+        replication=kafka_replication(env),
     )
     check_store_pair(config.kafka, config.redis)
     return config

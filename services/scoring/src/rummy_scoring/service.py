@@ -73,9 +73,11 @@ def open_stores(config: ScoringConfig) -> tuple[Store, Publisher, EventLog, Even
         )
     return (
         redis.Redis.from_url(config.redis),
-        KafkaPublisher(config.kafka, config.topic, config.partitions),
-        KafkaEventLog(config.kafka, config.game_topic, config.partitions),
-        KafkaEventLog(config.kafka, config.matchmaking_topic, config.partitions),
+        KafkaPublisher(config.kafka, config.topic, config.partitions, replication=config.replication),
+        KafkaEventLog(config.kafka, config.game_topic, config.partitions, replication=config.replication),
+        KafkaEventLog(
+            config.kafka, config.matchmaking_topic, config.partitions, replication=config.replication
+        ),
     )
 
 
