@@ -76,6 +76,19 @@ def test_a_new_owner_fences_the_old_one_which_writes_nothing_after(kafka_bootstr
         assert history(new, "g1") == [(1, "c1"), (2, "c2")]
 
 
+def test_partitions_claimed_together_fence_each_old_owner(kafka_bootstrap: str, topic: str) -> None:
+    with owner(kafka_bootstrap, topic) as old, owner(kafka_bootstrap, topic) as new:
+        assert old.claim_each(range(3)) == {} and old.owned == {0, 1, 2}
+        old.append("g1", "c1", 0, one("E1"))
+        failed = new.claim_each([0, 1, 2, 3])  # 3 is no partition of the topic: reported, not raised
+        assert list(failed) == [3] and isinstance(failed[3], ValueError)
+        assert new.owned == {0, 1, 2}
+        with pytest.raises(NotWriterError):  # each partition has its own producer, fenced as before
+            old.append("g1", "c2", 1, one("E2"))
+        new.append("g1", "c2", 1, one("E2"))
+        assert history(new, "g1") == [(1, "c1"), (2, "c2")]
+
+
 def test_a_paused_writers_open_transaction_never_counts(kafka_bootstrap: str, topic: str) -> None:
     """The split brain of the reserve-produce window: the old owner had sent its records and was paused
     before committing; clients failed over to the new owner with the same command id."""

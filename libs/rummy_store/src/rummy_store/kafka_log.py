@@ -11,6 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
@@ -31,6 +32,8 @@ from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, 
 CONSUMER_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
 # How long a log waits at construction for a just-created topic's partitions to show in the metadata.
 METADATA_WAIT_S = 30.0
+# Partitions claimed at once (`claim_each`): the claims wait on the network, not on this process.
+CLAIMS_AT_ONCE = 8
 
 
 def await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
@@ -106,6 +109,20 @@ class KafkaEventLog(EventLog):
         """Become the only writer of these partitions (fencing any other) and read each one's tail."""
         for partition in partitions:
             self._writer(partition, claim=True).claim()
+
+    def claim_each(self, partitions: Iterable[int]) -> dict[int, BaseException]:
+        """`claim` each partition, CLAIMS_AT_ONCE at a time; the failures, by partition.
+
+        A claim is round trips (a new producer, its `init_transactions`, the partition's tail), so an
+        instance given 64 partitions one after another spent seconds in its group's rebalance
+        callback. Each partition keeps its own producer and transactional id: the fence is unchanged.
+        """
+        wanted = sorted(partitions)
+        if not wanted:
+            return {}
+        with ThreadPoolExecutor(min(CLAIMS_AT_ONCE, len(wanted)), thread_name_prefix="claim") as pool:
+            done = {p: pool.submit(self.claim, [p]) for p in wanted}
+        return {p: exc for p, f in done.items() if (exc := f.exception()) is not None}
 
     def drop(self, partitions: Iterable[int]) -> None:
         """Stop writing these partitions (another instance is taking them); saves their checkpoints."""

@@ -72,6 +72,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._revoking: set[int] = set()  # taken back by a rebalance in progress
         self._stop = threading.Event()
         self.settled = threading.Event()  # set once the first assignment is claimed in full
+        self._assigned_once = False  # until then nothing pending does not mean settled
         self._consumer = KafkaConsumer(
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **CONSUMER_TIMEOUTS
         )
@@ -135,6 +136,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._revoking |= {tp.partition for tp in revoked}
 
     def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        self._assigned_once = True
         self._consumer.pause(*assigned)  # membership only: the records are read by the log
         parts = {tp.partition for tp in assigned}
         moved, self._revoking = self._revoking - parts, set()
@@ -149,15 +151,12 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             self.settled.set()
 
     def _claim_pending(self) -> None:
-        claimed = set()
-        for partition in sorted(self._pending):
-            try:
-                self._kafka.claim([partition])
-            except Exception as exc:
-                log.warning("claiming partition %d failed (%s); retrying", partition, exc)
-                self._stop.wait(1.0)
-                break
-            claimed.add(partition)
+        failed = self._kafka.claim_each(self._pending)
+        claimed = self._pending - failed.keys()
+        for partition, exc in sorted(failed.items()):
+            log.warning("claiming partition %d failed (%s); retrying", partition, exc)
+        if failed:
+            self._stop.wait(1.0)
         self._pending -= claimed
         if claimed:
             log.info("partitions %s claimed", sorted(claimed))
@@ -168,5 +167,5 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             except redis.RedisError as exc:
                 log.warning("publishing partitions %s failed: %s", sorted(claimed), exc)
             self._assigned(claimed)
-        if not self._pending:
+        if not self._pending and self._assigned_once:
             self.settled.set()
