@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rummy_service.auth import DEV_SECRET
-from rummy_service.config import ConfigError, env_int, env_str
+from rummy_service.config import ConfigError, env_int, env_str, kafka_replication
+from rummy_store.kafka_topic import FROM_CLUSTER, Replication
+from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 from rummy_matchmaking.pairing import PairingRules
 
@@ -33,7 +35,8 @@ class MatchmakingConfig:
     scoring_topic: str = SCORING_TOPIC
     scoring_file: str = ""  # embedded: scoring's sqlite log, for ratings and results ("" = none)
     key_prefix: str = ""
-    partitions: int = 3
+    partitions: int = DEFAULT_PARTITIONS  # for a topic that is missing; an existing one keeps its count
+    replication: Replication = FROM_CLUSTER  # of topics created here
     data_dir: str = ".local/matchmaking"
     pairing_interval_ms: int = 100
     pairing: dict[str, PairingRules] = field(default_factory=dict)
@@ -76,7 +79,8 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
-    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
+    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS,
+    REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
     d = MatchmakingConfig()
     config = MatchmakingConfig(
         address=env_str("MATCHMAKING_ADDRESS", d.address, env),
@@ -89,6 +93,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         scoring_file=env_str("MATCHMAKING_SCORING_FILE", d.scoring_file, env),
         key_prefix=env_str("MATCHMAKING_KEY_PREFIX", d.key_prefix, env),
         partitions=env_int("MATCHMAKING_PARTITIONS", d.partitions, env, minimum=1),
+        replication=kafka_replication(env),
         data_dir=env_str("MATCHMAKING_DATA_DIR", d.data_dir, env),
         pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),

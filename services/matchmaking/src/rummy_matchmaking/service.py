@@ -118,13 +118,21 @@ def open_journal(config: MatchmakingConfig, *, writer: bool = False) -> EventLog
     writers that its partition ownership claims (embedded: the sqlite log, all of it)."""
     if config.embedded:
         return _embedded(config)
-    return KafkaEventLog(config.kafka, config.topic, config.partitions, writer=writer, claim_on_demand=False)
+    return KafkaEventLog(
+        config.kafka,
+        config.topic,
+        config.partitions,
+        replication=config.replication,
+        writer=writer,
+        claim_on_demand=False,
+    )
 
 
 def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
     """Scoring's topic (embedded: its sqlite file, if configured) for ratings and tournament results."""
     if not config.embedded:
-        return KafkaEventLog(config.kafka, config.scoring_topic, config.partitions)
+        topic = config.scoring_topic
+        return KafkaEventLog(config.kafka, topic, config.partitions, replication=config.replication)
     if not config.scoring_file:
         return None
     Path(config.scoring_file).parent.mkdir(parents=True, exist_ok=True)  # scoring may start later
