@@ -9,6 +9,7 @@ docs/replay-export.md, `refused`). `meldstream replay` shows them in time order 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -39,7 +40,8 @@ def open_refusals(config: EngineConfig) -> EventLog:
     """The refusal stream of the engine's store (created if missing)."""
     if config.embedded:
         return EmbeddedEventLog(Path(config.data_dir) / EMBEDDED_FILE, config.partitions)
-    return KafkaEventLog(config.kafka, topic_of(config.topic), config.partitions)
+    # Each refusal claims its partition's writer on demand: an engine writes only its own games'.
+    return KafkaEventLog(config.kafka, topic_of(config.topic), config.partitions, writer=True)
 
 
 class RefusalStream:
@@ -100,19 +102,19 @@ def record(stream: EventLog, entry: dict[str, Any]) -> None:
     that fails is logged, not raised: the player's answer must not wait on the audit trail."""
     payload = json.dumps(entry, sort_keys=True).encode()
     game_id = entry["game_id"]
-    for _ in range(3):  # two refusals of one game at once: the loser appends after the winner
+    # The id is the refusal's own digest: a retried append is recognised, a new refusal never is.
+    command_id = "refused/" + hashlib.sha256(payload).hexdigest()[:32]
+    failure: Exception | None = None
+    for _ in range(3):
         try:
             last = stream.last_seq(game_id)
-            stream.append(
-                game_id, f"refused/{last + 1}", last, [NewEvent(RECORD_TYPE, payload, RECORD_FORMAT)]
-            )
+            stream.append(game_id, command_id, last, [NewEvent(RECORD_TYPE, payload, RECORD_FORMAT)])
             return
-        except ConcurrencyError:
-            continue
-        except StoreError as exc:
-            log.warning("game %s: a refusal could not be recorded: %s", game_id, exc)
-            return
-    log.warning("game %s: a refusal could not be recorded: its refusal stream kept moving", game_id)
+        except ConcurrencyError as exc:  # two refusals of one game at once: append after the other
+            failure = exc
+        except StoreError as exc:  # on Kafka, fenced by another engine: the next append claims again
+            failure = exc
+    log.warning("game %s: a refusal could not be recorded: %s", game_id, failure)
 
 
 def read(stream: EventLog, game_id: str) -> list[dict[str, Any]]:
