@@ -187,8 +187,11 @@ async def _match(sc_stub: Any, game_id: str) -> sc.MatchScored:
 
 
 def _redis_dump(client: redis.Redis, prefix: str) -> dict[bytes, Any]:
+    """Scoring's state in Redis, less the outbox relay's lease: who relays is not a result."""
     dump: dict[bytes, Any] = {}
     for key in client.scan_iter(f"{prefix}:scoring:*"):
+        if key.endswith(b":lease"):
+            continue
         kind = client.type(key)
         if kind == b"string":
             dump[key] = client.get(key)
