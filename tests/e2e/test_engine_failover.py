@@ -137,6 +137,7 @@ def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
         "REDIS_URL": redis_url,
         "ENGINE_TOPIC": topic,
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
+        "ENGINE_PARTITIONS": str(PARTITIONS),
         "ENGINE_TURN_TIMEOUT_MS": "0",
     }
 

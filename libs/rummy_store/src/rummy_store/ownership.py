@@ -21,16 +21,22 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import redis
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
 
 from rummy_store import StoreError
-from rummy_store.kafka_log import CONSUMER_TIMEOUTS, KafkaEventLog, await_partitions
+from rummy_store.kafka_log import KafkaEventLog, await_partitions
 
 log = logging.getLogger("rummy_store")
 Notify = Callable[[set[int]], None]
 REFRESH_S = 2.0  # how often an instance re-reads where the other partitions are
+# A killed instance's partitions move once its session expires: 6 s (the broker's default minimum,
+# group.min.session.timeout.ms) instead of other consumers' 10 s, so a killed engine's games play again
+# within the 15 s target (bench-scale). Safe when a live member misses it (a long stall): its partitions
+# move needlessly, but the broker fences its writers, so nothing it writes after that counts.
+MEMBERSHIP_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
 
 
 class OwnerDirectory:
@@ -74,7 +80,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self.settled = threading.Event()  # set once the first assignment is claimed in full
         self._assigned_once = False  # until then nothing pending does not mean settled
         self._consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **CONSUMER_TIMEOUTS
+            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **MEMBERSHIP_TIMEOUTS
         )
         # Joined with no partitions in its metadata yet (a topic just created), the group would first
         # assign nothing, and the instance would look settled while owning nothing.
@@ -146,7 +152,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             log.info("partitions %s moved to another instance", sorted(moved))
             self._revoked(moved)
         self._pending |= parts - self._kafka.owned  # a partition fenced meanwhile is claimed again
-        self._claim_pending()
+        # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
+        # its heartbeats, and 64 claims on a busy cluster outlasted the session (a needless rebalance).
         if not assigned:
             self.settled.set()
 

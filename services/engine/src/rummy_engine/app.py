@@ -71,6 +71,7 @@ OWNER_TRAILER: Final = "meldstream-owner"  # trailing metadata of `not_owner`: t
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
 HANDOVER_S: Final = 10.0  # how long a partition given up is followed until the directory names its new owner
 HANDOVER_POLL_S: Final = 0.05
+RESUMES_AT_ONCE: Final = 8  # open games loaded together when partitions are claimed (snapshot reads overlap)
 Plan = Callable[[EngineState], list[codec.Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
 
@@ -252,14 +253,20 @@ class GameApp:
         except Exception as exc:  # best effort: a game is also loaded when a client touches it
             log.warning("resuming open games failed: %s", exc)
             return
-        resumed = 0
-        for game_id in games:
-            try:
-                await self.game(game_id)
-                resumed += 1
-            except Exception as exc:  # one unreadable game must not keep the others' timers off
-                log.warning("resuming game %s failed: %s", game_id, exc)
-        log.info("resumed %d of %d open games", resumed, len(games))
+        began = time.monotonic()
+        at_once = asyncio.Semaphore(RESUMES_AT_ONCE)
+
+        async def resume(game_id: str) -> bool:
+            async with at_once:
+                try:
+                    await self.game(game_id)
+                    return True
+                except Exception as exc:  # one unreadable game must not keep the others' timers off
+                    log.warning("resuming game %s failed: %s", game_id, exc)
+                    return False
+
+        resumed = sum(await asyncio.gather(*(resume(g) for g in games)))
+        log.info("resumed %d of %d open games in %.1f s", resumed, len(games), time.monotonic() - began)
 
     async def close(self) -> None:
         self._closed = True
