@@ -75,7 +75,7 @@ fmt: venv ## format and autofix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: bench-rules bench-eventlog bench-engine bench-platform ## every benchmark
+bench: bench-rules bench-eventlog bench-engine bench-scale bench-platform ## every benchmark
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
 	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2
@@ -86,6 +86,9 @@ bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
 
 bench-engine: setup ## engine action latency p50/p99 and actions/s, many concurrent games, beside a bare gRPC round trip
 	$(BIN)/python -m rummy_engine.bench $(BENCH_ARGS)
+
+bench-scale: setup ## 1 vs 2 engine processes on the same load (actions/s, CPU/action), recovery after an engine or broker SIGKILL
+	$(BIN)/python -m rummy_engine.bench_scale $(BENCH_ARGS)
 
 bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue) and scoring lag under load
 	$(BIN)/python -m rummy_matchmaking.bench

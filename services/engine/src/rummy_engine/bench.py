@@ -63,7 +63,7 @@ class TimedClient(GameClient):
         return response
 
 
-def _cpu_s(pid: int) -> float:
+def cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process so far (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
@@ -243,9 +243,9 @@ def main(argv: list[str] | None = None) -> int:
         cores = os.cpu_count()
         print(f"engine: separate process at {address} on {engine.where}; {cores} cores shared with the bots")
         asyncio.run(_bare(address, 200, 1))  # warm up
-        cpu = _cpu_s(engine.pid)
+        cpu = cpu_s(engine.pid)
         seq_lat, _ = asyncio.run(_bare(address, 2000, 1))
-        cpu_ms = (_cpu_s(engine.pid) - cpu) * 1000 / len(seq_lat)
+        cpu_ms = (cpu_s(engine.pid) - cpu) * 1000 / len(seq_lat)
         rows.append(
             f"floor: bare gRPC round trip (Health/Check), sequential     {latency(seq_lat)}  "
             f"engine CPU {cpu_ms:.2f} ms/call"
@@ -255,11 +255,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(f"floor: bare kafka-python produce, acks=all, sequential   {latency(floor)}")
         for games in args.games:
             progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s")
-            cpu = _cpu_s(engine.pid)
+            cpu = cpu_s(engine.pid)
             act_lat, act_wall, finished = asyncio.run(
                 _games(address, games, args.seconds, args.variant, args.bot)
             )
-            cpu_ms = (_cpu_s(engine.pid) - cpu) * 1000 / max(1, len(act_lat))
+            cpu_ms = (cpu_s(engine.pid) - cpu) * 1000 / max(1, len(act_lat))
             rows.append(
                 f"SubmitAction, {games:>3} games (3 {args.bot} bots each): {latency(act_lat)}  "
                 f"{len(act_lat) / act_wall:,.0f} actions/s  engine CPU {cpu_ms:.2f} ms/action  "

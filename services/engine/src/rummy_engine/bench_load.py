@@ -1,0 +1,89 @@
+"""The load of `make bench-scale`, as its own process: tables of two seats playing through the SDK.
+
+Kept as cheap as a client can be, since it shares the machine's cores with the engines it measures:
+each seat follows its stream and sends one of the legal actions the update lists, picked at random
+(no rules bot, no extra call per move). Games get explicit random ids, so they spread over every
+partition (an engine asked to choose an id picks one of its own partitions). After `--warmup`
+seconds it prints `window`, counts the acknowledged actions for `--seconds`, and prints
+`done ACTIONS SECONDS`; then it plays on until it is stopped (SIGTERM), so a kill can be measured
+under load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+import uuid
+
+import grpc
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import GameClient, RpcFailure
+from rummy_service.auth import DEV_SECRET, TokenIssuer
+
+PLAYERS = ["p0", "p1"]
+VARIANT = "rummy40"
+
+
+class Load:
+    def __init__(self, target: str, tables: int) -> None:
+        tokens = TokenIssuer(DEV_SECRET)
+        self._clients = [
+            [GameClient(target, tokens.issue(player), retry_for_s=120) for player in PLAYERS]
+            for _ in range(tables)
+        ]
+        self.acked = 0
+
+    async def run(self) -> None:
+        await asyncio.gather(*(self._table(clients) for clients in self._clients))
+
+    async def _table(self, clients: list[GameClient]) -> None:
+        while True:
+            game_id = uuid.uuid4().hex[:16]
+            await clients[0].create_game(VARIANT, PLAYERS, game_id)
+            await asyncio.gather(*(self._seat(c, game_id, seat) for seat, c in enumerate(clients)))
+
+    async def _seat(self, client: GameClient, game_id: str, seat: int) -> None:
+        rng = random.Random(f"{game_id}/{seat}")
+        acted_at = -1
+        async for update in client.updates(game_id, seat):
+            if update.view.phase == gs.PHASE_GAME_OVER:
+                return
+            if not update.legal_actions or update.seq <= acted_at:
+                continue
+            acted_at = update.seq
+            try:
+                await client.submit(game_id, seat, rng.choice(update.legal_actions))
+            except RpcFailure as failure:  # the game moved on meanwhile: the next update says what now
+                if failure.status is not grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+                continue
+            self.acked += 1
+
+
+async def _main(target: str, tables: int, warmup_s: float, seconds: float) -> None:
+    load = Load(target, tables)
+    playing = asyncio.create_task(load.run())
+    await asyncio.sleep(warmup_s)
+    print("window", flush=True)
+    began, acked = time.perf_counter(), load.acked
+    await asyncio.sleep(seconds)
+    print(f"done {load.acked - acked} {time.perf_counter() - began:.3f}", flush=True)
+    await playing  # until stopped; a table that fails ends the process with its error
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_load", description=__doc__)
+    parser.add_argument("--target", required=True, help="an engine's address")
+    parser.add_argument("--tables", type=int, default=48)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    args = parser.parse_args(argv)
+    asyncio.run(_main(args.target, args.tables, args.warmup, args.seconds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""`make bench-scale`: what a second engine process buys on this machine, and how long games stop
+when an engine or a broker dies.
+
+1. Throughput: the same load (`bench_load`, a separate process: `--tables` tables of two seats moving
+   at random among the legal actions their streams list) against 1, then 2 engine processes sharing a
+   topic of `--partitions` partitions: actions/s, engine CPU ms per action (every engine process's
+   /proc CPU over the window, divided by its actions) and the ratio of the two.
+2. Engine SIGKILL: with 2 engines and the load still playing, `--probes` games spread over the
+   partitions; one engine is killed and each game of its partitions is sent a legal action every
+   0.1 s: the time from the kill until the last of them is accepted.
+3. Broker SIGKILL: 2 engines on a local 3-node KRaft cluster (replication 3, min ISR 2), the same
+   probes over every partition, one node killed: the time until every game accepts an action again,
+   then the node is restarted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import redis
+from rummy_client import GameClient, RpcFailure
+from rummy_infra import provide_kafka, provide_kafka_cluster, provide_redis
+from rummy_infra.local import free_port
+from rummy_infra.serving import ServiceProcess
+from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_store.ownership import OwnerDirectory
+from rummy_store.partitioning import partition_for
+
+from rummy_engine.bench import cpu_s, progress
+from rummy_engine.bench_load import PLAYERS, VARIANT
+from rummy_engine.config import EngineConfig
+
+TOKENS = TokenIssuer(DEV_SECRET)
+PROBE_EVERY_S = 0.1
+
+
+class Engines:
+    """Engine processes sharing one topic (a fresh one per `Engines`) through their consumer group."""
+
+    def __init__(self, kafka: str, redis_url: str, partitions: int, logs: Path) -> None:
+        tag = f"scale-{uuid.uuid4().hex[:8]}"
+        self.topic = f"{tag}.rummy.game.events.v1"
+        self.prefix = f"{tag}:"
+        self.partitions = partitions
+        self._redis = redis_url
+        self._env = {
+            **os.environ,
+            "KAFKA_BOOTSTRAP": kafka,
+            "REDIS_URL": redis_url,
+            "ENGINE_TOPIC": self.topic,
+            "ENGINE_KEY_PREFIX": self.prefix,
+            "ENGINE_PARTITIONS": str(partitions),
+            "ENGINE_TURN_TIMEOUT_MS": "0",
+        }
+        self._logs = logs / tag
+        self._logs.mkdir()
+        self.running: list[ServiceProcess] = []
+
+    def add(self) -> ServiceProcess:
+        address = f"127.0.0.1:{free_port()}"
+        engine = ServiceProcess(
+            "rummy_engine",
+            {**self._env, "ENGINE_ADDRESS": address},
+            address,
+            self._logs / f"engine-{len(self.running)}.log",
+        )
+        engine.start(120)
+        self.running.append(engine)
+        return engine
+
+    def owners(self) -> dict[int, str]:
+        client = redis.Redis.from_url(self._redis)
+        try:
+            return OwnerDirectory(client, self.prefix, self.topic).read()
+        finally:
+            client.close()
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Wait until every partition is published by a running engine, each engine owning some."""
+        addresses = {e.address for e in self.running}
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            owners = self.owners()
+            if len(owners) == self.partitions and set(owners.values()) == addresses:
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"bench-scale: the partitions were not split between {sorted(addresses)}")
+
+    def cpu_s(self) -> float:
+        return sum(cpu_s(e.proc.pid) for e in self.running if e.proc is not None)
+
+    def stop(self) -> None:
+        for engine in self.running:
+            engine.stop()
+
+
+@contextlib.contextmanager
+def load(target: str, tables: int, warmup_s: float, seconds: float) -> Iterator[subprocess.Popen[str]]:
+    command = [sys.executable, "-m", "rummy_engine.bench_load", "--target", target, "--tables", str(tables)]
+    command += ["--warmup", str(warmup_s), "--seconds", str(seconds)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def throughput(engines: Engines, tables: int, warmup_s: float, seconds: float) -> tuple[float, float, float]:
+    """(actions/s, engine CPU ms per action, load generator CPU ms per action) over one window."""
+    with load(engines.running[0].address, tables, warmup_s, seconds) as proc:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "window":
+            raise SystemExit("bench-scale: the load generator stopped before its window")
+        cpu, load_cpu = engines.cpu_s(), cpu_s(proc.pid)
+        line = proc.stdout.readline().split()
+        if not line or line[0] != "done":
+            raise SystemExit("bench-scale: the load generator stopped during its window")
+        cpu, load_cpu = engines.cpu_s() - cpu, cpu_s(proc.pid) - load_cpu
+    actions, wall = int(line[1]), float(line[2])
+    return actions / wall, cpu * 1000 / max(1, actions), load_cpu * 1000 / max(1, actions)
+
+
+async def create_probes(target: str, count: int, partitions: int, among: list[int]) -> list[str]:
+    """`count` games spread evenly over the partitions `among` (of `partitions`)."""
+    client = GameClient(target, TOKENS.issue(PLAYERS[0]))
+    games = []
+    try:
+        for n in range(count):
+            wanted = among[n * len(among) // count]
+            game_id = next(
+                g for i in range(100_000) if partition_for(g := f"probe-{n}-{i}", partitions) == wanted
+            )
+            await client.create_game(VARIANT, PLAYERS, game_id)
+            games.append(game_id)
+    finally:
+        await client.close()
+    return games
+
+
+async def accepted_after(target: str, games: list[str], since: float, timeout_s: float = 120.0) -> float:
+    """Send each game one legal action every PROBE_EVERY_S until one is accepted; the seconds from
+    `since` (monotonic) until the last game accepted one."""
+    clients = [GameClient(target, TOKENS.issue(p), retry_for_s=0, timeout_s=2) for p in PLAYERS]
+    deadline = since + timeout_s
+
+    async def probe(game_id: str) -> float:
+        while True:
+            try:
+                for seat, client in enumerate(clients):
+                    legal = await client.legal_actions(game_id, seat)
+                    if legal.actions:
+                        await client.submit(game_id, seat, legal.actions[0])
+                        return time.monotonic() - since
+            except RpcFailure as failure:
+                retryable = failure.status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+                if not retryable or time.monotonic() > deadline:
+                    raise SystemExit(f"bench-scale: game {game_id}: {failure}") from None
+            await asyncio.sleep(PROBE_EVERY_S)
+
+    try:
+        return max(await asyncio.gather(*(probe(g) for g in games)))
+    finally:
+        for client in clients:
+            await client.close()
+
+
+def engine_kill(engines: Engines, tables: int, probes: int) -> tuple[float, int, int]:
+    """(seconds until the killed engine's games accept actions, its partitions, its probe games)."""
+    survivor, victim = engines.running
+    moved = sorted(p for p, address in engines.owners().items() if address == victim.address)
+    doomed = asyncio.run(create_probes(survivor.address, probes, engines.partitions, moved))
+    with load(survivor.address, tables, 1.0, 3600):
+        time.sleep(5)  # playing
+        victim.kill()
+        killed_at = time.monotonic()
+        engines.running.remove(victim)
+        took = asyncio.run(accepted_after(survivor.address, doomed, killed_at))
+    return took, len(moved), len(doomed)
+
+
+def broker_kill(redis_url: str, partitions: int, probes: int, logs: Path) -> tuple[float, float]:
+    """(seconds until every game accepts an action after a node is killed, the same after its restart)."""
+    with provide_kafka_cluster(3) as cluster:
+        engines = Engines(cluster.bootstrap, redis_url, partitions, logs)
+        try:
+            engines.add()
+            engines.add()
+            engines.settle()
+            target = engines.running[0].address
+            games = asyncio.run(create_probes(target, probes, partitions, list(range(partitions))))
+            cluster.kill(0)
+            killed_at = time.monotonic()
+            after_kill = asyncio.run(accepted_after(target, games, killed_at))
+            progress("bench-scale: restarting the killed broker")
+            cluster.restart(0)
+            restarted_at = time.monotonic()
+            after_restart = asyncio.run(accepted_after(target, games, restarted_at))
+        finally:
+            engines.stop()
+    return after_kill, after_restart
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_scale", description=__doc__)
+    parser.add_argument("--tables", type=int, default=48, help="tables of the load (2 seats each)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="the measured window")
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--partitions", type=int, default=EngineConfig().partitions)
+    parser.add_argument("--probes", type=int, default=24, help="games probed after a kill")
+    parser.add_argument("--no-broker-kill", action="store_true", help="skip the 3-node cluster part")
+    parser.add_argument("--logs", help="keep the engines' logs in this directory (default: a temporary one)")
+    args = parser.parse_args(argv)
+
+    def say(row: str) -> None:
+        print(row, flush=True)
+
+    with (
+        provide_kafka() as kafka,
+        provide_redis() as store,
+        tempfile.TemporaryDirectory(prefix="meldstream-bench-scale-") as scratch,
+    ):
+        logs = Path(args.logs or scratch)
+        logs.mkdir(parents=True, exist_ok=True)
+        print(
+            f"Kafka {kafka.address} ({kafka.origin}), Redis {store.address} ({store.origin}); "
+            f"{os.cpu_count()} cores shared by the engines, the load process, Kafka and Redis"
+        )
+        figures = {}
+        for count in (1, 2):
+            engines = Engines(kafka.address, store.address, args.partitions, logs)
+            try:
+                for _ in range(count):
+                    engines.add()
+                engines.settle()
+                progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
+                figures[count] = throughput(engines, args.tables, args.warmup, args.seconds)
+                rate, cpu, load_cpu = figures[count]
+                say(
+                    f"{count} engine process{'es' if count > 1 else ''}: {rate:7,.0f} actions/s   "
+                    f"engine CPU {cpu:.2f} ms/action   load generator CPU {load_cpu:.2f} ms/action"
+                )
+                if count == 2:
+                    say(f"ratio, 2 engines / 1: {figures[2][0] / figures[1][0]:.2f}x (target 1.4x)")
+                    progress("bench-scale: SIGKILL of one of the two engines under load")
+                    took, moved, doomed = engine_kill(engines, args.tables, args.probes)
+                    say(
+                        f"engine SIGKILL: every game of its {moved} partitions ({doomed} probed) accepts "
+                        f"an action again after {took:.1f} s (target < 15 s)"
+                    )
+            finally:
+                engines.stop()
+        if not args.no_broker_kill:
+            progress("bench-scale: broker SIGKILL on a 3-node cluster")
+            after_kill, after_restart = broker_kill(store.address, args.partitions, args.probes, logs)
+            say(
+                f"broker SIGKILL (1 of 3 nodes, replication 3, min ISR 2): every game accepts an action "
+                f"again after {after_kill:.1f} s; after its restart, {after_restart:.1f} s"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
