@@ -38,6 +38,7 @@ class KafkaCluster:
             for i, state in enumerate(states)
         ]
         self.bootstrap = ",".join(node.address for node in self.nodes)
+        self.down: set[int] = set()  # nodes killed and not restarted
 
     def start(self) -> None:
         """Start every node together: a voter alone waits for a majority of the quorum."""
@@ -46,10 +47,17 @@ class KafkaCluster:
     def kill(self, node: int) -> None:
         """SIGKILL one node (0-based): no controlled shutdown, its leaderships move when its session ends."""
         self.nodes[node].kill()
+        self.down.add(node)
 
     def restart(self, node: int) -> None:
         """Start a killed node again with its log; returns once it answers and sees every node."""
         self.nodes[node].start()
+        self.down.discard(node)
+
+    def heal(self) -> None:
+        """Restart every node a test killed and left down."""
+        for node in sorted(self.down):
+            self.restart(node)
 
     def stop(self) -> None:
         _each(self.nodes, RestartableKafka.stop)

@@ -85,11 +85,12 @@ def redis_url(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def kafka_cluster(request: pytest.FixtureRequest) -> KafkaCluster:
+def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
     """A private 3-node Kafka cluster shared by the tests of one module, whose nodes a test may kill and
-    restart (restart what you kill: the next test of the module expects every node up)."""
+    restart; a node left down is restarted after the test, so the next one finds every node up."""
     cluster: KafkaCluster = _marked(request).getfixturevalue("_kafka_cluster")
-    return cluster
+    yield cluster
+    cluster.heal()
 
 
 @pytest.fixture
