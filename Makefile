@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/cli services/matchmaking services/scoring
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/web services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
 .PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
@@ -40,9 +40,10 @@ $(PROTO_OUT)/.generated: $(VENV)/.installed $(PROTO_FILES)
 	fi
 	@touch $@
 
-infra: ## fetch Apache Kafka (Maven Central) and install redis-server (Debian) if missing
+infra: ## fetch Apache Kafka (Maven Central), install redis-server and chromium + chromedriver (Debian) if missing
 	deploy/local/kafka.sh fetch
 	deploy/local/redis.sh install
+	@command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 run: venv protos ## run the platform on the embedded default (no servers needed)
 	$(BIN)/meldstream run
@@ -59,7 +60,8 @@ test-unit: venv protos ## fast inner loop: tests that need no servers
 lint: venv protos ## ruff, mypy (strict), buf lint, and deploy/k8s rendered and validated offline
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli
+	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli -p meldstream_web
+	$(BIN)/mypy services/web/tests tests/browser services/cli/tests
 	$(BIN)/mypy -p rummy_service -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
 	$(BIN)/mypy services/engine/tests libs/rummy_service/tests

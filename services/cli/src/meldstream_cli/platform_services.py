@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import grpc
+from meldstream_web.bots import PacedClient
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
-from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
 from rummy_client.client import RpcFailure
 from rummy_engine.config import EngineConfig
@@ -111,9 +111,11 @@ async def _seat(stub: Any, tokens: TokenIssuer, player: str, variant: str) -> mm
     return last
 
 
-async def _play_seat(engine_address: str, player: str, seated: mm.WatchTicketResponse) -> gs.PlayerView:
+async def _play_seat(
+    engine_address: str, player: str, seated: mm.WatchTicketResponse, pace_s: float
+) -> gs.PlayerView:
     seat = next(s for s in seated.seats if s.player_id == player)
-    async with GameClient(engine_address, seat.token) as client:
+    async with PacedClient(engine_address, seat.token, pace_s) as client:
         for _ in range(200):  # the engine creates the game from TableFormed, asynchronously
             try:
                 await client.view(seated.game_id, seat.seat)
@@ -174,19 +176,35 @@ async def _report(scores: Any, variant: str, game_id: str, final: gs.PlayerView)
 
 
 async def _table(
-    engine_address: str, scores: Any, variant: str, players: Sequence[str], seats: dict[str, Any]
+    engine_address: str,
+    scores: Any,
+    variant: str,
+    players: Sequence[str],
+    seats: dict[str, Any],
+    *,
+    pace_s: float,
 ) -> None:
     game_id = seats[players[0]].game_id
-    views = await asyncio.gather(*(_play_seat(engine_address, p, seats[p]) for p in players))
+    views = await asyncio.gather(*(_play_seat(engine_address, p, seats[p], pace_s) for p in players))
     for line in await _report(scores, variant, game_id, views[0]):
         print(line, flush=True)
 
 
-async def demo(services: PlatformServices, engine_address: str, tokens: TokenIssuer, tables: int) -> None:
+async def demo(
+    services: PlatformServices,
+    engine_address: str,
+    tokens: TokenIssuer,
+    tables: int,
+    *,
+    pace_s: float = 0.0,
+    on_table: Callable[[str, str, list[str]], None] | None = None,
+) -> None:
     """Bots that go the whole way, round after round: queue, get seated by rating, play, get scored.
 
     Each round every bot queues for the round's variant (the variants in turn); matchmaking forms
     `tables` tables of three from the ratings scoring published; each result is printed as its game ends.
+    Each bot waits `pace_s` before each move (`--pace`, so people can watch); `on_table(game, variant,
+    players)` hears of each table formed (the web gateway lists them to watch).
     """
     players = [
         f"{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}" for i in range(TABLE * tables)
@@ -219,6 +237,11 @@ async def demo(services: PlatformServices, engine_address: str, tokens: TokenIss
                     at_table, key=lambda p: next(s.seat for s in seats[p].seats if s.player_id == p)
                 )
                 print(f"  table {game_id}: {', '.join(ordered)}", flush=True)
+                if on_table is not None:
+                    on_table(game_id, variant, ordered)
             await asyncio.gather(
-                *(_table(engine_address, scores, variant, at_table, seats) for at_table in by_game.values())
+                *(
+                    _table(engine_address, scores, variant, at_table, seats, pace_s=pace_s)
+                    for at_table in by_game.values()
+                )
             )

@@ -4,6 +4,10 @@
 seats them, they play, and each result is printed with its rating changes and the leaderboard as the
 game ends, so a newcomer sees the flow and has games to watch (`WatchGame`) and replay.
 
+`--pace MS` makes each demo bot wait MS before each move, so people can watch (`--demo 2 --pace 1500`).
+The web gateway (meldstream_web) starts with the rest at `--web` (WEB_ADDRESS, default
+http://127.0.0.1:8080; a busy default port falls back to a free one) and its URL is printed.
+
 `--engines N` (Kafka + Redis only) runs N engines, this process's and N-1 `python -m rummy_engine`
 processes on free loopback ports, sharing the game topic's partitions; clients need only the first
 address (an engine names the owner of a game it does not own, and the SDK goes there).
@@ -29,6 +33,7 @@ from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
 from meldstream_cli.platform_services import demo, start_services, with_tables
+from meldstream_cli.web import start_web
 
 
 def register(commands: Any) -> None:
@@ -36,6 +41,12 @@ def register(commands: Any) -> None:
     add_store_options(parser)
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")
     parser.add_argument("--demo", type=int, default=0, metavar="N", help="keep N tables of bots playing")
+    parser.add_argument(
+        "--pace", type=int, default=0, metavar="MS", help="demo bots wait MS before each move"
+    )
+    parser.add_argument(
+        "--web", metavar="HOST:PORT", help="where the web app listens (default 127.0.0.1:8080)"
+    )
     parser.add_argument("--turn-timeout-ms", type=int, help="default turn time limit (0 = none)")
     parser.add_argument(
         "--engines",
@@ -61,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.turn_timeout_ms is not None:
         config = replace(config, turn_timeout_ms=args.turn_timeout_ms)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, args.demo, args.engines))
+        asyncio.run(_serve(config, args.demo, args.engines, args.pace / 1000, args.web))
     return 0
 
 
@@ -91,7 +102,9 @@ def _stop_engines(engines: list[subprocess.Popen[bytes]]) -> None:
             proc.kill()
 
 
-async def _serve(config: Any, tables: int, engines: int = 1) -> None:
+async def _serve(
+    config: Any, tables: int, engines: int = 1, pace_s: float = 0.0, web_address: str | None = None
+) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
     try:
@@ -105,6 +118,13 @@ async def _serve(config: Any, tables: int, engines: int = 1) -> None:
         await asyncio.to_thread(_stop_engines, others)
         await engine.stop()
         raise
+    try:
+        web = await start_web(config, services, web_address)
+    except BaseException:
+        await services.stop()
+        await asyncio.to_thread(_stop_engines, others)
+        await engine.stop()
+        raise
     tokens = TokenIssuer(config.token_secret)
     print(f"meldstream engine listening on {engine.address}", flush=True)
     print(f"  store: {engine.stores.description}", flush=True)
@@ -112,17 +132,25 @@ async def _serve(config: Any, tables: int, engines: int = 1) -> None:
     print(f"  token: meldstream token PLAYER   (operator: {tokens.issue('operator', OPERATOR)})", flush=True)
     for line in services.lines:
         print(line, flush=True)
+    print(f"meldstream web on {web.gateway.url}   (open it in a browser to play)", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    bots = asyncio.create_task(demo(services, engine.address, tokens, tables)) if tables else None
+    bots = (
+        asyncio.create_task(
+            demo(services, engine.address, tokens, tables, pace_s=pace_s, on_table=web.games.add)
+        )
+        if tables
+        else None
+    )
     if bots is not None:
         bots.add_done_callback(_report_failure)
     await stop.wait()
     if bots is not None:
         bots.cancel()
         await asyncio.gather(bots, return_exceptions=True)
+    await web.gateway.stop()
     await services.stop()
     await asyncio.to_thread(_stop_engines, others)
     await engine.stop()

@@ -1,0 +1,46 @@
+"""The web gateway beside the engine in `meldstream run`: the browser app, on the same services."""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass, replace
+
+from meldstream_web import config as web_config
+from meldstream_web.directory import LiveGames
+from meldstream_web.server import RunningGateway, start_gateway
+from rummy_engine.config import EngineConfig
+from rummy_infra.local import free_port
+
+from meldstream_cli.platform_services import PlatformServices
+
+
+@dataclass(slots=True)
+class RunningWeb:
+    gateway: RunningGateway
+    games: LiveGames  # the demo adds its tables here, for spectators to pick
+
+
+async def start_web(config: EngineConfig, services: PlatformServices, address: str | None) -> RunningWeb:
+    """The gateway on `address` (or WEB_ADDRESS), bridged to this run's engine, matchmaking and scoring.
+    When neither is given and the default port is busy (another run, a test), a free port is used: the
+    printed URL says which."""
+    settings = web_config.load()
+    explicit = bool(address or os.environ.get("WEB_ADDRESS"))
+    settings = replace(
+        settings,
+        address=address or settings.address,
+        engine=config.address,
+        matchmaking=services.matchmaking.address,
+        scoring=services.scoring.address,
+        token_secret=config.token_secret,
+    )
+    games = LiveGames()
+    try:
+        return RunningWeb(await start_gateway(settings, games), games)
+    except (OSError, SystemExit) as exc:
+        if explicit or getattr(exc, "errno", errno.EADDRINUSE) != errno.EADDRINUSE:
+            raise
+    host, _ = settings.host_port
+    fallback = replace(settings, address=f"{host}:{free_port()}")
+    return RunningWeb(await start_gateway(fallback, games), games)

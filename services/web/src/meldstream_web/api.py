@@ -1,0 +1,305 @@
+"""The HTTP/JSON side of the gateway: each handler is one call (or stream) of the platform's gRPC API
+made with the caller's own token, its answer in protobuf's JSON mapping. The gateway adds no rules and
+keeps no game state: a refused move is the engine's refusal, passed on with its rule code and message."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
+from rummy_client import GameClient, RpcFailure
+from rummy_rules.contract_rules import CONTRACTS
+from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_service.auth import AuthError, TokenIssuer
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from meldstream_web import sse
+from meldstream_web.bots import BotSeats
+from meldstream_web.config import WebConfig
+from meldstream_web.directory import LiveGames
+from meldstream_web.jsonpb import action_from_json, to_json
+
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+BOT_PREFIX = "bot-"
+MAX_TABLE = 8
+BOT_NAMES = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")  # MAX_TABLE - 1 of them
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+}
+
+
+class BadRequest(Exception):
+    """The request itself is wrong (a missing field, no token): 400 or 401 with the reason."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def refusal(status: grpc.StatusCode, details: str) -> JSONResponse:
+    """A gRPC refusal as the app shows it: the rule (or reason) code and the service's message."""
+    code, _, text = details.partition(":")
+    body = {"status": status.name, "code": code.strip() if text else "", "message": details}
+    return JSONResponse(body, status_code=HTTP_STATUS.get(status, 500))
+
+
+@dataclass(slots=True)
+class Gateway:
+    """What the handlers share: the addresses and channels of the services, and the dev issuer."""
+
+    config: WebConfig
+    tokens: TokenIssuer
+    bots: BotSeats
+    games: LiveGames
+    matchmaking: grpc.aio.Channel
+    scoring: grpc.aio.Channel
+
+    # --- who is calling -------------------------------------------------------------------------
+
+    def token(self, request: Request) -> str:
+        """The caller's bearer token (header, or `token` query parameter for an EventSource)."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token if scheme.lower() == "bearer" else request.query_params.get("token", "")
+        if not token:
+            raise BadRequest("sign in first (no bearer token)", 401)
+        return token
+
+    def player(self, token: str) -> str:
+        try:
+            return self.tokens.verify(token, time.time()).subject
+        except AuthError as exc:
+            raise BadRequest(str(exc), 401) from None
+
+    def _auth(self, token: str) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {token}"),)
+
+    def client(self, token: str) -> GameClient:
+        return GameClient(self.config.engine, token, retry_for_s=15.0)
+
+    # --- handlers -------------------------------------------------------------------------------
+
+    async def variants(self, _request: Request) -> Response:
+        """The variants and, for contract rummy, each round's contract (the rules' own table)."""
+        contracts = [str(contract) for contract in CONTRACTS]
+        return JSONResponse({"variants": list(PLAYABLE_VARIANTS), "contracts": contracts})
+
+    async def sign_in(self, request: Request) -> Response:
+        """A development token for a name: who you are is who you say (the dev issuer)."""
+        body = await _json_body(request)
+        name = str(body.get("name", "")).strip()
+        if not NAME.match(name) or name.startswith(BOT_PREFIX):
+            raise BadRequest(f"a name is 1-32 letters, digits, '.', '_' or '-', not starting {BOT_PREFIX!r}")
+        return JSONResponse({"player": name, "token": self.tokens.issue(name)})
+
+    async def rating(self, request: Request) -> Response:
+        token = self.token(request)
+        reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).GetRating(
+            mm.GetRatingRequest(
+                player_id=self.player(token), variant=request.query_params.get("variant", "kalooki")
+            ),
+            metadata=self._auth(token),
+        )
+        return JSONResponse(to_json(reply))
+
+    async def quick_play(self, request: Request) -> Response:
+        """A table of the caller and bots, created by the caller (a player may create a table they sit
+        at); the bots are SDK clients the gateway runs, paced so a person can follow them."""
+        token = self.token(request)
+        player = self.player(token)
+        body = await _json_body(request)
+        variant = str(body.get("variant", ""))
+        size = _int(body.get("players", 2), "players")
+        if not 2 <= size <= MAX_TABLE:
+            raise BadRequest(f"a table seats 2 to {MAX_TABLE} players")
+        bots = [f"{BOT_PREFIX}{BOT_NAMES[i]}" for i in range(size - 1)]
+        options = body.get("options") or {}
+        if not isinstance(options, dict):
+            raise BadRequest("options is an object of option names to values")
+        async with self.client(token) as client:
+            created = await client.create_game(variant, [player, *bots], options=options)
+        game_id = created.game_id
+        pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
+        for seat, bot in enumerate(bots, start=1):
+            self.bots.start(self.config.engine, self.tokens.issue(bot), game_id, seat, pace)
+        self.games.add(game_id, variant, [player, *bots])
+        return JSONResponse({"game_id": game_id, "seat": 0, "token": token})
+
+    async def enqueue(self, request: Request) -> Response:
+        """Queue through matchmaking (rated, or a private table by code)."""
+        token = self.token(request)
+        body = await _json_body(request)
+        size = _int(body.get("players", 2), "players")
+        reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).Enqueue(
+            mm.EnqueueRequest(
+                variant=str(body.get("variant", "")),
+                min_players=size,
+                max_players=size,
+                private_code=str(body.get("code", "")),
+            ),
+            metadata=self._auth(token),
+        )
+        return JSONResponse(to_json(reply))
+
+    async def watch_ticket(self, request: Request) -> Response:
+        """A ticket's states until it is seated (game, seat and the seat's token) or cancelled."""
+        token = self.token(request)
+        player = self.player(token)
+        ticket = request.path_params["ticket"]
+
+        async def states() -> AsyncIterator[str]:
+            call = mm_grpc.MatchmakingServiceStub(self.matchmaking).WatchTicket(
+                mm.WatchTicketRequest(ticket_id=ticket), metadata=self._auth(token)
+            )
+            try:
+                async for reply in call:
+                    if reply.state == mm.TICKET_STATE_SEATED:
+                        self.games.add(reply.game_id, "", [s.player_id for s in reply.seats])
+                    yield sse.message({**to_json(reply), "you": player}, event="ticket")
+            except grpc.aio.AioRpcError as error:
+                yield sse.message({"message": error.details() or error.code().name}, event="failure")
+            yield sse.message({}, event="end")
+
+        return sse.stream(states())
+
+    async def cancel_ticket(self, request: Request) -> Response:
+        token = self.token(request)
+        reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).Cancel(
+            mm.CancelRequest(ticket_id=request.path_params["ticket"]), metadata=self._auth(token)
+        )
+        return JSONResponse(to_json(reply))
+
+    async def live_games(self, request: Request) -> Response:
+        """The games this gateway saw start that the engine says are still being played."""
+        token = self.token(request)
+        live = []
+        async with self.client(token) as client:
+            for listed in self.games.newest_first():
+                try:
+                    view = await client.view(listed.game_id)
+                except RpcFailure as failure:
+                    if failure.status == grpc.StatusCode.NOT_FOUND:
+                        continue  # not created yet (a queued table the engine has still to open)
+                    raise
+                if view.phase == 4:  # PHASE_GAME_OVER
+                    self.games.drop(listed.game_id)
+                    continue
+                players = [seat.player_id for seat in view.seats]
+                live.append(
+                    {
+                        "game_id": listed.game_id,
+                        "variant": view.variant,
+                        "players": players,
+                        "deal": view.deal,
+                        "seq": view.seq,
+                    }
+                )
+        return JSONResponse({"games": live})
+
+    async def updates(self, request: Request) -> Response:
+        """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after
+        `Last-Event-ID` when the browser reconnects."""
+        token = self.token(request)
+        game_id = request.path_params["game"]
+        seat_param = request.query_params.get("seat", "")
+        seat = _int(seat_param, "seat") if seat_param != "" else None
+        after = _int(request.headers.get("last-event-id") or request.query_params.get("after", 0), "after")
+
+        async def messages() -> AsyncIterator[str]:
+            async with self.client(token) as client:
+                try:
+                    async for update in client.updates(game_id, seat, after):
+                        yield sse.message(to_json(update), event="update", event_id=update.seq)
+                        if update.view.phase == 4:  # PHASE_GAME_OVER: nothing follows
+                            break
+                except RpcFailure as failure:
+                    yield sse.message({"code": failure.code, "message": failure.details}, event="failure")
+            yield sse.message({}, event="end")
+
+        return sse.stream(messages())
+
+    async def act(self, request: Request) -> Response:
+        """Submit one action for the caller's seat, as the app got it from the seat's legal actions."""
+        token = self.token(request)
+        body = await _json_body(request)
+        try:
+            action = action_from_json(body.get("action"))
+        except ValueError as exc:
+            raise BadRequest(f"not an action: {exc}") from None
+        seat = _int(body.get("seat"), "seat")
+        command_id = str(body.get("command_id") or uuid.uuid4().hex)
+        async with self.client(token) as client:
+            answer = await client.submit(request.path_params["game"], seat, action, command_id)
+        return JSONResponse(to_json(answer))
+
+    async def return_to_table(self, request: Request) -> Response:
+        token = self.token(request)
+        seat = _int((await _json_body(request)).get("seat"), "seat")
+        async with self.client(token) as client:
+            view = await client.return_to_table(request.path_params["game"], seat)
+        return JSONResponse(to_json(view))
+
+    async def view(self, request: Request) -> Response:
+        token = self.token(request)
+        seat_param = request.query_params.get("seat", "")
+        async with self.client(token) as client:
+            view = await client.view(
+                request.path_params["game"], _int(seat_param, "seat") if seat_param else None
+            )
+        return JSONResponse(to_json(view))
+
+    async def history(self, request: Request) -> Response:
+        """The whole history (players of a finished game and operators only, as the engine decides)."""
+        async with self.client(self.token(request)) as client:
+            return JSONResponse(to_json(await client.history(request.path_params["game"])))
+
+    async def state_at(self, request: Request) -> Response:
+        token = self.token(request)
+        seq = _int(request.query_params.get("seq", 1), "seq")
+        async with self.client(token) as client:
+            return JSONResponse(to_json(await client.state_at(request.path_params["game"], seq)))
+
+    async def verify(self, request: Request) -> Response:
+        async with self.client(self.token(request)) as client:
+            return JSONResponse(to_json(await client.verify_shuffle(request.path_params["game"])))
+
+    async def result(self, request: Request) -> Response:
+        """Scoring's result of a finished game (404 until scoring has followed it to its end)."""
+        reply = await sc_grpc.ScoringServiceStub(self.scoring).GetMatchResult(
+            sc.GetMatchResultRequest(game_id=request.path_params["game"]),
+            metadata=self._auth(self.token(request)),
+        )
+        return JSONResponse(to_json(reply))
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise BadRequest("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body is a JSON object")
+    return body
+
+
+def _int(value: object, name: str) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise BadRequest(f"{name} is a whole number, not {str(value)[:20]!r}") from None

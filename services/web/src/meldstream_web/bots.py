@@ -1,0 +1,65 @@
+"""The bots the gateway seats for quick play: SDK clients like any other, paced for a person to follow.
+
+A bot is the SDK's `BotPlayer` on a `PacedClient`: it waits `pace_s` before each move it sends, so a
+person at the table (or watching) sees the moves one at a time instead of the whole round at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import GameClient
+from rummy_client.bots import BotPlayer
+
+log = logging.getLogger(__name__)
+
+
+class PacedClient(GameClient):
+    """A `GameClient` that waits `pace_s` before each action it submits."""
+
+    def __init__(self, target: str, token: str, pace_s: float) -> None:
+        super().__init__(target, token)
+        self._pace_s = pace_s
+
+    async def submit(
+        self,
+        game_id: str,
+        seat: int,
+        action: gs.Action,
+        command_id: str | None = None,
+        *,
+        include_view: bool = False,
+    ) -> gs.SubmitActionResponse:
+        if self._pace_s > 0:
+            await asyncio.sleep(self._pace_s)
+        return await super().submit(game_id, seat, action, command_id, include_view=include_view)
+
+
+async def play_paced(engine: str, token: str, game_id: str, seat: int, pace_s: float) -> gs.PlayerView:
+    """Play `seat` to the end of the game as the greedy bot, `pace_s` before each move."""
+    async with PacedClient(engine, token, pace_s) as client:
+        return await BotPlayer(client, game_id, seat).play()
+
+
+class BotSeats:
+    """The bot tasks the gateway runs; stopped with it."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[gs.PlayerView]] = set()
+
+    def start(self, engine: str, token: str, game_id: str, seat: int, pace_s: float) -> None:
+        task = asyncio.create_task(play_paced(engine, token, game_id, seat, pace_s))
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[gs.PlayerView]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("a bot stopped: %r", task.exception())
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,54 @@
+"""The gateway served by uvicorn inside an asyncio program (`meldstream run`, tests, `python -m`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+
+import uvicorn
+
+from meldstream_web.app import create_app
+from meldstream_web.config import WebConfig
+from meldstream_web.directory import LiveGames
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """uvicorn without its signal handlers: the program it runs in owns SIGINT and SIGTERM and stops
+    the gateway with the rest."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class RunningGateway:
+    def __init__(self, server: uvicorn.Server, task: asyncio.Task[None], url: str) -> None:
+        self._server = server
+        self._task = task
+        self.url = url
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        await self._task
+
+
+async def start_gateway(config: WebConfig, games: LiveGames | None = None) -> RunningGateway:
+    """Serve the gateway; returns once it accepts connections (raises if it cannot bind)."""
+    host, port = config.host_port
+    server = _EmbeddedServer(
+        uvicorn.Config(
+            create_app(config, games),
+            host=host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=2,  # open event streams are ended, not waited for
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # the failure to start, raised here
+            raise RuntimeError(f"the web gateway did not start on {config.address}")
+        await asyncio.sleep(0.02)
+    return RunningGateway(server, task, config.url)

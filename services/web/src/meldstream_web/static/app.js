@@ -1,0 +1,292 @@
+// The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
+// Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME).
+import { call, listen, session } from "./api.js";
+import { actionKind, actionLabel, cardText, sameCard } from "./cards.js";
+import { drawHand, drawTable, names, resultText, tickTimers } from "./table.js";
+import { openReplay } from "./replay.js";
+
+const $ = (id) => document.getElementById(id);
+const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page"];
+let config = { variants: [], contracts: [] };
+let stream = null; // the open EventSource of the page shown
+let watchTimer = null;
+
+export function say(text, error = false) {
+  $("message").textContent = text;
+  $("message").className = error ? "error" : "";
+}
+
+function show(page) {
+  for (const id of PAGES) $(id).hidden = id !== page;
+  $("who").textContent = session.player ? `signed in as ${session.player}` : "";
+}
+
+function closeStream() {
+  if (stream) stream.close();
+  stream = null;
+  clearInterval(watchTimer);
+}
+
+function myGames() {
+  return JSON.parse(localStorage.getItem("meldstream.games") || "[]");
+}
+
+function remember(gameId, variant) {
+  const games = myGames().filter((g) => g.id !== gameId);
+  games.unshift({ id: gameId, variant });
+  localStorage.setItem("meldstream.games", JSON.stringify(games.slice(0, 20)));
+}
+
+// --- sign in and lobby ---------------------------------------------------------------------------
+
+$("signin-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  try {
+    const reply = await call("POST", "/api/signin", { name: $("signin-name").value.trim() }, null);
+    session.save(reply.player, reply.token);
+    location.hash = "#/lobby";
+  } catch (err) { say(err.message, true); }
+});
+
+async function showRating() {
+  try {
+    const reply = await call("GET", `/api/rating?variant=${$("variant").value}`);
+    $("rating").textContent = `${Number(reply.rating).toFixed(2)} (${reply.games} games)`;
+  } catch (err) { $("rating").textContent = `unavailable (${err.message})`; }
+}
+
+async function refreshLive() {
+  try {
+    const reply = await call("GET", "/api/games");
+    $("live-games").replaceChildren(...reply.games.map((g) => {
+      const li = document.createElement("li");
+      const watch = document.createElement("button");
+      watch.textContent = "Watch";
+      watch.className = "watch";
+      watch.addEventListener("click", () => { location.hash = `#/watch/${g.game_id}`; });
+      li.append(`${g.variant} · ${g.players.join(", ")} · deal ${g.deal} `, watch);
+      return li;
+    }));
+    if (!reply.games.length) $("live-games").textContent = "No live games right now.";
+  } catch (err) { say(err.message, true); }
+}
+
+function lobby() {
+  show("lobby-page");
+  if (!$("variant").options.length) {
+    for (const v of config.variants) $("variant").append(new Option(v, v));
+    for (let n = 2; n <= 6; n++) $("players").append(new Option(`${n}`, `${n}`));
+  }
+  showRating();
+  refreshLive();
+  $("my-games").replaceChildren(...myGames().map((g) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = `#/replay/${g.id}`;
+    a.textContent = `${g.variant} ${g.id}`;
+    li.append(a);
+    return li;
+  }));
+}
+
+$("variant").addEventListener("change", showRating);
+$("refresh-live").addEventListener("click", refreshLive);
+$("replay-form").addEventListener("submit", (e) => { e.preventDefault(); location.hash = `#/replay/${$("replay-id").value.trim()}`; });
+
+$("quickplay").addEventListener("click", async () => {
+  say("Dealing…");
+  try {
+    const reply = await call("POST", "/api/quickplay", { variant: $("variant").value, players: Number($("players").value) });
+    remember(reply.game_id, $("variant").value);
+    location.hash = `#/play/${reply.game_id}/${reply.seat}`;
+  } catch (err) { say(err.message, true); }
+});
+
+async function enqueue(code) {
+  try {
+    const ticket = await call("POST", "/api/queue", { variant: $("variant").value, players: Number($("players").value), code });
+    $("ticket").textContent = code ? `Waiting at private table "${code}"…` : "In the queue…";
+    closeStream();
+    stream = listen(`/api/queue/${ticket.ticket_id}`, {
+      ticket: (t) => {
+        if (t.state === "TICKET_STATE_SEATED") {
+          const seat = t.seats.find((s) => s.player_id === t.you);
+          if (seat.token) session.save(session.player, seat.token);
+          remember(t.game_id, $("variant").value);
+          location.hash = `#/play/${t.game_id}/${seat.seat}`;
+        } else if (t.state === "TICKET_STATE_QUEUED") {
+          $("ticket").textContent = `${code ? "Private table" : "Queue"}: waiting ${Math.round(t.waited_s)} s…`;
+        }
+      },
+      failure: (f) => say(f.message, true),
+    });
+  } catch (err) { say(err.message, true); }
+}
+$("queue").addEventListener("click", () => enqueue(""));
+$("private").addEventListener("click", () => enqueue($("code").value.trim()));
+
+// --- the table -----------------------------------------------------------------------------------
+
+const tableEls = () => ({ info: $("table-info"), seats: $("seats"), stock: $("stock"), discard: $("discard-pile"),
+  offer: $("offer"), melds: $("melds") });
+
+function logLine(update, view) {
+  const li = document.createElement("li");
+  const who = update.actor !== undefined ? `${names(view)[update.actor]}: ` : "";
+  li.textContent = `${who}${update.event_type.replaceAll("_", " ")}`;
+  if (update.event_type === "card_discarded" && view.discard_top) li.textContent += ` ${cardText(view.discard_top)}`;
+  if (update.by_timer) {
+    const tag = document.createElement("span");
+    tag.className = "engine";
+    tag.textContent = "engine played";
+    li.append(" ", tag);
+  }
+  $("log").prepend(li);
+}
+
+async function showResult(view) {
+  const box = $("result");
+  const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
+  box.hidden = !over;
+  if (!over) return;
+  box.replaceChildren(...resultText(view).map((line, i) => {
+    const p = document.createElement(i ? "div" : "h3");
+    p.textContent = line;
+    return p;
+  }));
+  if (view.phase !== "PHASE_GAME_OVER") return;
+  const replay = document.createElement("a");
+  replay.href = `#/replay/${view.game_id}`;
+  replay.id = "open-replay";
+  replay.textContent = "Replay this game";
+  box.append(replay);
+  for (let i = 0; i < 40; i++) { // scoring follows the game's events; its result comes a moment later
+    try {
+      const reply = await call("GET", `/api/games/${view.game_id}/result`);
+      const line = document.createElement("div");
+      line.id = "scored";
+      line.textContent = `Scored: winners ${reply.match.winners.join(", ") || "-"}; totals ${reply.match.totals.join(", ")}`;
+      box.append(line);
+      return;
+    } catch (err) {
+      if (err.status !== 404) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+function play(gameId, seat) {
+  show("table-page");
+  $("hand-area").hidden = false;
+  $("watch-controls").hidden = true;
+  $("log").replaceChildren();
+  $("result").hidden = true;
+  let view = null;
+  let actions = [];
+  let byRank = false;
+  let sending = false;
+
+  const submit = async (action) => {
+    if (sending) return;
+    sending = true;
+    try {
+      await call("POST", `/api/games/${gameId}/actions`, { seat, action });
+      say("");
+    } catch (err) {
+      say(`Refused: ${err.message}`, true);
+    } finally { sending = false; }
+  };
+
+  const draw = () => {
+    drawTable(view, tableEls(), config.contracts, seat);
+    const discards = actions.filter((a) => actionKind(a) === "discard");
+    drawHand($("hand"), view.hand, byRank, (card) => {
+      const discard = discards.find((a) => sameCard(a.discard.card, card));
+      if (discard) submit(discard);
+      else say("Only the offered moves below can be played now.", false);
+    });
+    for (const node of $("hand").children) {
+      const text = node.textContent;
+      if (discards.some((a) => cardText(a.discard.card) === text)) node.classList.add("playable");
+    }
+    $("moves").replaceChildren(...actions.map((action) => {
+      const button = document.createElement("button");
+      button.className = `move ${actionKind(action)}`;
+      button.dataset.kind = actionKind(action);
+      button.textContent = actionLabel(action, view);
+      button.addEventListener("click", () => submit(action));
+      return button;
+    }));
+    if (!actions.length) $("moves").textContent = view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…";
+    $("return").hidden = !(view.seats[seat] && view.seats[seat].away);
+    showResult(view);
+  };
+
+  $("sort").onclick = () => { byRank = !byRank; $("sort").textContent = byRank ? "sort by suit" : "sort by rank"; if (view) draw(); };
+  $("return").onclick = () => call("POST", `/api/games/${gameId}/return`, { seat }).catch((err) => say(err.message, true));
+  $("discard-pile").ondragover = (e) => e.preventDefault();
+  $("discard-pile").ondrop = (e) => {
+    e.preventDefault();
+    const card = JSON.parse(e.dataTransfer.getData("text/plain"));
+    const discard = actions.find((a) => actionKind(a) === "discard" && sameCard(a.discard.card, card));
+    if (discard) submit(discard);
+  };
+
+  closeStream();
+  stream = listen(`/api/games/${gameId}/updates?seat=${seat}`, {
+    update: (update) => {
+      view = update.view;
+      actions = update.legal_actions || [];
+      if (update.event_type !== "view") logLine(update, view);
+      draw();
+    },
+    failure: (f) => say(f.message, true),
+  });
+  watchTimer = setInterval(tickTimers, 500);
+}
+
+// A spectator's table: updates are queued and shown one per `pace` ms, so a game played at machine
+// speed can still be followed by a person.
+function watch(gameId) {
+  show("table-page");
+  $("hand-area").hidden = true;
+  $("watch-controls").hidden = false;
+  $("log").replaceChildren();
+  $("result").hidden = true;
+  const queue = [];
+  let shownAt = 0;
+  closeStream();
+  stream = listen(`/api/games/${gameId}/updates`, {
+    update: (update) => queue.push(update),
+    failure: (f) => say(f.message, true),
+  });
+  watchTimer = setInterval(() => {
+    tickTimers();
+    const pace = Number($("pace").value);
+    $("behind").textContent = queue.length > 1 ? `${queue.length} moves to show` : "";
+    if (!queue.length || Date.now() - shownAt < pace) return;
+    let update = queue.shift();
+    while (pace === 0 && queue.length) update = queue.shift();
+    shownAt = Date.now();
+    if (update.event_type !== "view") logLine(update, update.view);
+    drawTable(update.view, tableEls(), config.contracts);
+    showResult(update.view);
+  }, 100);
+}
+
+// --- routing -------------------------------------------------------------------------------------
+
+async function route() {
+  closeStream();
+  say("");
+  if (!session.token) { show("signin-page"); return; }
+  const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
+  if (page === "play") play(gameId, Number(seat));
+  else if (page === "watch") watch(gameId);
+  else if (page === "replay") { show("replay-page"); openReplay(gameId, config.contracts, say); }
+  else lobby();
+}
+
+window.addEventListener("hashchange", route);
+config = await call("GET", "/api/variants", undefined, null);
+route();

@@ -1,0 +1,97 @@
+// Cards and actions as a person reads them. Display only: which moves exist is the engine's answer.
+const SUITS = { SUIT_CLUBS: "♣", SUIT_DIAMONDS: "♦", SUIT_HEARTS: "♥", SUIT_SPADES: "♠" };
+const RANKS = ["JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+const SUIT_ORDER = ["SUIT_CLUBS", "SUIT_DIAMONDS", "SUIT_SPADES", "SUIT_HEARTS", "SUIT_UNSPECIFIED"];
+
+export function cardText(card) {
+  if (!card || !card.rank) return "JK";
+  return RANKS[card.rank] + (SUITS[card.suit] || "?");
+}
+
+export function sameCard(a, b) {
+  return a && b && (a.rank || 0) === (b.rank || 0) && (a.suit || "SUIT_UNSPECIFIED") === (b.suit || "SUIT_UNSPECIFIED");
+}
+
+export function cardEl(card) {
+  const el = document.createElement("span");
+  const red = card && (card.suit === "SUIT_HEARTS" || card.suit === "SUIT_DIAMONDS");
+  el.className = "card" + (red ? " red" : "") + (!card || !card.rank ? " joker" : "");
+  el.textContent = cardText(card);
+  return el;
+}
+
+export function cardsEl(cards, cls = "") {
+  const el = document.createElement("span");
+  el.className = cls;
+  for (const card of cards || []) el.append(cardEl(card));
+  return el;
+}
+
+export function sortCards(cards, byRank) {
+  const suitIndex = (c) => SUIT_ORDER.indexOf(c.suit || "SUIT_UNSPECIFIED");
+  const rank = (c) => c.rank || 99;
+  return [...cards].sort((a, b) =>
+    byRank ? rank(a) - rank(b) || suitIndex(a) - suitIndex(b) : suitIndex(a) - suitIndex(b) || rank(a) - rank(b));
+}
+
+const cards = (list) => (list || []).map(cardText).join(" ");
+const melds = (list) => (list || []).map((m) => cards(m.cards)).join(" | ");
+const END = { RUN_END_LOW: " (low end)", RUN_END_HIGH: " (high end)" };
+const layOff = (l) => `lay off ${cards(l.cards)} on meld ${l.meld + 1}${END[l.at] || ""}`;
+
+function then(action) {
+  if (action.lay_melds) return `, then meld ${melds(action.lay_melds.melds)}`;
+  if (action.lay_off) return `, then ${layOff(action.lay_off)}`;
+  return "";
+}
+
+// The action's kind (the Action oneof case) and how it reads.
+export function actionKind(action) {
+  return Object.keys(action)[0];
+}
+
+export function actionLabel(action, view) {
+  const kind = actionKind(action);
+  const body = action[kind] || {};
+  switch (kind) {
+    case "draw_from_stock": return "Draw from stock";
+    case "take_discard": return `Take discard ${cardText(view && view.discard_top)}`;
+    case "lay_melds": return `Meld ${melds(body.melds)}`;
+    case "lay_off": return layOff(body).replace(/^l/, "L");
+    case "swap_joker": return `Swap ${cards(body.cards)} for the joker in meld ${body.meld + 1}${then(body)}`;
+    case "discard": return `Discard ${cardText(body.card)}`;
+    case "go_out": {
+      const parts = [];
+      if ((body.melds || []).length) parts.push(`meld ${melds(body.melds)}`);
+      for (const l of body.layoffs || []) parts.push(layOff(l));
+      if (body.discard) parts.push(`discard ${cardText(body.discard)}`);
+      return `Go out: ${parts.join(", ")}`;
+    }
+    case "pick_from_pile": {
+      const pile = (view && view.discard_pile) || [];
+      return `Pick up the pile from ${cardText(pile[body.index || 0])} (${pile.length - (body.index || 0)} cards)${then(body)}`;
+    }
+    case "buy_discard": return `Buy ${cardText(view && view.offer)}`;
+    case "pass_buy": return "Pass (don't buy)";
+    default: return kind;
+  }
+}
+
+// Events of the history (GameEvent JSON) in one line.
+export function eventKind(event) {
+  const meta = new Set(["game_id", "seq", "command_id", "occurred_at", "schema_version", "command_digest"]);
+  return Object.keys(event).find((k) => !meta.has(k)) || "event";
+}
+
+export function eventLine(event, players) {
+  const kind = eventKind(event);
+  const body = event[kind] || {};
+  const who = body.seat !== undefined && players[body.seat] !== undefined ? `${players[body.seat]}: ` : "";
+  const detail = {
+    card_drawn: () => (body.from_discard ? `took ${cardText(body.card)} from the discard pile` : "drew from the stock"),
+    card_discarded: () => `discarded ${cardText(body.card)}`,
+    melds_laid: () => `laid ${melds(body.melds)}`,
+    cards_laid_off: () => `laid off ${cards(body.cards)} on meld ${(body.meld || 0) + 1}`,
+  }[kind];
+  return `${who}${kind.replaceAll("_", " ")}${detail ? " — " + detail() : ""}`;
+}
