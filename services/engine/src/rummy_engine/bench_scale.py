@@ -43,6 +43,9 @@ from rummy_engine.config import EngineConfig
 
 TOKENS = TokenIssuer(DEV_SECRET)
 PROBE_EVERY_S = 0.1
+RETRY_PROBE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.FAILED_PRECONDITION}
+)
 
 
 class Engines:
@@ -164,7 +167,8 @@ async def accepted_after(target: str, games: list[str], since: float, timeout_s:
                         await client.submit(game_id, seat, legal.actions[0])
                         return time.monotonic() - since
             except RpcFailure as failure:
-                retryable = failure.status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+                # FAILED_PRECONDITION: a move that timed out here was played after all; list again.
+                retryable = failure.status in RETRY_PROBE
                 if not retryable or time.monotonic() > deadline:
                     raise SystemExit(f"bench-scale: game {game_id}: {failure}") from None
             await asyncio.sleep(PROBE_EVERY_S)
