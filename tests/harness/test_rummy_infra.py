@@ -38,11 +38,12 @@ def test_addresses_from_the_environment_are_used_and_named(
     )
 
 
+@pytest.mark.parametrize("fixture", ["redis_url", "kafka_cluster"])
 def test_unmarked_test_asking_for_a_server_fails_before_anything_starts(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fixture: str
 ) -> None:
     monkeypatch.delenv("MELDSTREAM_REDIS", raising=False)
-    pytester.makepyfile("def test_sneaky(redis_url):\n    pass\n")
+    pytester.makepyfile(f"def test_sneaky({fixture}):\n    pass\n")
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
