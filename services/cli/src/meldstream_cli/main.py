@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from rummy_service.config import ConfigError
 
-from meldstream_cli import conformance, replay, run, token, verify
+from meldstream_cli import conformance, play, replay, run, token, verify, watch
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay.register(commands)
     verify.register(commands)
     token.register(commands)
+    play.register(commands)
+    watch.register(commands)
     args = parser.parse_args(argv)
     try:
         result: int = args.handler(args)

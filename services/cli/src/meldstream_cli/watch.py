@@ -1,0 +1,55 @@
+"""`meldstream watch GAME`: follow a live game as a spectator (no hand shown), at a pace a person can read."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from typing import Any
+
+from rich.console import Console
+from rummy.game.v1 import game_service_pb2 as gs
+from rummy_client import GameClient, RpcFailure
+from rummy_engine import config as engine_config
+from rummy_service.auth import TokenIssuer
+
+from meldstream_cli import table_text
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("watch", help="follow a live game as a spectator")
+    parser.add_argument("game", help="the game id")
+    parser.add_argument("--pace", type=int, default=1000, metavar="MS", help="show one move every MS")
+    parser.add_argument("--engine", help="the engine's address (default ENGINE_ADDRESS or 127.0.0.1:50051)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_watch(args))
+    return 130
+
+
+async def _watch(args: argparse.Namespace) -> int:
+    """Each update as it comes, then a pause: the stream buffers what comes meanwhile, so a fast game is
+    shown move by move, never skipped."""
+    console = Console(highlight=False)
+    config = engine_config.load()
+    token = TokenIssuer(config.token_secret).issue("spectator")
+    async with GameClient(args.engine or config.address, token) as client:
+        try:
+            async for update in client.updates(args.game):
+                view = update.view
+                players = [s.player_id for s in view.seats]
+                who = f"{players[update.actor]} " if update.HasField("actor") else ""
+                engine = " (engine played)" if update.by_timer else ""
+                console.rule(f"seq {update.seq}: {who}{update.event_type.replace('_', ' ')}{engine}")
+                console.print(*table_text.table(view), sep="\n")
+                if view.phase == gs.PHASE_GAME_OVER:
+                    console.print(*table_text.result(view), sep="\n")
+                    return 0
+                await asyncio.sleep(args.pace / 1000)
+        except RpcFailure as failure:
+            console.print(f"[red]{failure.details}[/]")
+            return 1
+    return 0
