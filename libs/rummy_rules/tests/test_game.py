@@ -416,6 +416,6 @@ def test_table_index_kept_up_to_date_equals_one_built_afresh() -> None:
         state = None
         for event in result.events:
             state = evolve(state, event)
-            assert game._table_index(state.melds, state.rules) == game._full_index(state.melds, state.rules)
+            assert game.table_index(state.melds, state.rules) == game._full_index(state.melds, state.rules)
             checked += bool(state.melds)
     assert checked > 500

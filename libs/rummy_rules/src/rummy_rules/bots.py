@@ -24,12 +24,12 @@ from rummy_rules.commands import (
     SwapJoker,
     TakeDiscard,
 )
-from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import CARD_AT, End, Meld, MeldKind, lay_off, layoff_targets
+from rummy_rules.rules import GoingOut, Rules
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
-from rummy_rules.variants import GoingOut, Rules
+from rummy_rules.variant import variant_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +140,9 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     """
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
-    if view.rules.variant == "contract":
-        return contract_greedy(view, actions, rng)  # the solver is too slow for 19-card hands
+    own = variant_named(view.rules.variant).own_greedy()
+    if own is not None:
+        return own(view, actions, rng)
     params = params_for(view.rules)
     solver = solver_for(params)
     hand = view.hand

@@ -147,7 +147,7 @@ def _position(
     )
 
 
-def _initial_meld(case: Case, rules: Rules) -> dict[str, Any]:
+def _initial_meld(case: Case, rules: Rules, kalooki_turns: bool = False) -> dict[str, Any]:
     try:
         melds = [make_meld(_cards(cards), rules, _kind(case, i)) for i, cards in enumerate(case["melds"])]
     except (RuleViolation, CardError):
@@ -155,7 +155,7 @@ def _initial_meld(case: Case, rules: Rules) -> dict[str, Any]:
     value = sum(meld_value(meld, rules) for meld in melds)
     used = [card for meld in melds for card in meld.cards]
     # A Kalooki turn keeps exactly one card for the discard; otherwise the player keeps more.
-    kalooki = bool(case.get("context", {}).get("kalooki")) and rules.variant == "kalooki"
+    kalooki = bool(case.get("context", {}).get("kalooki")) and kalooki_turns
     hand = used + _fillers(used, 1 if kalooki else 2)
     command = LayMelds(0, tuple(meld.cards for meld in melds), tuple(meld.kind for meld in melds))
     try:
@@ -163,6 +163,10 @@ def _initial_meld(case: Case, rules: Rules) -> dict[str, Any]:
     except RuleViolation:
         return {"valid": False, "value": value}
     return {"valid": True, "value": value}
+
+
+def _kalooki_initial_meld(case: Case, rules: Rules) -> dict[str, Any]:
+    return _initial_meld(case, rules, kalooki_turns=True)
 
 
 def _owner(context: dict[str, Any]) -> int:
@@ -174,25 +178,38 @@ def _opened(context: dict[str, Any]) -> bool:
     return bool(context.get("opened", context.get("laid_down")))
 
 
-def _layoff(case: Case, rules: Rules) -> dict[str, Any]:
+def _laid_off(case: Case, rules: Rules) -> tuple[Meld, CardsLaidOff] | None:
+    """The table meld and the layoff event, or None where the layoff is refused."""
     context = case.get("context", {})
     try:
         meld = make_meld(_cards(case["meld"]), rules, _kind(case))
         cards = _cards(case["cards"])
     except (RuleViolation, CardError):
-        return {"valid": False}
+        return None
     at = End(case["at"]) if case.get("at") else None
     hand = [*cards, *_fillers([*cards, *meld.cards], 2)]
     state = _position(rules, hand, _opened(context), [(meld, _owner(context))])
     try:
         events = decide(state, LayOff(0, 0, cards, at), seed=_SEED)
     except RuleViolation:
+        return None
+    return meld, next(event for event in events if isinstance(event, CardsLaidOff))
+
+
+def _layoff(case: Case, rules: Rules) -> dict[str, Any]:
+    laid = _laid_off(case, rules)
+    if laid is None:
         return {"valid": False}
-    laid = next(event for event in events if isinstance(event, CardsLaidOff))
-    out: dict[str, Any] = {"valid": True, "result": [card.text for card in laid.result.cards]}
-    if rules.variant == "rummy500":
-        out["credit"] = layoff_credit(meld, laid.result, rules)  # D12, D16
-    return out
+    return {"valid": True, "result": [card.text for card in laid[1].result.cards]}
+
+
+def _credited_layoff(case: Case, rules: Rules) -> dict[str, Any]:
+    laid = _laid_off(case, rules)
+    if laid is None:
+        return {"valid": False}
+    meld, event = laid
+    credit = layoff_credit(meld, event.result, rules)  # rummy500 D12, D16
+    return {"valid": True, "result": [card.text for card in event.result.cards], "credit": credit}
 
 
 def _joker_swap(case: Case, rules: Rules) -> dict[str, Any]:
@@ -218,12 +235,15 @@ def _joker_swap(case: Case, rules: Rules) -> dict[str, Any]:
 def _hand_penalty(case: Case, rules: Rules) -> dict[str, Any]:
     context = case.get("context", {})
     cards = _cards(case["cards"])
-    if rules.variant == "contract":
-        return {"penalty": round_penalty(hand_penalty(cards, rules), int(context.get("buys", 0)), rules)}
     return {"penalty": loser_penalty(cards, rules, bool(context.get("winner_kalooki")))}
 
 
-def _going_out(case: Case, rules: Rules) -> dict[str, Any]:
+def _round_penalty(case: Case, rules: Rules) -> dict[str, Any]:
+    buys = int(case.get("context", {}).get("buys", 0))
+    return {"penalty": round_penalty(hand_penalty(_cards(case["cards"]), rules), buys, rules)}  # contract D17
+
+
+def _going_out(case: Case, rules: Rules, kalooki_bonus: bool = False) -> dict[str, Any]:
     context = case.get("context", {})
     try:
         hand = _cards(case["hand"])
@@ -246,9 +266,13 @@ def _going_out(case: Case, rules: Rules) -> dict[str, Any]:
         return {"valid": False}
     ended = next(event for event in events if isinstance(event, DealEnded))
     out: dict[str, Any] = {"valid": True}
-    if rules.variant == "kalooki":
+    if kalooki_bonus:
         out["kalooki"] = ended.kalooki and any(isinstance(event, MeldsLaid) for event in events)
     return out
+
+
+def _kalooki_going_out(case: Case, rules: Rules) -> dict[str, Any]:
+    return _going_out(case, rules, kalooki_bonus=True)
 
 
 def _prize_split(case: Case, rules: Rules) -> dict[str, Any]:
@@ -395,12 +419,13 @@ def _game_end(case: Case, rules: Rules) -> dict[str, Any]:
 _KINDS: Final[dict[tuple[str, str], Callable[[Case, Rules], dict[str, Any]]]] = {
     **{(variant, "meld"): _meld for variant in ("kalooki", "rummy40", "rummy500")},
     ("contract", "meld"): _contract_meld,
-    **{(variant, "initial_meld"): _initial_meld for variant in ("kalooki", "rummy40")},
-    **{(variant, "layoff"): _layoff for variant in ("kalooki", "rummy40", "rummy500", "contract")},
+    ("kalooki", "initial_meld"): _kalooki_initial_meld,
+    ("rummy40", "initial_meld"): _initial_meld,
+    **{(variant, "layoff"): _layoff for variant in ("kalooki", "rummy40", "contract")},
+    ("rummy500", "layoff"): _credited_layoff,
     **{(variant, "joker_swap"): _joker_swap for variant in ("kalooki", "rummy40", "contract")},
-    **{
-        (variant, "hand_penalty"): _hand_penalty for variant in ("kalooki", "rummy40", "rummy500", "contract")
-    },
+    **{(variant, "hand_penalty"): _hand_penalty for variant in ("kalooki", "rummy40", "rummy500")},
+    ("contract", "hand_penalty"): _round_penalty,
     ("contract", "contract"): _contract,
     ("contract", "buy"): _buy,
     ("contract", "buy_dispute"): _buy_dispute,
@@ -408,7 +433,8 @@ _KINDS: Final[dict[tuple[str, str], Callable[[Case, Rules], dict[str, Any]]]] = 
     ("rummy500", "discard_draw"): _discard_draw,
     ("rummy500", "score"): _score,
     ("rummy500", "game_end"): _game_end,
-    **{(variant, "going_out"): _going_out for variant in ("kalooki", "rummy40")},
+    ("kalooki", "going_out"): _kalooki_going_out,
+    ("rummy40", "going_out"): _going_out,
     ("kalooki", "prize_split"): _prize_split,
     ("rummy40", "match_result"): _match_result,
 }

@@ -31,7 +31,7 @@ from rummy_rules.melds import Meld, layoff_targets
 
 if TYPE_CHECKING:
     from rummy_rules.bots import SeatView
-    from rummy_rules.variants import Rules
+    from rummy_rules.rules import Rules
 
 
 def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]:

@@ -16,7 +16,8 @@ from typing import Final, TypeVar
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import BITS, End, Meld, MeldKind, lay_off, make_meld, suit_runs
-from rummy_rules.variants import ContractOptions, Rules
+from rummy_rules.options import ContractOptions
+from rummy_rules.rules import Rules
 
 # Enum members bound to module names (Python 3.11 looks `MeldKind.RUN` up slowly, see melds.py).
 _RUN: Final = MeldKind.RUN

@@ -15,7 +15,7 @@ reveal, checking it against `GameStarted.seed_commitment` there.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
 from typing import Any, Final
 
@@ -32,15 +32,6 @@ from rummy_rules.commands import (
     PickFromPile,
     SwapJoker,
     TakeDiscard,
-)
-from rummy_rules.contract_rules import (
-    ROUNDS,
-    BuyRole,
-    buy_limit,
-    buy_penalty,
-    check_contract,
-    laydowns,
-    round_penalty,
 )
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import (
@@ -62,38 +53,35 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.melds import (
-    BITS,
     End,
     Meld,
     MeldKind,
     find_melds,
-    hand_penalty,
     lay_off,
     make_meld,
     meld_options,
     meld_value,
-    melds_of_masks,
     swap_joker,
 )
-from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
-from rummy_rules.scoring import loser_penalty, match_winners, prize_split
+from rummy_rules.rules import GoingOut, MatchMode, Reshuffle, Rules, rules_for
+from rummy_rules.secret import PROBE, Seed, deal_seed, reshuffle_seed, secret
 from rummy_rules.state import GameState, Phase
-from rummy_rules.variants import PLAYABLE_VARIANTS, GoingOut, MatchMode, Reshuffle, Rules, rules_for
+from rummy_rules.variant import variant_named
 
 # Enum members bound to module names: in Python 3.11 `Phase.DRAW` takes EnumType.__getattr__'s slow
 # path (~0.1 us, ten times an attribute), and the hot paths test phases, kinds and options per decision.
-_DRAW: Final = Phase.DRAW
+DRAW: Final = Phase.DRAW
 _PLAY: Final = Phase.PLAY
 _DEAL_OVER: Final = Phase.DEAL_OVER
 _GAME_OVER: Final = Phase.GAME_OVER
 _RUN: Final = MeldKind.RUN
 _SET: Final = MeldKind.SET
 _LOW: Final = End.LOW
-_MELD_ALL: Final = GoingOut.MELD_ALL
-_DISCARD_REQUIRED: Final = GoingOut.DISCARD_REQUIRED
+MELD_ALL: Final = GoingOut.MELD_ALL
+DISCARD_REQUIRED: Final = GoingOut.DISCARD_REQUIRED
 _ALL_BUT_TOP: Final = Reshuffle.ALL_BUT_TOP
 _ALL_AT_ONCE: Final = Reshuffle.ALL_AT_ONCE
-_END_IMMEDIATELY: Final = Reshuffle.END_IMMEDIATELY
+END_IMMEDIATELY: Final = Reshuffle.END_IMMEDIATELY
 _KEEP_LAST_DISCARD: Final = Reshuffle.KEEP_LAST_DISCARD
 
 __all__ = [
@@ -114,16 +102,6 @@ __all__ = [
 # --- the deal ------------------------------------------------------------------------------------
 
 
-def deal_seed(seed: bytes, deal: int) -> bytes:
-    """The shuffle seed of deal number `deal` (1-based, redeals included) of a game seeded `seed`."""
-    return seed + b"/deal/" + deal.to_bytes(4, "big")
-
-
-def reshuffle_seed(seed: bytes, count: int) -> bytes:
-    """The shuffle seed of the game's `count`-th stock reshuffle (1-based)."""
-    return seed + b"/reshuffle/" + count.to_bytes(4, "big")
-
-
 def _first_dealer(seed: bytes, players: int) -> int:
     # kalooki D2 / rummy40 src S1 / contract D2: the first dealer is chosen at random, here from the
     # seed, unless the options fix it (contract first_dealer, meldstream M2).
@@ -133,12 +111,9 @@ def _first_dealer(seed: bytes, players: int) -> int:
 def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> GameStarted:
     """The first event of a new game: rules, seed commitment, first dealer and shuffled deck.
 
-    Raises RuleViolation for an unknown variant, table size or option, or a variant whose game play
-    is not implemented yet.
+    Raises RuleViolation for an unknown variant, table size or option.
     """
     rules = rules_for(variant, players, **options)
-    if variant not in PLAYABLE_VARIANTS:
-        raise RuleViolation("variant_not_playable", f"{variant} game play is not implemented yet")
     if not isinstance(seed, bytes) or len(seed) < 16:
         raise RuleViolation("bad_seed", "the seed must be at least 16 random bytes")
     deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(seed, 1))
@@ -152,7 +127,7 @@ def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> Ga
     )
 
 
-def _next_seat(active: tuple[bool, ...], seat: int) -> int:
+def next_seat(active: tuple[bool, ...], seat: int) -> int:
     count = len(active)
     seat = (seat + 1) % count
     while not active[seat]:
@@ -163,9 +138,9 @@ def _next_seat(active: tuple[bool, ...], seat: int) -> int:
 def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> GameState:
     """State at the start of a deal: 13 cards each, one at a time from the dealer's left (D2)."""
     rules = state.rules
-    order = [_next_seat(state.active, dealer)]
+    order = [next_seat(state.active, dealer)]
     while len(order) < sum(state.active):
-        order.append(_next_seat(state.active, order[-1]))
+        order.append(next_seat(state.active, order[-1]))
     hands: list[list[Card]] = [[] for _ in state.active]
     count = len(order)
     dealt = rules.hand_size * count
@@ -175,7 +150,7 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
     upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
     stock = tuple(reversed(rest[len(upcard) :]))
     # contract src ¶25, D15: the turned upcard may be bought, except in round 8.
-    offer = upcard[0] if upcard and _buying(rules, deal) else None
+    offer = upcard[0] if upcard and variant_named(rules.variant).buying(rules, deal) else None
     return state._replace(
         deal=deal,
         dealer=dealer,
@@ -186,7 +161,7 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
         owners=(),
         opened=tuple(False for _ in state.active),
         turn=order[0],
-        phase=_DRAW,
+        phase=DRAW,
         taken=None,
         turn_start_opened=False,
         extended=False,
@@ -204,11 +179,6 @@ def _dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> 
     )
 
 
-def _buying(rules: Rules, deal: int) -> bool:
-    """Whether cards can be bought in this deal: contract rounds 1-7 (src ¶21, ¶30)."""
-    return rules.variant == "contract" and deal < ROUNDS
-
-
 # --- evolve ---------------------------------------------------------------------------------------
 
 
@@ -217,7 +187,7 @@ def _without_one(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:
     return hand[:index] + hand[index + 1 :]
 
 
-def _without(hand: tuple[Card, ...], cards: Iterable[Card]) -> tuple[Card, ...]:
+def without(hand: tuple[Card, ...], cards: Iterable[Card]) -> tuple[Card, ...]:
     rest = list(hand)
     for card in cards:
         rest.remove(card)
@@ -267,7 +237,7 @@ def _started(event: GameStarted) -> GameState:
         owners=(),
         opened=(),
         turn=0,
-        phase=_DRAW,
+        phase=DRAW,
         taken=None,
         turn_start_opened=False,
         extended=False,
@@ -319,8 +289,8 @@ def _discarded(state: GameState, event: CardDiscarded) -> GameState:
     values = list(state)
     values[_HANDS] = _set_at(state.hands, seat, hand)
     values[_DISCARD] = discard
-    values[_TURN] = _next_seat(state.active, seat)
-    values[_PHASE] = _DRAW
+    values[_TURN] = next_seat(state.active, seat)
+    values[_PHASE] = DRAW
     values[_TAKEN] = None
     values[_IDLE_TURNS] = idle_turns
     return _new_state(GameState, values)
@@ -331,7 +301,7 @@ def _melds_laid(state: GameState, event: MeldsLaid) -> GameState:
     melds = event.melds
     used = [card for meld in melds for card in meld.cards]
     values = list(state)
-    values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], used))
+    values[_HANDS] = _set_at(state.hands, seat, without(state.hands[seat], used))
     values[_MELDS] = state.melds + melds
     values[_OWNERS] = state.owners + (seat,) * len(melds)
     values[_CREDITS] = state.credits + tuple((seat,) * len(meld.cards) for meld in melds)
@@ -349,7 +319,7 @@ def _laid_off_event(state: GameState, event: CardsLaidOff) -> GameState:
     above = len(event.result.cards) - len(before.cards) - below
     credit = (*(seat,) * below, *state.credits[event.meld], *(seat,) * above)
     values = list(state)
-    values[_HANDS] = _set_at(state.hands, seat, _without(state.hands[seat], event.cards))
+    values[_HANDS] = _set_at(state.hands, seat, without(state.hands[seat], event.cards))
     values[_MELDS] = _set_at(state.melds, event.meld, event.result)
     values[_CREDITS] = _set_at(state.credits, event.meld, credit)
     values[_EXTENDED] = True
@@ -360,7 +330,7 @@ def _laid_off_event(state: GameState, event: CardsLaidOff) -> GameState:
 
 def _joker_swapped(state: GameState, event: JokerSwapped) -> GameState:
     seat = event.seat
-    hand = (*_without(state.hands[seat], event.cards), JOKER)
+    hand = (*without(state.hands[seat], event.cards), JOKER)
     grown = len(event.result.cards) - len(state.melds[event.meld].cards)  # kalooki D11 adds a card
     values = list(state)
     values[_HANDS] = _set_at(state.hands, seat, hand)
@@ -478,7 +448,7 @@ def _stalemate_voids(state: GameState) -> bool:
     ones like a deal nobody went out of, so a match always ends. Rummy500 (D10) and contract (D16)
     always score a deal without a winner.
     """
-    return state.rules.variant in ("kalooki", "rummy40") and state.stalemates < STALEMATE_VOIDS
+    return variant_named(state.rules.variant).voids_stalemate and state.stalemates < STALEMATE_VOIDS
 
 
 def replay(events: Iterable[Event]) -> GameState:
@@ -492,7 +462,7 @@ def replay(events: Iterable[Event]) -> GameState:
 # --- decide ---------------------------------------------------------------------------------------
 
 
-def _take(state: GameState, seat: int, cards: Sequence[Card]) -> tuple[Card, ...]:
+def take(state: GameState, seat: int, cards: Sequence[Card]) -> tuple[Card, ...]:
     """The seat's hand without `cards`; refuses cards that are not there (or not cards at all)."""
     rest = list(state.hands[seat])
     for card in cards:
@@ -512,7 +482,7 @@ def _fits_somewhere(card: Card, melds: Sequence[Meld], rules: Rules) -> bool:
     return any(fits is card for meld in melds for fits, _, _ in meld_options(meld, rules).layoffs)
 
 
-def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequence[Meld]) -> None:
+def check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequence[Meld]) -> None:
     """Refuse a meld, layoff or swap that leaves a hand the player could not legally finish the turn with.
 
     `melds` are the table melds afterwards. Kalooki src ¶18: a card must remain for the discard, and
@@ -521,7 +491,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
     """
     rules = state.rules
     if not rest:
-        if rules.going_out is _DISCARD_REQUIRED:
+        if rules.going_out is DISCARD_REQUIRED:
             raise RuleViolation(
                 "must_keep_card_to_discard",
                 "you must keep one card to discard: going out always ends with a discard",
@@ -531,7 +501,7 @@ def _check_rest(state: GameState, seat: int, rest: tuple[Card, ...], melds: Sequ
     if len(rest) != 1:
         return
     card = rest[0]
-    if rules.going_out is _MELD_ALL:
+    if rules.going_out is MELD_ALL:
         own = [m for i, m in enumerate(melds) if rules.layoff_on_others or _owner(state, i) == seat]
         if not _fits_somewhere(card, own, rules):
             raise RuleViolation(
@@ -552,24 +522,6 @@ def _owner(state: GameState, index: int) -> int:
     return state.owners[index] if index < len(state.owners) else state.turn
 
 
-class _Probe:
-    """The seed `legal_actions` decides with: it only asks whether a command is accepted, which never
-    depends on the seed (the seed orders cards, it does not make moves legal), and drops the events."""
-
-
-_PROBE: Final = _Probe()
-_Seed = bytes | _Probe
-
-
-def _secret(state: GameState, seed: _Seed) -> bytes:
-    """The seed, once checked against the game's commitment: called only where a decision uses it."""
-    if isinstance(seed, _Probe):
-        return b""
-    if type(seed) is not bytes or seed_commitment(seed) != state.seed_commitment:
-        raise ValueError("the seed passed to decide does not match the game's seed commitment")
-    return seed
-
-
 def decide(state: GameState, command: Command, *, seed: bytes) -> list[Event]:
     """The events `command` causes in `state`, or RuleViolation (then nothing changes).
 
@@ -577,12 +529,13 @@ def decide(state: GameState, command: Command, *, seed: bytes) -> list[Event]:
     revealed in `GameEnded`. One whose SHA-256 is not `state.seed_commitment` raises ValueError (a
     caller's bug, not a rule violation), checked only when the decision needs the seed.
     """
-    return _decide(state, command, seed)
+    return decide_command(state, command, seed)
 
 
-def _decide(state: GameState, command: Command, seed: _Seed) -> list[Event]:
-    handler = _HANDLERS.get(type(command))
+def decide_command(state: GameState, command: Command, seed: Seed) -> list[Event]:
+    """`decide` with a seed that may be `PROBE` (legal_actions' dry runs)."""
     rules = state.rules
+    handler = variant_named(rules.variant).handlers().get(type(command))
     if handler is None:
         raise RuleViolation("unknown_command", f"not a command: {type(command).__name__}", rules.cite("turn"))
     seat = command.seat
@@ -604,28 +557,28 @@ def apply(state: GameState, command: Command, *, seed: bytes) -> tuple[GameState
     return state, events
 
 
-def _need_phase(state: GameState, phase: Phase) -> None:
+def need_phase(state: GameState, phase: Phase) -> None:
     if state.phase is not phase:
         rules = state.rules
-        if phase is _DRAW:
+        if phase is DRAW:
             raise RuleViolation("already_drawn", "you have already drawn this turn", rules.cite("draw"))
         raise RuleViolation("must_draw_first", "draw a card first", rules.cite("draw"))
 
 
-def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[Event]:
-    _need_phase(state, _DRAW)
+def _draw_stock(state: GameState, command: DrawFromStock, seed: Seed) -> list[Event]:
+    need_phase(state, DRAW)
     events: list[Event] = []
     if state.offer is not None:
         # contract D12: the forehand draws from the stock, so the first buy request is granted now,
         # before the forehand's card (or the offer lapses).
-        events = _close_offer(state, seed, taken_by_forehand=False)
-        state = _evolved(state, events)
+        events = variant_named(state.rules.variant).close_offer(state, seed, taken_by_forehand=False)
+        state = evolved(state, events)
         if not isinstance(events[-1], BuyGranted | BuyPassed):
             return events  # the deal ended (D16, meldstream M1)
     if not state.stock:
-        more = _refill(state, seed)
+        more = refill(state, seed)
         events.extend(more)
-        state = _evolved(state, more)
+        state = evolved(state, more)
         if not isinstance(more[-1], StockReshuffled):
             return events  # the deal ended (D10, D16, meldstream M1)
     drawn = _STOCK_DRAWS[command.seat][state.stock[-1].code]
@@ -636,13 +589,13 @@ def _draw_stock(state: GameState, command: DrawFromStock, seed: _Seed) -> list[E
     return events
 
 
-def _evolved(state: GameState, events: Iterable[Event]) -> GameState:
+def evolved(state: GameState, events: Iterable[Event]) -> GameState:
     for event in events:
         state = evolve(state, event)
     return state
 
 
-def _refill(state: GameState, seed: _Seed) -> list[Event]:
+def refill(state: GameState, seed: Seed) -> list[Event]:
     """What happens when a card must come from the empty stock: a reshuffle, or the deal ends.
 
     contract D16: all discards but the top one become the stock; with none, the round ends without
@@ -653,127 +606,23 @@ def _refill(state: GameState, seed: _Seed) -> list[Event]:
     if rules.reshuffle is _ALL_BUT_TOP and len(state.discard) > 1:
         return _rebuild(state, state.discard[:-1], seed)
     if rules.reshuffle in _ENDS_ON_EMPTY_STOCK:
-        return _deal_over(state, seed, None, kalooki=False)
+        return deal_over(state, seed, None, kalooki=False)
     raise RuleViolation("stock_empty", "the stock is empty", rules.cite("reshuffle"))
 
 
-_ENDS_ON_EMPTY_STOCK: Final = (_ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, _END_IMMEDIATELY)
-
-
-def _close_offer(state: GameState, seed: _Seed, taken_by_forehand: bool) -> list[Event]:
-    """Close the contract buy window: the first request is granted unless the forehand takes the card."""
-    card = state.offer
-    assert card is not None
-    buyer = state.buy_request
-    if taken_by_forehand or buyer is None:
-        return [_BUY_PASSED[taken_by_forehand][card.code]]
-    events: list[Event] = []
-    if not state.stock:
-        # D16: the buyer's stock card comes from a reshuffle of every discard under the bought one.
-        more = _refill(state, seed)
-        events.extend(more)
-        state = _evolved(state, more)
-        if not isinstance(more[-1], StockReshuffled):
-            return events  # the deal ended (D16, meldstream M1)
-    buys = state.buys[buyer] + 1
-    penalty = buy_penalty(state.deal, buys - 1, BuyRole.OTHER, state.rules)
-    events.append(BuyGranted(buyer, card, state.stock[-1], buys, penalty))
-    return events
-
-
-def _buy_role(state: GameState, seat: int) -> BuyRole:
-    if seat == state.turn:
-        return BuyRole.FOREHAND
-    return BuyRole.DISCARDER if seat == state.offer_from else BuyRole.OTHER
-
-
-def _check_buyer(state: GameState, seat: int) -> Card:
-    """The card `seat` may buy now, or RuleViolation (contract §3.7, §3.15)."""
-    if seat in buyers(state):  # memoised per state; a seat it names passes every check below
-        card = state.offer
-        assert card is not None
-        return card
-    rules = state.rules
-    if rules.variant != "contract":
-        raise RuleViolation("no_buying", f"there is no buying in {rules.variant}", rules.cite("draw"))
-    if state.offer is None and state.deal != ROUNDS:
-        raise RuleViolation(
-            "nothing_to_buy",
-            "no card is on offer: only the top discard, before the forehand draws, can be bought",
-            "contract §3.7.3 D23",
-        )
-    buy_penalty(state.deal, state.buys[seat], _buy_role(state, seat), rules)
-    card = state.offer
-    assert card is not None
-    if state.buy_request is not None:
-        raise RuleViolation(
-            "buy_already_requested",
-            f"seat {state.buy_request} asked to buy {card.text} first",
-            "contract §3.7.2 src ¶26 D12",
-        )
-    return card
-
-
-def _buy(state: GameState, command: BuyDiscard, seed: _Seed) -> list[Event]:
-    return [BuyRequested(command.seat, _check_buyer(state, command.seat))]
-
-
-def _pass_buy(state: GameState, command: PassBuy, seed: _Seed) -> list[Event]:
-    _check_buyer(state, command.seat)
-    return []
+_ENDS_ON_EMPTY_STOCK: Final = (_ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, END_IMMEDIATELY)
 
 
 def buyers(state: GameState) -> tuple[int, ...]:
-    """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3).
-
-    Kept for the last state asked about: a buy window asks it of one state once per seat (a pass
-    changes nothing), and states are immutable, so identity is an exact key.
-    """
-    last = _LAST_BUYERS[0]
-    if last is not None and last[0] is state:
-        return last[1]
-    if state.offer is None or state.buy_request is not None or state.phase is not _DRAW:
-        seats: tuple[int, ...] = ()
-    else:
-        seats = _eligible_buyers(state, state.turn, state.offer_from)
-    _LAST_BUYERS[0] = (state, seats)
-    return seats
+    """Seats that may still ask to buy the card on offer, from the forehand's left (contract §3.7.3)."""
+    return variant_named(state.rules.variant).buyers(state)
 
 
-_LAST_BUYERS: list[tuple[GameState, tuple[int, ...]] | None] = [None]
+def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: Seed) -> StockReshuffled:
+    return StockReshuffled(shuffle(cards, reshuffle_seed(secret(state, seed), state.reshuffles + 1)))
 
 
-def _eligible_buyers(state: GameState, forehand: int, discarder: int | None) -> tuple[int, ...]:
-    """Seats other than `forehand` and `discarder` that may still buy this round, from the forehand's left."""
-    rules = state.rules
-    limit = _LAST_BUY_LIMIT[0]
-    if limit is None or limit[0] is not rules:
-        limit = _LAST_BUY_LIMIT[0] = (rules, buy_limit(rules))
-    most = limit[1]
-    active = state.active
-    buys = state.buys
-    return tuple(
-        [
-            seat
-            for seat in _SEATS_AFTER[len(active)][forehand]
-            if seat != discarder and active[seat] and buys[seat] < most
-        ]
-    )
-
-
-_LAST_BUY_LIMIT: list[tuple[Rules, int] | None] = [None]
-# _SEATS_AFTER[players][seat]: the other seats from `seat`'s left, in order.
-_SEATS_AFTER: Final = tuple(
-    tuple(tuple((seat + step) % players for step in range(1, players)) for seat in range(players))
-    for players in range(9)
-)
-
-
-def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> StockReshuffled:
-    return StockReshuffled(shuffle(cards, reshuffle_seed(_secret(state, seed), state.reshuffles + 1)))
-
-
-def _rebuild(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> list[Event]:
+def _rebuild(state: GameState, cards: tuple[Card, ...], seed: Seed) -> list[Event]:
     """The stock rebuilt from `cards`, or the end of a stalled deal (meldstream M1).
 
     `state` is the position the rebuild happens in (hands final). M1: when this rebuild would end
@@ -786,12 +635,12 @@ def _rebuild(state: GameState, cards: tuple[Card, ...], seed: _Seed) -> list[Eve
     return [_reshuffled(state, cards, seed)]
 
 
-def _stalemate(state: GameState, seed: _Seed) -> list[Event]:
+def _stalemate(state: GameState, seed: Seed) -> list[Event]:
     """The end of a deal stopped by meldstream M1: void and redealt, or scored (`_stalemate_voids`)."""
     if _stalemate_voids(state):
         zeros = tuple(0 for _ in state.active)
         return [DealEnded(None, False, zeros, stalemate=True), _new_deal(state, state.dealer, seed)]
-    return _deal_over(state, seed, None, kalooki=False, stalemate=True)
+    return deal_over(state, seed, None, kalooki=False, stalemate=True)
 
 
 # meldstream M1, second trigger: this many rounds of the table in which no turn drew from the stock
@@ -808,76 +657,30 @@ def _idle_stalemate(state: GameState) -> bool:
     )
 
 
-def _take_discard(state: GameState, command: TakeDiscard, seed: _Seed) -> list[Event]:
-    _need_phase(state, _DRAW)
+def _take_discard(state: GameState, command: TakeDiscard, seed: Seed) -> list[Event]:
+    need_phase(state, DRAW)
     rules = state.rules
     if not state.discard:
         raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
     card = state.discard[-1]
     seat = command.seat
-    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
+    if not state.stock and rules.reshuffle is END_IMMEDIATELY:
         # rummy500 option end_immediately: an empty stock ends the deal at the next draw (D10).
         raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
-    if rules.variant == "rummy500" and not _top_free(rules):
-        raise RuleViolation(
-            "pick_must_be_used",
-            "a discard-pile card must be used at once: send the pick with the meld or layoff that uses it",
-            rules.cite("pick"),
-        )
-    if state.offer is not None:
-        return [_BUY_PASSED[True][card.code], _PILE_DRAWS[seat][card.code]]  # contract §3.7.1: first right
+    variant = variant_named(rules.variant)
+    variant.check_take_discard(state)
+    if state.offer is not None:  # contract §3.7.1: the forehand's first right ends the offer
+        return [*variant.close_offer(state, seed, taken_by_forehand=True), PILE_DRAWS[seat][card.code]]
     if rules.discard_draw_must_open and not state.opened[seat] and not _opens_with(state, seat, card):
         raise RuleViolation(
             "discard_draw_not_usable",
             f"before opening you may take {card.text} only to use it in your opening melds this turn",
             rules.cite("discard_draw"),
         )
-    return [_PILE_DRAWS[seat][card.code]]
+    return [PILE_DRAWS[seat][card.code]]
 
 
-def _top_free(rules: Rules) -> bool:
-    return bool(getattr(rules.options, "top_discard_free", False))
-
-
-def _pick(state: GameState, command: PickFromPile, seed: _Seed) -> list[Event]:
-    """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
-    _need_phase(state, _DRAW)
-    rules = state.rules
-    seat = command.seat
-    if rules.variant != "rummy500":
-        raise RuleViolation(
-            "no_deep_pick", f"in {rules.variant} only the top discard can be taken", rules.cite("draw")
-        )
-    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
-        raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
-    taken = pile_pick(state.discard, command.index)
-    selected = taken[0]
-    then = command.then
-    draws = _PILE_DRAWS[seat]
-    events: list[Event] = [draws[card.code] for card in reversed(taken)]  # selected last
-    if then is None:
-        if _top_free(rules) and len(taken) == 1:
-            return events  # option top_discard_free (D7)
-        raise RuleViolation(
-            "pick_must_be_used",
-            f"{selected.text} must be melded or laid off at once: send that meld or layoff with the pick",
-            rules.cite("pick"),
-        )
-    if not isinstance(then, LayMelds | LayOff) or then.seat != seat:
-        raise RuleViolation(
-            "bad_follow_up", "the card's use must be your own meld or layoff", rules.cite("pick")
-        )
-    used = then.cards if isinstance(then, LayOff) else tuple(card for cards in then.melds for card in cards)
-    if selected not in used:
-        raise RuleViolation(
-            "pick_must_be_used",
-            f"the meld or layoff sent with the pick must use {selected.text}",
-            rules.cite("pick"),
-        )
-    return [*events, *_decide(_evolved(state, events), then, seed)]
-
-
-def _parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]:
+def parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]:
     rules = state.rules
     if not command.melds:
         raise RuleViolation("nothing_to_lay", "name at least one meld", rules.cite("set"))
@@ -913,57 +716,15 @@ def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Me
     return meld
 
 
-def _opening_value(melds: Sequence[Meld], rules: Rules) -> int:
-    values = [meld_value(meld, rules) for meld in melds]
-    # rummy40 D7: several melds of one turn combine, unless the option opening_single_meld is set.
-    return max(values) if rules.opening_single_meld else sum(values)
-
-
-def _lay_melds(state: GameState, command: LayMelds, seed: _Seed) -> list[Event]:
-    _need_phase(state, _PLAY)
-    rules = state.rules
+def _lay_melds(state: GameState, command: LayMelds, seed: Seed) -> list[Event]:
+    need_phase(state, _PLAY)
     seat = command.seat
-    contract = rules.variant == "contract"
-    melds = _contract_melds(state, command) if contract else _parse_melds(state, command)
-    used = [card for meld in melds for card in meld.cards]
-    rest = _take(state, seat, used)
-    if not state.opened[seat] and not contract:
-        value = _opening_value(melds, rules)
-        kalooki_turn = rules.kalooki_exempt_from_opening and len(rest) == 1  # kalooki D14
-        if value < rules.opening_min_points and not kalooki_turn:
-            raise RuleViolation(
-                "opening_below_minimum",
-                f"your opening melds are worth {value}; you need at least {rules.opening_min_points}",
-                rules.cite("opening"),
-            )
-        taken = state.taken
-        if rules.discard_draw_must_open and state.took_unopened and taken is not None and taken not in used:
-            raise RuleViolation(
-                "discard_draw_not_used",
-                f"{taken.text}, taken from the discard pile, must be part of your opening",
-                rules.cite("discard_draw"),
-            )
-    _check_rest(state, seat, rest, state.melds + melds)
+    melds, rest = variant_named(state.rules.variant).lay_melds(state, command)
+    check_rest(state, seat, rest, state.melds + melds)
     events: list[Event] = [MeldsLaid(seat, melds)]
     if not rest:
-        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=False))
+        events.extend(deal_over(evolved(state, events), seed, seat, kalooki=False))
     return events
-
-
-def _contract_melds(state: GameState, command: LayMelds) -> tuple[Meld, ...]:
-    """A contract laydown: exactly the round's contract, once per round (contract §3.8, D7, D11)."""
-    rules = state.rules
-    seat = command.seat
-    if state.opened[seat]:
-        raise RuleViolation(
-            "already_laid_down",
-            "you have laid down this round; now you can only lay off and take jokers",
-            rules.cite("contract"),
-        )
-    if not command.melds or not all(isinstance(card, Card) for cards in command.melds for card in cards):
-        raise RuleViolation("bad_card", "name the melds of the contract as cards", rules.cite("contract"))
-    hand = state.hands[seat] if state.deal == ROUNDS else None
-    return check_contract(command.melds, state.deal, rules, command.kinds, hand)
 
 
 def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
@@ -975,8 +736,8 @@ def _table_meld(state: GameState, index: int, seat: int, action: str) -> Meld:
     return state.melds[index]
 
 
-def _lay_off(state: GameState, command: LayOff, seed: _Seed) -> list[Event]:
-    _need_phase(state, _PLAY)
+def _lay_off(state: GameState, command: LayOff, seed: Seed) -> list[Event]:
+    need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     meld = _table_meld(state, command.meld, seat, "lay off")
@@ -988,12 +749,12 @@ def _lay_off(state: GameState, command: LayOff, seed: _Seed) -> list[Event]:
         raise RuleViolation(
             "bad_end", f"a run end is low or high, not {command.at!r}", rules.cite("layoff_run")
         )
-    rest = _take(state, seat, command.cards)
+    rest = take(state, seat, command.cards)
     result = _laid_off(meld, command.cards, rules, command.at)
-    _check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
+    check_rest(state, seat, rest, _set_at(state.melds, command.meld, result))
     events: list[Event] = [CardsLaidOff(seat, command.meld, tuple(command.cards), result)]
     if not rest:
-        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=False))
+        events.extend(deal_over(evolved(state, events), seed, seat, kalooki=False))
     return events
 
 
@@ -1011,12 +772,12 @@ def _laid_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None) -
     return lay_off(meld, cards, rules, at)
 
 
-def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
-    _need_phase(state, _PLAY)
+def _swap(state: GameState, command: SwapJoker, seed: Seed) -> list[Event]:
+    need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     meld = _table_meld(state, command.meld, seat, "take a joker")
-    _take(state, seat, command.cards)
+    take(state, seat, command.cards)
     result = swap_joker(meld, command.cards, rules)
     swapped = JokerSwapped(seat, command.meld, tuple(command.cards), result)
     then = command.then
@@ -1037,17 +798,17 @@ def _swap(state: GameState, command: SwapJoker, seed: _Seed) -> list[Event]:
         raise RuleViolation(
             "freed_joker_unused", "the follow-up must use the freed joker", rules.cite("swap_use")
         )
-    return [swapped, *_decide(evolve(state, swapped), then, seed)]
+    return [swapped, *decide_command(evolve(state, swapped), then, seed)]
 
 
-def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
-    _need_phase(state, _PLAY)
+def _discard(state: GameState, command: Discard, seed: Seed) -> list[Event]:
+    need_phase(state, _PLAY)
     rules = state.rules
     seat = command.seat
     card = command.card
     hand = state.hands[seat]
     if card not in hand:
-        _take(state, seat, (card,))  # raises the precise refusal
+        take(state, seat, (card,))  # raises the precise refusal
     rest = _without_one(hand, card)
     if card is state.taken and card not in rest:
         raise RuleViolation(
@@ -1063,39 +824,37 @@ def _discard(state: GameState, command: Discard, seed: _Seed) -> list[Event]:
         )
     events: list[Event] = [_DISCARDED[seat][card.code]]
     if not rest:
-        if rules.going_out is _MELD_ALL:
+        if rules.going_out is MELD_ALL:
             raise RuleViolation(
                 "cannot_go_out_by_discard",
                 "you may not go out by discarding; meld every card instead",
                 rules.cite("go_out"),
             )
-        kalooki = rules.variant == "kalooki" and not state.turn_start_opened and not state.extended
-        events.extend(_deal_over(_evolved(state, events), seed, seat, kalooki=kalooki))
+        kalooki = variant_named(rules.variant).going_out_bonus(state)
+        events.extend(deal_over(evolved(state, events), seed, seat, kalooki=kalooki))
         return events
     if _idle_stalemate(state):
-        events.extend(_stalemate(_evolved(state, events), seed))
+        events.extend(_stalemate(evolved(state, events), seed))
         return events
-    if _buying(rules, state.deal):
-        # contract §3.7.1: the discard is offered; the next player has first right to it.
-        forehand = _next_seat(state.active, seat)
-        if state.buy_request is None and _eligible_buyers(state, forehand, seat):
-            events.append(_buy_offered_event(card, forehand, seat))
+    offer = variant_named(rules.variant).offer_discard(state, seat, card)
+    if offer is not None:
+        events.append(offer)
     if not state.stock:
         if rules.reshuffle is _KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
             if not state.discard:
                 events.extend(_void_deal(state, seed))  # kalooki §3.11.3
             else:
-                events.extend(_rebuild(_evolved(state, events), state.discard, seed))
+                events.extend(_rebuild(evolved(state, events), state.discard, seed))
         elif rules.reshuffle is _ALL_AT_ONCE:
             # rummy40 D12 when the pile was empty as the last card was drawn: reshuffle as soon as
             # face-up cards exist, so the next player can draw from the stock.
-            events.extend(_rebuild(_evolved(state, events), (*state.discard, card), seed))
+            events.extend(_rebuild(evolved(state, events), (*state.discard, card), seed))
     return events
 
 
-def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
-    _need_phase(state, _PLAY)
+def _go_out(state: GameState, command: GoOut, seed: Seed) -> list[Event]:
+    need_phase(state, _PLAY)
     seat = command.seat
     events: list[Event] = []
     current = state
@@ -1108,7 +867,7 @@ def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
     for step in steps:
         if current.phase is not _PLAY:
             break
-        produced = _decide(current, step, seed)
+        produced = decide_command(current, step, seed)
         for event in produced:
             current = evolve(current, event)
         events.extend(produced)
@@ -1121,92 +880,50 @@ def _go_out(state: GameState, command: GoOut, seed: _Seed) -> list[Event]:
     return events
 
 
-def _deal_points(state: GameState, winner: int | None, kalooki: bool) -> tuple[int, ...]:
-    """What each seat adds to its total for the deal that just ended."""
-    rules = state.rules
-    if rules.variant == "rummy500":
-        # rummy500 §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
-        return tuple(
-            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
-            for seat, hand in enumerate(state.hands)
-        )
-    if rules.variant == "contract":
-        # contract §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
-        return tuple(
-            round_penalty(hand_penalty(hand, rules), buys, rules)
-            for hand, buys in zip(state.hands, state.buys, strict=True)
-        )
-    return tuple(
-        0 if seat == winner or not alive else loser_penalty(hand, rules, kalooki)
-        for seat, (hand, alive) in enumerate(zip(state.hands, state.active, strict=True))
-    )
-
-
-def _deal_over(
-    state: GameState, seed: _Seed, winner: int | None, kalooki: bool, stalemate: bool = False
+def deal_over(
+    state: GameState, seed: Seed, winner: int | None, kalooki: bool, stalemate: bool = False
 ) -> list[Event]:
     """DealEnded and what follows it: the next deal or the end of the game (with the revealed seed).
 
     `state` is the position after the closing move, so hands and table are final.
     """
-    rules = state.rules
-    ended = DealEnded(winner, kalooki, _deal_points(state, winner, kalooki), stalemate)
-    penalties = ended.penalties
+    variant = variant_named(state.rules.variant)
+    ended = DealEnded(winner, kalooki, variant.deal_points(state, winner, kalooki), stalemate)
     after = evolve(state, ended)
-    mode = rules.match_mode
-    if mode is MatchMode.TARGET_SCORE:
-        scores = dict(enumerate(after.totals))
-        top = game_winner(scores, rules.deals)  # rummy500 §3.10, D13: highest at or above the target
-        if top is not None:
-            owed = settlement(scores, top)  # D14
-            settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
-            return [ended, GameEnded((top,), after.totals, settled, _secret(state, seed))]
-    elif mode is MatchMode.CONTRACT_ROUNDS:
-        # The deal number is the round (contract has no void deals); `deals` the last round (M2).
-        if after.deal >= rules.deals:
-            # contract §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
-            totals = dict(enumerate(after.totals))
-            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
-    elif mode is MatchMode.SINGLE_DEAL:
-        if winner is None:
-            # meldstream M1, a scored stalemate: fewest points win, ties share (as rummy40 D14);
-            # without a closer there is no prize split (§3.13.2 divides after a going out).
-            totals = dict(enumerate(after.totals))
-            return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
-        payouts: tuple[int, ...] = ()
-        if rules.prize_pool:
-            losers = {seat: penalty for seat, penalty in enumerate(penalties) if seat != winner}
-            split = prize_split(rules.prize_pool, winner, losers, rules, kalooki)
-            payouts = tuple(split[seat] for seat in range(rules.players))
-        return [ended, GameEnded((winner,), after.totals, payouts, _secret(state, seed))]
-    elif mode is MatchMode.ELIMINATION:
-        alive = [seat for seat, is_alive in enumerate(after.active) if is_alive]
-        if not alive:
-            # meldstream M1: a scored stalemate may put every seat over the limit at once; then
-            # the fewest points among those still playing win, ties share.
-            playing = [seat for seat, is_alive in enumerate(state.active) if is_alive]
-            alive = match_winners(dict(enumerate(after.totals)), playing)
-        if len(alive) <= 1 or not any(after.active):
-            return [ended, GameEnded(tuple(alive), after.totals, (), _secret(state, seed))]
-    elif mode is MatchMode.FIXED_DEALS and after.deals_done >= rules.deals:
-        totals = dict(enumerate(after.totals))
-        return [ended, GameEnded(tuple(match_winners(totals)), after.totals, (), _secret(state, seed))]
-    dealer = _next_seat(after.active, state.dealer)  # kalooki D2, rummy40 src S1: the deal rotates
+    game_end = variant.match_over(state, after, ended, seed)
+    if game_end is not None:
+        return [ended, *game_end]
+    dealer = next_seat(after.active, state.dealer)  # kalooki D2, rummy40 src S1: the deal rotates
     return [ended, _new_deal(state, dealer, seed)]
 
 
-def _new_deal(state: GameState, dealer: int, seed: _Seed) -> DealStarted:
+def _new_deal(state: GameState, dealer: int, seed: Seed) -> DealStarted:
     rules = state.rules
-    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(_secret(state, seed), state.deal + 1))
+    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(secret(state, seed), state.deal + 1))
     return DealStarted(state.deal + 1, dealer, deck)
 
 
-def _void_deal(state: GameState, seed: _Seed) -> list[Event]:
+def _void_deal(state: GameState, seed: Seed) -> list[Event]:
     zeros = tuple(0 for _ in state.active)
     return [DealEnded(None, False, zeros), _new_deal(state, state.dealer, seed)]
 
 
-_HANDLERS: Final[dict[type[Any], Any]] = {
+def _no_deep_pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
+    need_phase(state, DRAW)
+    rules = state.rules
+    raise RuleViolation(
+        "no_deep_pick", f"in {rules.variant} only the top discard can be taken", rules.cite("draw")
+    )
+
+
+def _no_buying(state: GameState, command: BuyDiscard | PassBuy, seed: Seed) -> list[Event]:
+    rules = state.rules
+    raise RuleViolation("no_buying", f"there is no buying in {rules.variant}", rules.cite("draw"))
+
+
+Handler = Callable[[GameState, Any, Seed], list[Event]]
+# The shared commands' handlers; a variant adds or replaces some (`Variant.handlers`).
+HANDLERS: Final[dict[type[Command], Handler]] = {
     DrawFromStock: _draw_stock,
     TakeDiscard: _take_discard,
     LayMelds: _lay_melds,
@@ -1214,9 +931,9 @@ _HANDLERS: Final[dict[type[Any], Any]] = {
     SwapJoker: _swap,
     Discard: _discard,
     GoOut: _go_out,
-    PickFromPile: _pick,
-    BuyDiscard: _buy,
-    PassBuy: _pass_buy,
+    PickFromPile: _no_deep_pick,
+    BuyDiscard: _no_buying,
+    PassBuy: _no_buying,
 }
 _OUT_OF_TURN: Final = (BuyDiscard, PassBuy)  # contract §3.7.2: buying is out of turn
 
@@ -1231,7 +948,7 @@ _MAX_MELD_VALUE: Final = (11, 11, *range(2, 11), 10, 10, 10)
 _OPENING_STARTS: Final = 6  # packings tried from the best candidates: bounded, and enough to open
 
 
-def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None = None) -> list[LayMelds]:
+def openings(state: GameState, hand: Sequence[Card], must_include: Card | None = None) -> list[LayMelds]:
     """A bounded set of opening meld groups from `hand`: greedy packings that reach the minimum.
 
     For each candidate meld (best first), add disjoint candidates in value order until the opening
@@ -1292,7 +1009,7 @@ def _openings(state: GameState, hand: Sequence[Card], must_include: Card | None 
         if left <= 1:
             rest = tuple(CARD_BY_CODE[code] for code, count in enumerate(pool) for _ in range(count))
             try:
-                _check_rest(state, seat, rest, state.melds + tuple(chosen))
+                check_rest(state, seat, rest, state.melds + tuple(chosen))
             except RuleViolation:
                 continue
         found[key] = LayMelds(seat, key, tuple(meld.kind for meld in chosen))
@@ -1326,150 +1043,35 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     packings), layoffs are single cards at each open end, swaps give the exact card(s) needed.
     Every action returned is accepted by `decide`.
     """
+    rules = state.rules
+    variant = variant_named(rules.variant)
     if seat != state.turn:
-        if state.offer is not None and seat in buyers(state):
-            return _BUY_ACTIONS[seat]
-        return ()
+        return variant.out_of_turn_actions(state, seat)
     phase = state.phase
-    if phase is _DRAW:
-        if state.rules.variant == "rummy500":
-            return _rummy500_draws(state, seat)
-        return _draw_actions(state, seat)
+    if phase is DRAW:
+        return variant.draw_actions(state, seat)
     if phase is not _PLAY:
         return ()
-    rules = state.rules
     hand = state.hands[seat]
     actions: list[Command] = []
     taken = state.taken
     if not (rules.discard_draw_must_open and state.took_unopened and not state.opened[seat]):
         going_out_by_discard = len(hand) == 1
-        if not (going_out_by_discard and rules.going_out is _MELD_ALL):
+        if not (going_out_by_discard and rules.going_out is MELD_ALL):
             discards = _DISCARDS[seat]
             barred = taken if taken is not None and hand.count(taken) == 1 else None  # kalooki / rummy40 D8
             actions = [discards[card] for card in dict.fromkeys(hand) if card is not barred]
-    if rules.variant == "contract":
-        if not state.opened[seat]:
-            actions.extend(_laydown_actions(state, seat, hand))
+    if not state.opened[seat]:
+        unopened = variant.unopened_actions(state, seat)
+        if unopened is not None:
+            actions.extend(unopened)
             return tuple(actions)
-    elif rules.open_before_layoff and not state.opened[seat]:
-        must = state.taken if rules.discard_draw_must_open and state.took_unopened else None
-        actions.extend(_openings(state, hand, must))
-        return tuple(actions)
-    for meld in find_melds(hand, rules) if rules.variant != "contract" else ():
-        if len(hand) - len(meld.cards) <= 1:  # only then may the rest be unfinishable
-            try:
-                _check_rest(state, seat, _without(hand, meld.cards), (*state.melds, meld))
-            except RuleViolation:
-                continue
-        actions.append(_lay_meld_action(seat, meld))
+    actions.extend(variant.meld_actions(state, seat))
     actions.extend(_table_actions(state, seat, hand))
     return tuple(actions)
 
 
 _DRAW_CACHE: dict[int, tuple[Command, ...]] = {}
-_BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in range(8))
-
-
-def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[Command]:
-    """Contract laydowns the hand can make now (a bounded set, contract §3.8)."""
-    rules = state.rules
-    found: list[Command] = []
-    for melds in laydowns(hand, state.deal, rules):
-        if len(hand) - sum(len(meld.cards) for meld in melds) <= 1:  # only then may the rest be unfinishable
-            try:
-                # §3.6.3: not the card taken from the pile as the last card; D10 with option
-                # closing_by_discard false: a last card must fit a meld on the table.
-                rest = _without(hand, [card for meld in melds for card in meld.cards])
-                _check_rest(state, seat, rest, state.melds + melds)
-            except RuleViolation:
-                continue
-        found.append(LayMelds(seat, tuple(meld.cards for meld in melds), tuple(meld.kind for meld in melds)))
-    return found
-
-
-def _rummy500_draws(state: GameState, seat: int) -> tuple[Command, ...]:
-    """Stock draw (with an empty stock: ending the deal, D10) and every usable pile pick (§3.6)."""
-    rules = state.rules
-    actions: list[Command] = [_DRAW_FROM_STOCK[seat]]
-    if not state.stock and rules.reshuffle is _END_IMMEDIATELY:
-        return tuple(actions)
-    pile = state.discard
-    hand = state.hands[seat]
-    if pile and _top_free(rules):
-        actions.append(_TAKE_DISCARD[seat])
-    targets = _table_index(state.melds, rules).by_card()
-    # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
-    # from the top of the pile down, so the partner bound of each pick is a few lookups.
-    # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
-    ranks = [0] * 14
-    codes = [0] * 53
-    suit_masks = [0, 0, 0, 0]
-    rank_suits = [0] * 14
-    for card in hand:
-        code = card.code
-        ranks[card.rank] += 1
-        codes[code] += 1
-        if code:
-            suit_index, position_bit, rank, suit_bit = BITS[code]
-            suit_masks[suit_index] |= position_bit
-            rank_suits[rank] |= suit_bit
-    held = len(hand)
-    picks: list[list[Command]] = []  # per usable pick index, from the top of the pile down
-    for index in range(len(pile) - 1, -1, -1):
-        selected = pile[index]
-        code = selected.code
-        suit_index, position_bit, rank, suit_bit = BITS[code]
-        ranks[rank] += 1
-        codes[code] += 1
-        suit_masks[suit_index] |= position_bit
-        rank_suits[rank] |= suit_bit
-        held += 1
-        entries = targets.get(selected)
-        if code:
-            # A new meld with the selected card needs two partners of its rank or of its suit within
-            # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-            a, b, c, d = _NEAR_CODES[code]
-            partnered = ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2
-            if entries is None and not partnered:
-                continue  # most picks: nothing to do with the card
-        uses: list[LayMelds | LayOff] = (
-            [_lay_off_action(seat, meld, selected, at) for meld, _, at, _ in entries] if entries else []
-        )
-        if not code:
-            # A joker (option jokers): the melds find_melds makes with it from the cards held then.
-            held_cards = (*hand, *pile[index:])
-            uses.extend(
-                _lay_meld_action(seat, meld) for meld in find_melds(held_cards, rules) if JOKER in meld.cards
-            )
-        elif partnered:
-            # Only cards of the selected card's rank or suit can share a meld with it: the melds
-            # of those cards, as find_melds would find them, straight from the masks.
-            uses.extend(
-                _lay_meld_action(seat, meld)
-                for meld in melds_of_masks(rank, rank_suits[rank], suit_index, suit_masks[suit_index], rules)
-                if selected in meld.cards
-            )
-        commands: list[Command] = []
-        copies = codes[code] - 1  # copies of the selected card left after a use takes it
-        for use in uses:
-            command = _pick_action(seat, index, use)
-            rest = held - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
-            if rest <= 1:  # only then may the rest be unfinishable (`_check_rest`)
-                if rules.going_out is _MELD_ALL:  # no rummy500 rule: ask decide
-                    try:
-                        _decide(state, command, _PROBE)
-                    except RuleViolation:
-                        continue
-                elif rest == 1 and copies:
-                    continue  # the last card would be the one taken from the pile (src ¶17)
-                elif rest == 0 and rules.going_out is _DISCARD_REQUIRED:
-                    continue  # option going_out_requires_discard (D9)
-            commands.append(command)
-        if commands:
-            picks.append(commands)
-    for commands in reversed(picks):  # bottom of the pile first
-        actions.extend(commands)
-    return tuple(actions)
 
 
 _Layoff = tuple[int, Card, End | None, Meld]  # meld index, card, end, resulting meld
@@ -1511,7 +1113,7 @@ class _TableIndex:
 _LAST_INDEX: list[tuple[tuple[Meld, ...], Rules, _TableIndex] | None] = [None]
 
 
-def _table_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
+def table_index(melds: tuple[Meld, ...], rules: Rules) -> _TableIndex:
     """`_TableIndex` of `melds`, kept while the table is unchanged and updated when it changes.
 
     The table tuple survives `evolve` until a meld changes, so identity is a cheap, exact key; the
@@ -1557,21 +1159,6 @@ def _meld_share(meld_index: int, meld: Meld, rules: Rules) -> _Share:
     )
 
 
-# Card codes of the same suit within two ranks of each card, the ace touching the king.
-_NEAR_CODES: Final = (
-    (),
-    *(
-        tuple(
-            base + other - 1
-            for other in range(1, 14)
-            if 0 < min(abs(other - rank), 13 - abs(other - rank)) <= 2
-        )
-        for base in (1, 14, 27, 40)
-        for rank in range(1, 14)
-    ),
-)
-
-
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
 _DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
 
@@ -1579,7 +1166,7 @@ _DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} fo
 _LAY_MELD_MEMO: dict[tuple[int, int], tuple[Meld, LayMelds]] = {}
 
 
-def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
+def lay_meld_action(seat: int, meld: Meld) -> LayMelds:
     """The command laying one candidate meld; find_melds memoises melds, so these repeat."""
     key = (seat, id(meld))
     entry = _LAY_MELD_MEMO.get(key)
@@ -1595,7 +1182,7 @@ def _lay_meld_action(seat: int, meld: Meld) -> LayMelds:
 _LAY_OFF_MEMO: dict[tuple[int, int, Card, int], LayOff] = {}
 
 
-def _lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
+def lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
     """The command laying one card off; a few thousand exist, and a frozen dataclass is slow to build."""
     key = (seat, meld, card, 0 if at is None else 1 if at is _LOW else 2)  # an Enum hashes slowly
     command = _LAY_OFF_MEMO.get(key)
@@ -1604,49 +1191,22 @@ def _lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
     return command
 
 
-_PICK_MEMO: dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]] = {}
-
-
-def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
-    """A pile pick with its use; uses are memoised commands, so these repeat (keyed as `_lay_meld_action`)."""
-    key = (seat, index, id(use))
-    entry = _PICK_MEMO.get(key)
-    if entry is not None and entry[0] is use:
-        return entry[1]
-    if len(_PICK_MEMO) > 100_000:
-        _PICK_MEMO.clear()
-    command = PickFromPile(seat, index, use)
-    _PICK_MEMO[key] = (use, command)
-    return command
-
-
 # Draw commands and the events of drawing and discarding, built once per seat (and card).
-_DRAW_FROM_STOCK: Final = tuple(DrawFromStock(seat) for seat in range(8))
-_TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in range(8))
+DRAW_FROM_STOCK: Final = tuple(DrawFromStock(seat) for seat in range(8))
+TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in range(8))
 _STOCK_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, False) for card in CARD_BY_CODE) for seat in range(8))
-_PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in range(8))
+PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in range(8))
 _DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CODE) for seat in range(8))
-_BUY_PASSED: Final = tuple(tuple(BuyPassed(card, taken) for card in CARD_BY_CODE) for taken in (False, True))
-_BUY_OFFERS: dict[tuple[Card, int, int], BuyOffered] = {}
-
-
-def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
-    """BuyOffered, built once per card and seats: a frozen dataclass is slow to build, few thousand exist."""
-    key = (card, forehand, discarder)
-    event = _BUY_OFFERS.get(key)
-    if event is None:
-        event = _BUY_OFFERS[key] = BuyOffered(card, forehand, discarder)
-    return event
 
 
 def _opens_with(state: GameState, seat: int, card: Card) -> bool:
     """Whether `seat` could open this turn with `card` taken from the discard pile (kalooki D19
     option `must_use_in_opening`), judged as after the take: an opening whose last card left is a
     copy of `card` is no way out, that discard is refused (D8), so the take would leave no move."""
-    return bool(_openings(state._replace(taken=card), (*state.hands[seat], card), card))
+    return bool(openings(state._replace(taken=card), (*state.hands[seat], card), card))
 
 
-def _draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
+def draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     if state.rules.reshuffle is _ALL_BUT_TOP and not state.stock:
         # contract D16: drawing from the empty stock reshuffles (or ends the round).
         return (DrawFromStock(seat), TakeDiscard(seat)) if state.discard else (DrawFromStock(seat),)
@@ -1673,15 +1233,15 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list
     owners = state.owners
     others = rules.layoff_on_others
     held = set(hand)
-    for meld_index, card, at, result in _table_index(state.melds, rules).layoffs:
+    for meld_index, card, at, result in table_index(state.melds, rules).layoffs:
         if card not in held or (not others and owners[meld_index] != seat):
             continue
         if short:
             try:
-                _check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, meld_index, result))
+                check_rest(state, seat, _without_one(hand, card), _set_at(state.melds, meld_index, result))
             except RuleViolation:
                 continue
-        actions.append(_lay_off_action(seat, meld_index, card, at))
+        actions.append(lay_off_action(seat, meld_index, card, at))
     return actions
 
 
@@ -1689,7 +1249,7 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
     """Layoffs (`_layoff_actions`) and joker swaps, read off the table index."""
     actions: list[Command] = list(_layoff_actions(state, seat, hand))
     rules = state.rules
-    index = _table_index(state.melds, rules)
+    index = table_index(state.melds, rules)
     if not index.swaps:
         return actions
     in_hand = set(hand)
@@ -1705,7 +1265,9 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
             use = uses[0]
         action = SwapJoker(seat, meld_index, cards, use)
         try:
-            _decide(state, action, _PROBE)  # swaps are rare; checking them whole keeps legal_actions exact
+            decide_command(
+                state, action, PROBE
+            )  # swaps are rare; checking them whole keeps legal_actions exact
         except RuleViolation:
             continue
         actions.append(action)

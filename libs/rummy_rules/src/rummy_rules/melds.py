@@ -16,7 +16,7 @@ from typing import Final
 
 from rummy_rules.cards import JOKER, SUITS, Card, Suit
 from rummy_rules.errors import RuleViolation
-from rummy_rules.variants import JokerSwap, Rules
+from rummy_rules.rules import JokerSwap, Rules
 
 
 class MeldKind(Enum):

@@ -12,7 +12,7 @@ from typing import TypeVar
 from rummy_rules.cards import Card
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, MeldKind, hand_penalty, meld_value
-from rummy_rules.variants import Rules
+from rummy_rules.rules import Rules
 
 K = TypeVar("K")
 

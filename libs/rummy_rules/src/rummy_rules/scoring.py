@@ -8,7 +8,8 @@ from typing import TypeVar
 from rummy_rules.cards import Card
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import hand_penalty
-from rummy_rules.variants import KalookiOptions, Rules
+from rummy_rules.options import KalookiOptions
+from rummy_rules.rules import Rules
 
 K = TypeVar("K")
 

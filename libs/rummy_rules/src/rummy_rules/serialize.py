@@ -13,7 +13,7 @@ import typing
 from enum import Enum
 from typing import Any, Final
 
-from rummy_rules import commands, events, melds, state, variants, views
+from rummy_rules import commands, events, melds, options, rules, state, views
 from rummy_rules.cards import Card, parse_card
 from rummy_rules.errors import RuleViolation
 
@@ -23,7 +23,7 @@ def _is_record(cls: type[Any]) -> bool:
     return dataclasses.is_dataclass(cls) or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
 
 
-_MODULES: Final = (events, commands, state, melds, variants, views)
+_MODULES: Final = (events, commands, state, melds, options, rules, views)
 _TYPES: Final[dict[str, type[Any]]] = {
     name: obj
     for module in _MODULES

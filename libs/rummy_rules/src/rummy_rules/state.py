@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from rummy_rules.cards import Card
 from rummy_rules.melds import Meld
-from rummy_rules.variants import Rules
+from rummy_rules.rules import Rules
 
 
 class Phase(Enum):

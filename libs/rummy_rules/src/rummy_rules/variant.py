@@ -1,0 +1,120 @@
+"""What the engine and the services may ask a variant: the `Variant` protocol, and the registry.
+
+A variant is one module in `rummy_rules.variants`: its `Rules` builder (deck, dealing, melds
+allowed, going out, reshuffle, match mode as data) and the behaviour data cannot express, as the
+hooks below. `variants.base.StandardVariant` holds the shared behaviour; a variant overrides what
+differs. The engine looks a variant up by `Rules.variant` and never tests its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rummy_rules.bots import Bot
+    from rummy_rules.cards import Card
+    from rummy_rules.commands import Command, LayMelds
+    from rummy_rules.events import DealEnded, Event
+    from rummy_rules.melds import Meld
+    from rummy_rules.rules import Rules
+    from rummy_rules.secret import Seed
+    from rummy_rules.state import GameState
+
+    Handler = Callable[[GameState, Any, Seed], list[Event]]
+
+
+class Variant(Protocol):
+    """One rummy variant. Attributes are facts services need; methods are the engine's hooks."""
+
+    id: str
+    citations: Mapping[str, str]  # rule key -> spec section, for `Rules.cite`
+    higher_is_better: bool  # a higher total wins (scores and standings rank that way)
+    voids_stalemate: bool  # a deal stopped by meldstream M1 is void (redealt), the first times
+    spread_pile: bool  # the whole discard pile is public, not just its top card
+    table_rotation: bool  # a tournament rotates players between tables each round
+
+    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
+        """The rules at `players` seats with these house-rule options (refusing bad ones)."""
+        ...
+
+    def own_greedy(self) -> Bot | None:
+        """The variant's own greedy bot where the shared one (`bots.greedy`) does not fit, or None."""
+        ...
+
+    def handlers(self) -> Mapping[type[Command], Handler]:
+        """Command type -> handler returning the events it causes: the shared ones plus the variant's."""
+        ...
+
+    def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
+        """The legal moves of the seat to draw."""
+        ...
+
+    def out_of_turn_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
+        """The legal moves of a seat whose turn it is not (contract buying)."""
+        ...
+
+    def unopened_actions(self, state: GameState, seat: int) -> list[Command] | None:
+        """The meld moves of a seat that has not opened, or None when opening needs nothing special."""
+        ...
+
+    def meld_actions(self, state: GameState, seat: int) -> list[Command]:
+        """New melds the seat may lay now (after opening, or without an opening rule)."""
+        ...
+
+    def lay_melds(self, state: GameState, command: LayMelds) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+        """The melds a LayMelds names and the hand left, checked as this variant lays and opens."""
+        ...
+
+    def check_take_discard(self, state: GameState) -> None:
+        """Refuse taking the top discard on its own, where the variant forbids it."""
+        ...
+
+    def buying(self, rules: Rules, deal: int) -> bool:
+        """Whether discards (and the upcard) are offered for sale in this deal."""
+        ...
+
+    def buyers(self, state: GameState) -> tuple[int, ...]:
+        """Seats that may still ask to buy the card on offer, in order."""
+        ...
+
+    def close_offer(self, state: GameState, seed: Seed, taken_by_forehand: bool) -> list[Event]:
+        """The end of the buy window when the forehand draws (only while a card is on offer)."""
+        ...
+
+    def offer_discard(self, state: GameState, seat: int, card: Card) -> Event | None:
+        """The event offering a discard for sale, or None."""
+        ...
+
+    def going_out_bonus(self, state: GameState) -> bool:
+        """Whether the seat going out by discarding now earns the variant's bonus (a Kalooki)."""
+        ...
+
+    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
+        """What each seat adds to its total for the deal just ended (`state` is final)."""
+        ...
+
+    def match_over(
+        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
+    ) -> list[Event] | None:
+        """The events ending the game after this deal (GameEnded), or None: another deal follows."""
+        ...
+
+
+_REGISTRY: dict[str, Variant] = {}
+
+
+def register(variant: Variant) -> Variant:
+    """Add a variant to those `rules_for` and the engine know (`rummy_rules.variants` adds the four)."""
+    _REGISTRY[variant.id] = variant
+    return variant
+
+
+def variant_named(variant_id: str) -> Variant:
+    """The registered variant `variant_id` (KeyError if none)."""
+    return _REGISTRY[variant_id]
+
+
+def registered() -> tuple[str, ...]:
+    """The ids of the registered variants, in registration order."""
+    return tuple(_REGISTRY)

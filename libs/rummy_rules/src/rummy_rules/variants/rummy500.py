@@ -1,0 +1,328 @@
+"""Rummy 500 (spec: rules/rummy500): 2-8 players, melds scored for whoever laid each card, to 500.
+
+What differs from the standard play (`base.StandardVariant`): the whole discard pile is public and
+a player may take any card of it with every card above, but must use that card at once in a meld or
+layoff sent with the pick (§3.6 D7 D21); the deal scores the cards each seat has on the table
+minus those in hand (§3.9 D12); the first to reach the target score wins and is paid the
+differences (§3.10 D13 D14). Options and defaults: `options.Rummy500Options`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from rummy_rules.cards import JOKER
+from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile
+from rummy_rules.errors import RuleViolation
+from rummy_rules.events import DealEnded, Event, GameEnded
+from rummy_rules.game import (
+    DISCARD_REQUIRED,
+    DRAW_FROM_STOCK,
+    END_IMMEDIATELY,
+    MELD_ALL,
+    PILE_DRAWS,
+    TAKE_DISCARD,
+    Handler,
+    decide_command,
+    evolved,
+    lay_meld_action,
+    lay_off_action,
+    need_phase,
+    table_index,
+)
+from rummy_rules.melds import BITS, find_melds, melds_of_masks
+from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
+from rummy_rules.rules import (
+    GoingOut,
+    JokerSwap,
+    MatchMode,
+    Reshuffle,
+    Rules,
+    check_players,
+    parse_options,
+    pip_penalties,
+)
+from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
+from rummy_rules.secret import PROBE, Seed, secret
+from rummy_rules.state import GameState, Phase
+from rummy_rules.variants.base import StandardVariant
+
+CITATIONS: Final[Mapping[str, str]] = {
+    "set": "§3.4.1 D4",
+    "run": "§3.4.2 src ¶18",
+    "joker": "§3.4 D2",
+    "ambiguous": "§3.4 vectors/FORMAT.md",
+    "players": "§3.1 D1",
+    "penalty": "§3.2 D3",
+    "layoff": "§3.7 src ¶18 D20",
+    "layoff_set": "§3.7.1",
+    "layoff_run": "§3.7.1 src ¶18",
+    "owner": "§3.5.2 D20",
+    "swap": "§3.4 D2",
+    "keep_card": "§3.5.3 D6",
+    "taken": "§3.5.3 src ¶17",
+    "pick": "§3.6 src ¶17 D7 D21",
+    "turn": "§3.5",
+    "draw": "§3.5.1 src ¶16",
+    "discard": "§3.5.3 D6",
+    "hand": "§3.5",
+    "reshuffle": "§3.8.2 D10",
+    "over": "§3.8.1 src ¶9",
+    "go_out": "§3.8.1 D9",
+    "match": "§3.10 src ¶11 D13",
+}
+
+_RUMMY500_STOCK: Final = {
+    "continue_with_discards_then_end": Reshuffle.NONE_END_DEAL,
+    "end_immediately": Reshuffle.END_IMMEDIATELY,
+    "reshuffle_discards": Reshuffle.ALL_BUT_TOP,
+}
+
+
+class Rummy500(StandardVariant):
+    id = "rummy500"
+    citations = CITATIONS
+    higher_is_better = True
+    spread_pile = True  # src ¶14
+
+    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
+        o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
+        check_players("rummy500", 2, 8 if o.packs == 2 else 6, players)  # D1
+        if o.packs not in (1, 2):
+            raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
+        if o.target_score < 1:
+            raise RuleViolation("bad_option_value", "target_score must be positive", "rummy500 §5")
+        dealt = o.cards_dealt if o.cards_dealt is not None else (13 if players == 2 else 7)  # src ¶13
+        if dealt < 1 or dealt * players > 52 * o.packs + o.jokers - 2:
+            raise RuleViolation(
+                "bad_option_value", f"cannot deal {dealt!r} cards to {players} players", "rummy500 §5"
+            )
+        return Rules(
+            variant="rummy500",
+            players=players,
+            packs=o.packs,
+            jokers=o.jokers,
+            hand_size=dealt,
+            upcard=True,
+            set_min=3,
+            set_max=4,
+            natural_set_distinct_suits=o.packs > 1,  # D4
+            joker_set_distinct_suits=o.packs > 1,
+            run_min=3,
+            ace_low_in_runs=True,
+            ace_low_value=1,  # §3.2 D3
+            ace_high_value=15,
+            ace_set_value=15,
+            penalty=pip_penalties(15, 15),  # D3; option jokers: 15 each
+            opening_min_points=0,  # D19
+            opening_single_meld=False,
+            open_before_layoff=False,  # D19: no precondition for melding or laying off
+            layoff_on_others=True,  # D20
+            joker_swap=JokerSwap.NONE,
+            freed_joker_must_be_used=False,
+            going_out=GoingOut.DISCARD_REQUIRED if o.going_out_requires_discard else GoingOut.EITHER,
+            reshuffle=_RUMMY500_STOCK[o.exhausted_stock],  # D10
+            kalooki_surcharge=0,
+            kalooki_exempt_from_opening=False,
+            discard_draw_must_open=False,
+            match_mode=MatchMode.TARGET_SCORE,
+            deals=o.target_score,  # the score that ends the game (§3.10)
+            elimination_limit=0,
+            prize_pool=0,
+            options=o,
+            stalemate_reshuffles=o.stalemate_reshuffles,
+        )
+
+    def extra_handlers(self) -> Mapping[type[Command], Handler]:
+        return {PickFromPile: _pick}
+
+    def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
+        return _draws(state, seat)
+
+    def check_take_discard(self, state: GameState) -> None:
+        rules = state.rules
+        if not _top_free(rules):
+            raise RuleViolation(
+                "pick_must_be_used",
+                "a discard-pile card must be used at once: "
+                "send the pick with the meld or layoff that uses it",
+                rules.cite("pick"),
+            )
+
+    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
+        # §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
+        rules = state.rules
+        return tuple(
+            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
+            for seat, hand in enumerate(state.hands)
+        )
+
+    def match_over(
+        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
+    ) -> list[Event] | None:
+        scores = dict(enumerate(after.totals))
+        top = game_winner(scores, after.rules.deals)  # §3.10, D13: highest at or above the target
+        if top is None:
+            return None
+        owed = settlement(scores, top)  # D14
+        settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
+        return [GameEnded((top,), after.totals, settled, secret(before, seed))]
+
+
+def _top_free(rules: Rules) -> bool:
+    options = rules.options
+    return isinstance(options, Rummy500Options) and options.top_discard_free
+
+
+def _pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
+    """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
+    need_phase(state, Phase.DRAW)
+    rules = state.rules
+    seat = command.seat
+    if not state.stock and rules.reshuffle is END_IMMEDIATELY:
+        raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
+    taken = pile_pick(state.discard, command.index)
+    selected = taken[0]
+    then = command.then
+    draws = PILE_DRAWS[seat]
+    events: list[Event] = [draws[card.code] for card in reversed(taken)]  # selected last
+    if then is None:
+        if _top_free(rules) and len(taken) == 1:
+            return events  # option top_discard_free (D7)
+        raise RuleViolation(
+            "pick_must_be_used",
+            f"{selected.text} must be melded or laid off at once: send that meld or layoff with the pick",
+            rules.cite("pick"),
+        )
+    if not isinstance(then, LayMelds | LayOff) or then.seat != seat:
+        raise RuleViolation(
+            "bad_follow_up", "the card's use must be your own meld or layoff", rules.cite("pick")
+        )
+    used = then.cards if isinstance(then, LayOff) else tuple(card for cards in then.melds for card in cards)
+    if selected not in used:
+        raise RuleViolation(
+            "pick_must_be_used",
+            f"the meld or layoff sent with the pick must use {selected.text}",
+            rules.cite("pick"),
+        )
+    return [*events, *decide_command(evolved(state, events), then, seed)]
+
+
+def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
+    """Stock draw (with an empty stock: ending the deal, D10) and every usable pile pick (§3.6)."""
+    rules = state.rules
+    actions: list[Command] = [DRAW_FROM_STOCK[seat]]
+    if not state.stock and rules.reshuffle is END_IMMEDIATELY:
+        return tuple(actions)
+    pile = state.discard
+    hand = state.hands[seat]
+    if pile and _top_free(rules):
+        actions.append(TAKE_DISCARD[seat])
+    targets = table_index(state.melds, rules).by_card()
+    # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
+    # from the top of the pile down, so the partner bound of each pick is a few lookups.
+    # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
+    ranks = [0] * 14
+    codes = [0] * 53
+    suit_masks = [0, 0, 0, 0]
+    rank_suits = [0] * 14
+    for card in hand:
+        code = card.code
+        ranks[card.rank] += 1
+        codes[code] += 1
+        if code:
+            suit_index, position_bit, rank, suit_bit = BITS[code]
+            suit_masks[suit_index] |= position_bit
+            rank_suits[rank] |= suit_bit
+    held = len(hand)
+    picks: list[list[Command]] = []  # per usable pick index, from the top of the pile down
+    for index in range(len(pile) - 1, -1, -1):
+        selected = pile[index]
+        code = selected.code
+        suit_index, position_bit, rank, suit_bit = BITS[code]
+        ranks[rank] += 1
+        codes[code] += 1
+        suit_masks[suit_index] |= position_bit
+        rank_suits[rank] |= suit_bit
+        held += 1
+        entries = targets.get(selected)
+        if code:
+            # A new meld with the selected card needs two partners of its rank or of its suit within
+            # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
+            a, b, c, d = _NEAR_CODES[code]
+            partnered = ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2
+            if entries is None and not partnered:
+                continue  # most picks: nothing to do with the card
+        uses: list[LayMelds | LayOff] = (
+            [lay_off_action(seat, meld, selected, at) for meld, _, at, _ in entries] if entries else []
+        )
+        if not code:
+            # A joker (option jokers): the melds find_melds makes with it from the cards held then.
+            held_cards = (*hand, *pile[index:])
+            uses.extend(
+                lay_meld_action(seat, meld) for meld in find_melds(held_cards, rules) if JOKER in meld.cards
+            )
+        elif partnered:
+            # Only cards of the selected card's rank or suit can share a meld with it: the melds
+            # of those cards, as find_melds would find them, straight from the masks.
+            uses.extend(
+                lay_meld_action(seat, meld)
+                for meld in melds_of_masks(rank, rank_suits[rank], suit_index, suit_masks[suit_index], rules)
+                if selected in meld.cards
+            )
+        commands: list[Command] = []
+        copies = codes[code] - 1  # copies of the selected card left after a use takes it
+        for use in uses:
+            command = _pick_action(seat, index, use)
+            rest = held - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
+            if rest <= 1:  # only then may the rest be unfinishable (`_check_rest`)
+                if rules.going_out is MELD_ALL:  # no rummy500 rule: ask decide
+                    try:
+                        decide_command(state, command, PROBE)
+                    except RuleViolation:
+                        continue
+                elif rest == 1 and copies:
+                    continue  # the last card would be the one taken from the pile (src ¶17)
+                elif rest == 0 and rules.going_out is DISCARD_REQUIRED:
+                    continue  # option going_out_requires_discard (D9)
+            commands.append(command)
+        if commands:
+            picks.append(commands)
+    for commands in reversed(picks):  # bottom of the pile first
+        actions.extend(commands)
+    return tuple(actions)
+
+
+# Card codes of the same suit within two ranks of each card, the ace touching the king.
+_NEAR_CODES: Final = (
+    (),
+    *(
+        tuple(
+            base + other - 1
+            for other in range(1, 14)
+            if 0 < min(abs(other - rank), 13 - abs(other - rank)) <= 2
+        )
+        for base in (1, 14, 27, 40)
+        for rank in range(1, 14)
+    ),
+)
+
+
+_PICK_MEMO: dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]] = {}
+
+
+def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
+    """A pile pick with its use; uses are memoised commands, so these repeat (keyed as `_lay_meld_action`)."""
+    key = (seat, index, id(use))
+    entry = _PICK_MEMO.get(key)
+    if entry is not None and entry[0] is use:
+        return entry[1]
+    if len(_PICK_MEMO) > 100_000:
+        _PICK_MEMO.clear()
+    command = PickFromPile(seat, index, use)
+    _PICK_MEMO[key] = (use, command)
+    return command
+
+
+RUMMY500: Final = Rummy500()
