@@ -65,10 +65,9 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     command += ["--data-dir", str(data), "--web", web]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     running = Platform(f"http://{web}", proc)
-    assert proc.stdout is not None
-    reader = threading.Thread(
-        target=lambda: running.lines.extend(iter(proc.stdout.readline, "")), daemon=True
-    )
+    out = proc.stdout
+    assert out is not None
+    reader = threading.Thread(target=lambda: running.lines.extend(iter(out.readline, "")), daemon=True)
     reader.start()
     try:
         running.wait_for_line(rf"meldstream web on http://{re.escape(web)}", timeout_s=90)
@@ -81,7 +80,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
             proc.kill()
             proc.wait()
         reader.join(10)
-        proc.stdout.close()
+        out.close()
 
 
 def _chromium_missing() -> str:
@@ -134,4 +133,5 @@ def screenshot(browser: WebDriver, name: str) -> Path:
 
 def console_errors(browser: WebDriver) -> list[str]:
     """What the page logged at error level (an uncaught exception, a failed request) since last asked."""
-    return [str(entry["message"]) for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    entries = browser.execute("getLog", {"type": "browser"})["value"]  # WebDriver.get_log, typed
+    return [str(entry["message"]) for entry in entries if entry["level"] == "SEVERE"]

@@ -3,6 +3,8 @@ live game, and steps through a replay; no page may log an error. Each test keeps
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -54,7 +56,7 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
         move = _choose(moves)
         try:
             move.click()
-            until(browser, lambda d, m=move: _stale(m), timeout_s=GAME_S)  # redrawn: the engine took it
+            until(browser, functools.partial(_stale, move), timeout_s=GAME_S)  # redrawn: the engine took it
         except StaleElementReferenceException:
             continue  # redrawn before the click landed (a bot moved): look again
         clicks += 1
@@ -69,7 +71,7 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
     assert console_errors(browser) == []
 
 
-def _stale(element: WebElement) -> bool:
+def _stale(element: WebElement, _driver: WebDriver) -> bool:
     try:
         element.is_enabled()
     except StaleElementReferenceException:
