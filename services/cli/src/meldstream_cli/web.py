@@ -38,8 +38,8 @@ async def start_web(config: EngineConfig, services: PlatformServices, address: s
     games = LiveGames()
     try:
         return RunningWeb(await start_gateway(settings, games), games)
-    except (OSError, SystemExit) as exc:
-        if explicit or getattr(exc, "errno", errno.EADDRINUSE) != errno.EADDRINUSE:
+    except OSError as exc:
+        if explicit or exc.errno != errno.EADDRINUSE:
             raise
     host, _ = settings.host_port
     fallback = replace(settings, address=f"{host}:{free_port()}")

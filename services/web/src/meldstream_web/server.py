@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Iterator
 
 import uvicorn
@@ -34,8 +35,16 @@ class RunningGateway:
 
 
 async def start_gateway(config: WebConfig, games: LiveGames | None = None) -> RunningGateway:
-    """Serve the gateway; returns once it accepts connections (raises if it cannot bind)."""
+    """Serve the gateway; returns once it accepts connections. The socket is bound here, so an address
+    in use is an OSError to the caller (uvicorn would exit the whole process instead)."""
     host, port = config.host_port
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
     server = _EmbeddedServer(
         uvicorn.Config(
             create_app(config, games),
@@ -45,7 +54,7 @@ async def start_gateway(config: WebConfig, games: LiveGames | None = None) -> Ru
             timeout_graceful_shutdown=2,  # open event streams are ended, not waited for
         )
     )
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()  # the failure to start, raised here
