@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from rummy_rules import game
+from rummy_rules import game, table_index
 from rummy_rules.bots import random_legal
 from rummy_rules.cards import JOKER, STANDARD_PACK, parse_card, parse_cards
 from rummy_rules.commands import Discard, DrawFromStock, GoOut, LayMelds, LayOff, SwapJoker, TakeDiscard
@@ -416,6 +416,7 @@ def test_table_index_kept_up_to_date_equals_one_built_afresh() -> None:
         state = None
         for event in result.events:
             state = evolve(state, event)
-            assert game.table_index(state.melds, state.rules) == game._full_index(state.melds, state.rules)
+            kept = table_index.table_index(state.melds, state.rules)
+            assert kept == table_index.full_index(state.melds, state.rules)
             checked += bool(state.melds)
     assert checked > 500

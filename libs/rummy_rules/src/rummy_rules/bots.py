@@ -26,6 +26,7 @@ from rummy_rules.commands import (
 )
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import CARD_AT, End, Meld, MeldKind, lay_off, layoff_targets
+from rummy_rules.memo import Memo
 from rummy_rules.rules import GoingOut, Rules
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
@@ -297,14 +298,11 @@ def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
     if found is None:
         cards = CARD_BY_CODE if params.joker_penalty is not None else CARD_BY_CODE[1:]
         found = frozenset(card for card in cards if solver.penalty([*rest, card]) == 0)
-        if len(_COMPLETIONS) >= _COMPLETIONS_LIMIT:
-            _COMPLETIONS.clear()
-        _COMPLETIONS[key] = found
+        _COMPLETIONS.put(key, found)
     return found
 
 
-_COMPLETIONS: dict[tuple[MeldParams, tuple[int, ...]], frozenset[Card]] = {}
-_COMPLETIONS_LIMIT: Final = 1 << 14
+_COMPLETIONS: Final[Memo[tuple[MeldParams, tuple[int, ...]], frozenset[Card]]] = Memo(1 << 14)
 
 
 class _Table:

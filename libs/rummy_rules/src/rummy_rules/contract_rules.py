@@ -15,13 +15,12 @@ from typing import Final, TypeVar
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import BITS, End, Meld, MeldKind, lay_off, make_meld, suit_runs
+from rummy_rules.melds import BITS, RUN, SET, End, Meld, MeldKind, lay_off, make_meld, suit_runs
+from rummy_rules.memo import Memo
 from rummy_rules.options import ContractOptions
 from rummy_rules.rules import Rules
 
 # Enum members bound to module names (Python 3.11 looks `MeldKind.RUN` up slowly, see melds.py).
-_RUN: Final = MeldKind.RUN
-_SET: Final = MeldKind.SET
 
 K = TypeVar("K")
 
@@ -84,13 +83,13 @@ def _readings(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> lis
     except RuleViolation as exc:
         if exc.code != "ambiguous_meld":
             raise
-    return [make_meld(cards, rules, _SET), make_meld(cards, rules, _RUN)]
+    return [make_meld(cards, rules, SET), make_meld(cards, rules, RUN)]
 
 
 def _fits(melds: Sequence[Meld], contract: Contract, rules: Rules) -> RuleViolation | None:
     """Why these melds do not make the contract, or None if they do."""
-    runs = [meld for meld in melds if meld.kind is _RUN]
-    threes = [meld for meld in melds if meld.kind is _SET]
+    runs = [meld for meld in melds if meld.kind is RUN]
+    threes = [meld for meld in melds if meld.kind is SET]
     if len(runs) != contract.runs or len(threes) != contract.threes:
         return RuleViolation(
             "not_the_contract",
@@ -286,9 +285,7 @@ def _threes(hand: Sequence[Card]) -> list[tuple[_Candidate, ...]]:
             key = (tuple(codes), jokers)
             group = _THREES_MEMO.get(key)
             if group is None:
-                if len(_THREES_MEMO) > _MEMO_LIMIT:
-                    _THREES_MEMO.clear()
-                group = _THREES_MEMO[key] = _rank_threes(key[0], jokers)
+                group = _THREES_MEMO.put(key, _rank_threes(key[0], jokers))
             groups.append(group)
     return groups
 
@@ -300,11 +297,11 @@ def _rank_threes(codes: tuple[int, ...], jokers: bool) -> tuple[_Candidate, ...]
     rank = cards[0].rank
     found: list[Meld] = []
     if len(cards) > 3:
-        found.append(Meld(_SET, cards, rank))
+        found.append(Meld(SET, cards, rank))
     if len(cards) >= 3:
-        found.extend(Meld(_SET, combo, rank) for combo in dict.fromkeys(combinations(cards, 3)))
+        found.extend(Meld(SET, combo, rank) for combo in dict.fromkeys(combinations(cards, 3)))
     elif len(cards) == 2 and jokers:
-        found.append(Meld(_SET, (*cards, JOKER), rank))
+        found.append(Meld(SET, (*cards, JOKER), rank))
     return tuple(_candidate(meld) for meld in found)
 
 
@@ -339,10 +336,8 @@ def _runs(hand: Sequence[Card], rules: Rules, needed: int) -> list[tuple[_Candid
         key = (suit_index, mask, shape)
         group = _RUNS_MEMO.get(key)
         if group is None:
-            if len(_RUNS_MEMO) > _MEMO_LIMIT:
-                _RUNS_MEMO.clear()
             melds = suit_runs(suit_index, mask, jokers, rules)
-            group = _RUNS_MEMO[key] = _suit_runs(melds, run_min)
+            group = _RUNS_MEMO.put(key, _suit_runs(melds, run_min))
         if group:
             groups.append(group)
     return groups
@@ -383,15 +378,14 @@ def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
                 for high in range(low + run_min, size + 1):
                     cards = meld.cards[low:high]
                     if cards not in found and any(card.suit is not None for card in cards):
-                        found[cards] = Meld(_RUN, cards, meld.rank + low, meld.suit)
+                        found[cards] = Meld(RUN, cards, meld.rank + low, meld.suit)
     return tuple(_candidate(meld) for meld in found.values())
 
 
 _MAY_RUN: dict[tuple[int, bool, bool], dict[int, bool]] = {}  # at most 2**14 masks per shape
 _RunsKey = tuple[int, int, tuple[int, bool, int, int, bool]]
-_RUNS_MEMO: dict[_RunsKey, tuple[_Candidate, ...]] = {}
-_THREES_MEMO: dict[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]] = {}
-_MEMO_LIMIT: Final = 100_000  # bounds both memos in a long-lived engine
+_RUNS_MEMO: Final[Memo[_RunsKey, tuple[_Candidate, ...]]] = Memo()
+_THREES_MEMO: Final[Memo[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]]] = Memo()
 
 
 def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:
@@ -402,7 +396,7 @@ def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:
         for card in list((+left).elements()):
             placed = False
             for index, meld in enumerate(melds):
-                for at in (End.HIGH, End.LOW) if card.suit is None and meld.kind is _RUN else (None,):
+                for at in (End.HIGH, End.LOW) if card.suit is None and meld.kind is RUN else (None,):
                     try:
                         melds[index] = lay_off(meld, (card,), rules, at)
                     except RuleViolation:

@@ -16,6 +16,7 @@ from typing import Final
 
 from rummy_rules.cards import JOKER, SUITS, Card, Suit
 from rummy_rules.errors import RuleViolation
+from rummy_rules.memo import Memo
 from rummy_rules.rules import JokerSwap, Rules
 
 
@@ -33,10 +34,10 @@ class End(Enum):
 
 # Enum members bound to module names: in Python 3.11 `MeldKind.RUN` takes EnumType.__getattr__'s slow
 # path (~0.1 us, ten times an attribute), and meld building and layoffs test kinds and ends throughout.
-_RUN: Final = MeldKind.RUN
-_SET: Final = MeldKind.SET
-_LOW: Final = End.LOW
-_HIGH: Final = End.HIGH
+RUN: Final = MeldKind.RUN
+SET: Final = MeldKind.SET
+LOW: Final = End.LOW
+HIGH: Final = End.HIGH
 
 # CARD_AT[suit index][position]: the natural card at a run position (14 is the ace again).
 CARD_AT: Final = tuple((JOKER, *(Card(rank, suit) for rank in range(1, 14)), Card(1, suit)) for suit in SUITS)
@@ -85,9 +86,9 @@ def make_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None = None)
         raise _fail(rules, "meld_without_natural", "a meld needs at least one natural card", "joker")
     if not rules.jokers and len(naturals) < len(cards):
         raise _fail(rules, "no_jokers", "this game is played without jokers", "joker")  # rummy500 D2
-    if kind is _SET:
+    if kind is SET:
         return _as_set(cards, naturals, rules)
-    if kind is _RUN:
+    if kind is RUN:
         return _as_run(cards, naturals, rules)
     same_rank = all(card.rank == naturals[0].rank for card in naturals)
     same_suit = all(card.suit is naturals[0].suit for card in naturals)
@@ -143,7 +144,7 @@ def _as_set(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld
             raise _fail(rules, "set_repeated_suit", f"{_text(cards)}: a set may not repeat a suit", "set")
         if len(suits) + jokers > 4:
             raise _fail(rules, "set_too_large", "set jokers must stand for missing suits", "set")
-    return Meld(_SET, cards, rank)
+    return Meld(SET, cards, rank)
 
 
 def _as_run(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld:
@@ -165,7 +166,7 @@ def _as_run(cards: tuple[Card, ...], naturals: list[Card], rules: Rules) -> Meld
         if low < lowest or low + size - 1 > 14:
             continue
         if all(card.suit is None or card is line[low + i] for i, card in enumerate(cards)):
-            return Meld(_RUN, cards, low, suit)
+            return Meld(RUN, cards, low, suit)
     raise _fail(
         rules,
         "not_a_run",
@@ -182,7 +183,7 @@ def _position_values(rules: Rules) -> tuple[int, ...]:
 
 def meld_value(meld: Meld, rules: Rules) -> int:
     """Points of a meld on the table: jokers count as the card they stand for (kalooki src ¶4)."""
-    if meld.kind is _SET:
+    if meld.kind is SET:
         each = rules.ace_set_value if meld.rank == 1 else min(meld.rank, 10)
         return each * len(meld.cards)
     values = _position_values(rules)
@@ -205,7 +206,7 @@ def lay_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None = No
         raise _fail(rules, "nothing_to_lay_off", "name at least one card to lay off", "layoff")
     if not rules.jokers and JOKER in cards:
         raise _fail(rules, "no_jokers", "this game is played without jokers", "joker")
-    if meld.kind is _SET:
+    if meld.kind is SET:
         for card in cards:
             if card.suit is not None and card.rank != meld.rank:
                 raise _fail(
@@ -251,7 +252,7 @@ def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | No
                 break
         if fits:
             new_cards = (*placed[:below], *meld.cards, *placed[below:])
-            options.append((below, Meld(_RUN, tuple(new_cards), new_low, suit)))
+            options.append((below, Meld(RUN, tuple(new_cards), new_low, suit)))
     if not options:
         raise _fail(
             rules,
@@ -267,10 +268,10 @@ def _lay_off_run(meld: Meld, cards: tuple[Card, ...], rules: Rules, at: End | No
                 f"{_text(cards)} fits either end of {meld}; say at which end (low or high)",
                 "layoff_run",
             )
-        options.sort(key=lambda option: option[0], reverse=at is _LOW)
+        options.sort(key=lambda option: option[0], reverse=at is LOW)
     elif at is not None and JOKER in cards:
         below = options[0][0]
-        if (at is _LOW) != (below > 0):
+        if (at is LOW) != (below > 0):
             message = f"the joker cannot go at the {at.value} end"
             raise _fail(rules, "layoff_does_not_fit", message, "layoff_run")
     return options[0][1]
@@ -286,13 +287,13 @@ def swap_joker(meld: Meld, cards: Sequence[Card], rules: Rules) -> Meld:
         raise _fail(rules, "no_joker_in_meld", f"{meld} holds no joker", "swap")
     if any(card.suit is None for card in cards):
         raise _fail(rules, "swap_needs_natural", "a joker is taken back with natural cards only", "swap")
-    if meld.kind is _RUN:
+    if meld.kind is RUN:
         if len(cards) != 1:
             raise _fail(rules, "swap_wrong_cards", "a run joker is exchanged for exactly one card", "swap")
         for index, card in enumerate(meld.cards):
             if card is JOKER and meld.represented(index) is cards[0]:
                 new_cards = (*meld.cards[:index], cards[0], *meld.cards[index + 1 :])
-                return Meld(_RUN, new_cards, meld.rank, meld.suit)
+                return Meld(RUN, new_cards, meld.rank, meld.suit)
         raise _fail(
             rules,
             "swap_wrong_cards",
@@ -313,7 +314,7 @@ def swap_joker(meld: Meld, cards: Sequence[Card], rules: Rules) -> Meld:
             message = f"{cards[0].text}: that suit is already in the set"
             raise _fail(rules, "swap_wrong_cards", message, "swap")
         index = meld.cards.index(JOKER)
-        return Meld(_SET, (*meld.cards[:index], cards[0], *meld.cards[index + 1 :]), meld.rank)
+        return Meld(SET, (*meld.cards[:index], cards[0], *meld.cards[index + 1 :]), meld.rank)
     # Kalooki §3.8.2-§3.8.4: only 3-card sets, two natural cards of two different missing suits.
     if len(meld.cards) != 3:
         raise _fail(rules, "set_closed", f"{meld} is a closed set; its joker can never be removed", "closed")
@@ -327,8 +328,8 @@ def swap_joker(meld: Meld, cards: Sequence[Card], rules: Rules) -> Meld:
             "swap_set2",
         )
     if len(naturals) == 1:  # kalooki D11: two jokers, two naturals free one; the set is closed
-        return Meld(_SET, (naturals[0], *cards, JOKER), meld.rank)
-    return Meld(_SET, (*naturals, *cards), meld.rank)
+        return Meld(SET, (naturals[0], *cards, JOKER), meld.rank)
+    return Meld(SET, (*naturals, *cards), meld.rank)
 
 
 def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
@@ -401,7 +402,7 @@ def _set_melds(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     key = (rank, mask, shape)
     melds = _SET_MEMO.get(key)
     if melds is None:
-        melds = _SET_MEMO[key] = _sets_of_rank(rank, mask, shape)
+        melds = _SET_MEMO.put(key, _sets_of_rank(rank, mask, shape))
     return melds
 
 
@@ -409,9 +410,7 @@ def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     key = (suit_index, mask, shape)
     melds = _RUN_MEMO.get(key)
     if melds is None:
-        if len(_RUN_MEMO) > _MEMO_LIMIT:
-            _RUN_MEMO.clear()
-        melds = _RUN_MEMO[key] = _runs_of_suit(suit_index, mask, shape)
+        melds = _RUN_MEMO.put(key, _runs_of_suit(suit_index, mask, shape))
     return melds
 
 
@@ -420,9 +419,9 @@ BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) 
 _SUIT_OF: Final = tuple(bits[0] for bits in BITS)
 _RANK_BIT_OF: Final = tuple(bits[1] for bits in BITS)
 _Shape = tuple[int, int, int, bool, bool]
-_SET_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
-_RUN_MEMO: dict[tuple[int, int, _Shape], tuple[Meld, ...]] = {}
 _MEMO_LIMIT: Final = 200_000
+_SET_MEMO: Final[Memo[tuple[int, int, _Shape], tuple[Meld, ...]]] = Memo(_MEMO_LIMIT)
+_RUN_MEMO: Final[Memo[tuple[int, int, _Shape], tuple[Meld, ...]]] = Memo(_MEMO_LIMIT)
 
 
 def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
@@ -430,12 +429,12 @@ def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     distinct = tuple(CARD_AT[i][rank] for i in range(4) if mask >> i & 1)
     if len(distinct) >= 3:
         return tuple(
-            Meld(_SET, combo, rank)
+            Meld(SET, combo, rank)
             for size in range(3, min(len(distinct), set_max) + 1)
             for combo in combinations(distinct, size)
         )
     if jokers and set_min <= 3:
-        return (Meld(_SET, (*distinct, JOKER), rank),)
+        return (Meld(SET, (*distinct, JOKER), rank),)
     return ()
 
 
@@ -463,24 +462,24 @@ def _runs_of_suit(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]
     for start, end in segments:
         for low in range(start, end - run_min + 2):
             for high in range(low + run_min - 1, min(end, low + 12) + 1):
-                found.append(Meld(_RUN, line[low : high + 1], low, suit))
+                found.append(Meld(RUN, line[low : high + 1], low, suit))
     if jokers:
         for start, end in segments:
             length = end - start + 1
             if length + 1 >= run_min and length < 13:
                 if end < 14:
-                    found.append(Meld(_RUN, (*line[start : end + 1], JOKER), start, suit))
+                    found.append(Meld(RUN, (*line[start : end + 1], JOKER), start, suit))
                 elif start > lowest:
-                    found.append(Meld(_RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
+                    found.append(Meld(RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
         for (s1, e1), (s2, e2) in pairwise(segments):
             if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
-                found.append(Meld(_RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
+                found.append(Meld(RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
     return tuple(found)
 
 
 def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], ...]:
     """The single natural cards (and joker ends) that `meld` accepts, without building results."""
-    if meld.kind is _SET:
+    if meld.kind is SET:
         size = len(meld.cards)
         if rules.set_max and size >= rules.set_max:
             return ()
@@ -503,11 +502,11 @@ def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], .
         return ()
     out: list[tuple[Card, End | None]] = []
     if meld.rank > (1 if rules.ace_low_in_runs else 2):
-        out.append((line[meld.rank - 1], _LOW))
-        out.append((JOKER, _LOW))
+        out.append((line[meld.rank - 1], LOW))
+        out.append((JOKER, LOW))
     if meld.high < 14:
-        out.append((line[meld.high + 1], _HIGH))
-        out.append((JOKER, _HIGH))
+        out.append((line[meld.high + 1], HIGH))
+        out.append((JOKER, HIGH))
     return tuple(out)
 
 
@@ -519,7 +518,7 @@ class MeldOptions:
     swaps: tuple[tuple[Card, ...], ...]
 
 
-_OPTIONS_MEMO: dict[int, tuple[Meld, Rules, MeldOptions]] = {}
+_OPTIONS_MEMO: Final[Memo[int, tuple[Meld, Rules, MeldOptions]]] = Memo(_MEMO_LIMIT)
 
 
 def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
@@ -532,7 +531,7 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
     if entry is not None and entry[0] is meld and entry[1] is rules:
         return entry[2]
     layoffs: list[tuple[Card, End | None, Meld]] = []
-    run = meld.kind is _RUN
+    run = meld.kind is RUN
     # A natural card on a set fits unless suits must differ and the set would then stand for more
     # than four suits (`_as_set`; layoff_targets has left out held suits and full sets).
     jokers = meld.jokers
@@ -547,22 +546,20 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
         # takes the card or a joker at the end named (layoff_targets checks the ends and the
         # length); a set takes a natural card as above.
         if run:
-            if at is _LOW:
-                layoffs.append((card, at, Meld(_RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
+            if at is LOW:
+                layoffs.append((card, at, Meld(RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
             else:
-                layoffs.append((card, at, Meld(_RUN, (*meld.cards, card), meld.rank, meld.suit)))
+                layoffs.append((card, at, Meld(RUN, (*meld.cards, card), meld.rank, meld.suit)))
         elif card.suit is not None:
             if set_fits:
-                layoffs.append((card, at, Meld(_SET, (*meld.cards, card), meld.rank)))
+                layoffs.append((card, at, Meld(SET, (*meld.cards, card), meld.rank)))
         else:
             try:  # a joker on a set: lay_off also checks the suits of its natural cards (D4)
                 layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
             except RuleViolation:
                 continue
     options = MeldOptions(tuple(layoffs), _swap_needs(meld, rules))
-    if len(_OPTIONS_MEMO) > _MEMO_LIMIT:
-        _OPTIONS_MEMO.clear()
-    _OPTIONS_MEMO[id(meld)] = (meld, rules, options)
+    _OPTIONS_MEMO.put(id(meld), (meld, rules, options))
     return options
 
 
@@ -570,7 +567,7 @@ def _swap_needs(meld: Meld, rules: Rules) -> tuple[tuple[Card, ...], ...]:
     """The natural cards that can take a joker out of `meld` (each tuple is one swap)."""
     if JOKER not in meld.cards or rules.joker_swap is JokerSwap.NONE:
         return ()
-    if meld.kind is _RUN:
+    if meld.kind is RUN:
         return tuple((meld.represented(i),) for i, card in enumerate(meld.cards) if card is JOKER)
     if rules.joker_swap is JokerSwap.RUNS_ONLY:
         return ()

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from rummy_rules.errors import RuleViolation
 from rummy_rules.options import VariantOptions
@@ -59,6 +59,15 @@ class MatchMode(Enum):
 def pip_penalties(ace: int, joker: int) -> tuple[int, ...]:
     """Penalty per rank index (0 = joker, 1 = ace ... 13 = king): pips face value, J/Q/K 10."""
     return (joker, ace, *range(2, 11), 10, 10, 10)
+
+
+# Members bound to module names, read on every decision (see `state.DRAW`).
+MELD_ALL: Final = GoingOut.MELD_ALL
+DISCARD_REQUIRED: Final = GoingOut.DISCARD_REQUIRED
+ALL_BUT_TOP: Final = Reshuffle.ALL_BUT_TOP
+ALL_AT_ONCE: Final = Reshuffle.ALL_AT_ONCE
+END_IMMEDIATELY: Final = Reshuffle.END_IMMEDIATELY
+KEEP_LAST_DISCARD: Final = Reshuffle.KEEP_LAST_DISCARD
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,25 +13,19 @@ from typing import Any
 
 from rummy_rules.bots import Bot
 from rummy_rules.cards import Card
+from rummy_rules.checks import check_rest, take
 from rummy_rules.commands import Command, LayMelds
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
-from rummy_rules.game import (
-    HANDLERS,
-    Handler,
-    check_rest,
-    draw_actions,
-    lay_meld_action,
-    openings,
-    parse_melds,
-    take,
-    without,
-)
+from rummy_rules.evolve import without
+from rummy_rules.legal import draw_actions, lay_meld_action
 from rummy_rules.melds import Meld, find_melds, meld_value
+from rummy_rules.openings import openings
 from rummy_rules.rules import Rules
 from rummy_rules.scoring import loser_penalty, match_winners
 from rummy_rules.secret import Seed, secret
 from rummy_rules.state import GameState
+from rummy_rules.turn import HANDLERS, Handler, parse_melds
 
 
 class StandardVariant:

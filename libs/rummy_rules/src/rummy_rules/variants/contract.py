@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from rummy_rules.bots import Bot
 from rummy_rules.cards import CARD_BY_CODE, Card
+from rummy_rules.checks import check_rest, take
 from rummy_rules.commands import BuyDiscard, Command, LayMelds, PassBuy
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.contract_rules import (
@@ -31,6 +32,7 @@ from rummy_rules.contract_rules import (
     laydowns,
     round_penalty,
 )
+from rummy_rules.deal import next_seat
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import (
     BuyGranted,
@@ -42,13 +44,16 @@ from rummy_rules.events import (
     GameEnded,
     StockReshuffled,
 )
-from rummy_rules.game import DRAW, Handler, check_rest, evolved, next_seat, refill, take, without
+from rummy_rules.evolve import evolved, without
 from rummy_rules.melds import Meld, hand_penalty
+from rummy_rules.memo import Memo
 from rummy_rules.options import CONTRACT_CHOICES, ContractOptions
 from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, check_players, parse_options
 from rummy_rules.scoring import match_winners
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import GameState
+from rummy_rules.state import DRAW, GameState
+from rummy_rules.stock import refill
+from rummy_rules.turn import Handler, handles
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
@@ -154,7 +159,8 @@ class Contract(StandardVariant):
         return contract_greedy  # the meld solver is too slow for hands grown by buying (19 cards)
 
     def extra_handlers(self) -> Mapping[type[Command], Handler]:
-        return {BuyDiscard: _buy, PassBuy: _pass_buy}
+        entries = (handles(BuyDiscard, _buy), handles(PassBuy, _pass_buy))
+        return dict(entries)
 
     def out_of_turn_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
         if state.offer is not None and seat in buyers(state):
@@ -352,7 +358,7 @@ def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> lis
     return found
 
 
-_BUY_OFFERS: dict[tuple[Card, int, int], BuyOffered] = {}
+_BUY_OFFERS: Final[Memo[tuple[Card, int, int], BuyOffered]] = Memo()
 
 
 def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
@@ -360,7 +366,7 @@ def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
     key = (card, forehand, discarder)
     event = _BUY_OFFERS.get(key)
     if event is None:
-        event = _BUY_OFFERS[key] = BuyOffered(card, forehand, discarder)
+        event = _BUY_OFFERS.put(key, BuyOffered(card, forehand, discarder))
     return event
 
 

@@ -13,27 +13,19 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rummy_rules.cards import JOKER
+from rummy_rules.checks import need_phase
 from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
-from rummy_rules.game import (
-    DISCARD_REQUIRED,
-    DRAW_FROM_STOCK,
-    END_IMMEDIATELY,
-    MELD_ALL,
-    PILE_DRAWS,
-    TAKE_DISCARD,
-    Handler,
-    decide_command,
-    evolved,
-    lay_meld_action,
-    lay_off_action,
-    need_phase,
-    table_index,
-)
+from rummy_rules.evolve import evolved
+from rummy_rules.legal import DRAW_FROM_STOCK, TAKE_DISCARD, lay_meld_action, lay_off_action
 from rummy_rules.melds import BITS, find_melds, melds_of_masks
+from rummy_rules.memo import Memo
 from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
 from rummy_rules.rules import (
+    DISCARD_REQUIRED,
+    END_IMMEDIATELY,
+    MELD_ALL,
     GoingOut,
     JokerSwap,
     MatchMode,
@@ -46,6 +38,8 @@ from rummy_rules.rules import (
 from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
 from rummy_rules.secret import PROBE, Seed, secret
 from rummy_rules.state import GameState, Phase
+from rummy_rules.table_index import table_index
+from rummy_rules.turn import PILE_DRAWS, Handler, decide_command, handles
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
@@ -135,7 +129,8 @@ class Rummy500(StandardVariant):
         )
 
     def extra_handlers(self) -> Mapping[type[Command], Handler]:
-        return {PickFromPile: _pick}
+        entries = (handles(PickFromPile, _pick),)
+        return dict(entries)
 
     def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
         return _draws(state, seat)
@@ -309,7 +304,7 @@ _NEAR_CODES: Final = (
 )
 
 
-_PICK_MEMO: dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]] = {}
+_PICK_MEMO: Final[Memo[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]]] = Memo()
 
 
 def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
@@ -318,10 +313,8 @@ def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
     entry = _PICK_MEMO.get(key)
     if entry is not None and entry[0] is use:
         return entry[1]
-    if len(_PICK_MEMO) > 100_000:
-        _PICK_MEMO.clear()
     command = PickFromPile(seat, index, use)
-    _PICK_MEMO[key] = (use, command)
+    _PICK_MEMO.put(key, (use, command))
     return command
 
 
