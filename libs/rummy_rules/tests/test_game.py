@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from rummy_rules import game, table_index
+from rummy_rules import table_index
 from rummy_rules.bots import random_legal
 from rummy_rules.cards import JOKER, STANDARD_PACK, parse_card, parse_cards
 from rummy_rules.commands import Discard, DrawFromStock, GoOut, LayMelds, LayOff, SwapJoker, TakeDiscard

@@ -35,6 +35,28 @@ _TYPES: Final[dict[str, type[Any]]] = {
 _RECORDS: Final = frozenset(_TYPES.values())
 
 
+def _known(cls: type[Any]) -> bool:
+    """Whether instances of `cls` encode as records; a variant's options class found outside
+    `options` (a variant module may keep its own) is learnt when first met."""
+    if _TYPES.get(cls.__name__) is cls:
+        return True
+    if issubclass(cls, options.VariantOptions):
+        _TYPES[cls.__name__] = cls
+        return True
+    return False
+
+
+def _type_named(name: str) -> type[Any]:
+    known = _TYPES.get(name)
+    if known is not None:
+        return known
+    for cls in options.VariantOptions.__subclasses__():
+        if cls.__name__ == name:
+            _TYPES[name] = cls
+            return cls
+    raise KeyError(f"no record type {name!r}")
+
+
 def _field_names(cls: type[Any]) -> tuple[str, ...]:
     names = _FIELD_NAMES.get(cls)
     if names is None:
@@ -51,7 +73,7 @@ _FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """Encode a state, event, command, view or rules object as JSON-compatible data."""
-    if isinstance(obj, type) or _TYPES.get(type(obj).__name__) is not type(obj):
+    if isinstance(obj, type) or not _known(type(obj)):
         raise RuleViolation("not_serializable", f"cannot encode {type(obj).__name__}")
     encoded = _encode(obj)
     assert isinstance(encoded, dict)
@@ -65,7 +87,9 @@ def _encode(value: Any) -> Any:
         return value.value
     if isinstance(value, bytes):
         return value.hex()
-    if _TYPES.get(type(value).__name__) is type(value):
+    if _TYPES.get(type(value).__name__) is type(value) or (
+        isinstance(value, options.VariantOptions) and _known(type(value))
+    ):
         out: dict[str, Any] = {"type": type(value).__name__}
         for name in _field_names(type(value)):
             out[name] = _encode(getattr(value, name))
@@ -96,7 +120,7 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
 def _decode_object(data: Any) -> Any:
     if not isinstance(data, dict):
         raise TypeError(f"expected an object, got {data!r}")
-    cls = _TYPES[data["type"]]
+    cls = _type_named(data["type"])
     hints = _hints(cls)
     # A field added later with a default may be absent from older records (meldstream M1's).
     kwargs = {name: _decode(hints[name], data[name]) for name in _field_names(cls) if name in data}

@@ -30,7 +30,7 @@ class Variant(Protocol):
     id: str
     citations: Mapping[str, str]  # rule key -> spec section, for `Rules.cite`
     higher_is_better: bool  # a higher total wins (scores and standings rank that way)
-    voids_stalemate: bool  # a deal stopped by meldstream M1 is void (redealt), the first times
+    voids_unwon_deals: bool  # a deal stopped by meldstream M1 is void (redealt), the first times
     spread_pile: bool  # the whole discard pile is public, not just its top card
     table_rotation: bool  # a tournament rotates players between tables each round
 

@@ -34,7 +34,7 @@ class StandardVariant:
     id: str
     citations: Mapping[str, str]
     higher_is_better: bool = False
-    voids_stalemate: bool = False
+    voids_unwon_deals: bool = False
     spread_pile: bool = False
     table_rotation: bool = False
 

@@ -64,7 +64,7 @@ CITATIONS: Final[Mapping[str, str]] = {
 class Kalooki(StandardVariant):
     id = "kalooki"
     citations = CITATIONS
-    voids_stalemate = True
+    voids_unwon_deals = True
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: KalookiOptions = parse_options(self.id, KalookiOptions, KALOOKI_CHOICES, options)

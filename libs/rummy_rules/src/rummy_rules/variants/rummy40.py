@@ -64,7 +64,7 @@ def default_rummy40_deals(players: int) -> int:
 class Rummy40(StandardVariant):
     id = "rummy40"
     citations = CITATIONS
-    voids_stalemate = True
+    voids_unwon_deals = True
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy40Options = parse_options(self.id, Rummy40Options, {}, options)
