@@ -16,6 +16,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import wire
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState, Phase
+from rummy_rules.variant import variant_named
 
 from rummy_engine import codec
 from rummy_engine.facts import Fact
@@ -45,7 +46,7 @@ def leaks(updates: Iterable[gs.GameUpdate], seat: int | None, truth: dict[int, G
             problems.append(f"seq {update.seq}: the hand shown is not seat {seat}'s")
         if list(view.hand_sizes) != [len(hand) for hand in state.hands]:
             problems.append(f"seq {update.seq}: wrong hand sizes")
-        spread = state.rules.variant == "rummy500"  # rummy500 src ¶14: the only spread pile
+        spread = variant_named(state.rules.variant).spread_pile
         if list(wire.cards_from_pb(view.discard_pile)) != (list(state.discard) if spread else []):
             problems.append(f"seq {update.seq}: the discard pile shown is not the public one")
         if view.seed and state.phase is not Phase.GAME_OVER:
@@ -67,7 +68,7 @@ def action_leaks(
             continue
         state = truth[update.seq]
         allowed = Counter(state.hands[seat]) + Counter(card for meld in state.melds for card in meld.cards)
-        if state.rules.variant == "rummy500":  # a pile pick names cards of the spread (public) pile
+        if variant_named(state.rules.variant).spread_pile:  # a pile pick names cards of the public pile
             allowed += Counter(state.discard)
         for action in update.legal_actions:
             named = Counter(wire.cards_from_pb(_cards_in(action)))

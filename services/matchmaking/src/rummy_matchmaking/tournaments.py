@@ -17,6 +17,7 @@ from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_rules.errors import RuleViolation
 from rummy_rules.tables import form_tables, next_dealer_seat, rotate_tables
+from rummy_rules.variant import variant_named
 
 SERIES = mm.TOURNAMENT_FORMAT_SERIES
 ROTATION = mm.TOURNAMENT_FORMAT_ROTATION
@@ -91,7 +92,7 @@ class Tournament:
         if self.round:
             raise TournamentError("tournament_started", "the tournament has started")
         if self.format == ROTATION:
-            if self.variant != "contract":
+            if not variant_named(self.variant).table_rotation:
                 raise TournamentError("bad_format", "table rotation is contract rummy's multi-table rule")
             try:  # contract §3.14.1 D19: ceil(N/4) tables of 3-4, seats drawn from the seed
                 seating = form_tables(self.players, self.seed)
@@ -153,5 +154,5 @@ class Tournament:
             if t.result is not None:
                 for player, total in zip(t.result.player_ids, t.result.totals, strict=True):
                     points[player] += total
-        higher = self.variant == "rummy500"
+        higher = variant_named(self.variant).higher_is_better
         return sorted(points.items(), key=lambda item: (-item[1] if higher else item[1], item[0]))

@@ -17,11 +17,9 @@ from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_client.wire import option_from_pb
 from rummy_rules.scoring import match_winners, prize_split
-from rummy_rules.variants import MatchMode, rules_for
+from rummy_rules.variants import MatchMode, rules_for, variant_named
 from rummy_store import EventRecord
 
-HIGHER_IS_BETTER: Final = frozenset({"rummy500"})  # rummy500 §3.10: melded minus hand, first to 500
-VOIDABLE: Final = frozenset({"kalooki", "rummy40"})  # a deal nobody won is void (up to M1's cap)
 RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
 EVENT_TYPES: Final = frozenset(f.name for f in ev.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields)
 FORMAT: Final = 2  # the engine's event format (rummy_engine.codec.SCHEMA_VERSION) that scoring reads
@@ -104,7 +102,7 @@ def seat(state: GameScore, seq: int, envelope: ev.GameEvent) -> GameScore:
 
 def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
     """Finishing positions (1 = best, ties share) for the rating update."""
-    better = sorted(set(totals), reverse=variant in HIGHER_IS_BETTER)
+    better = sorted(set(totals), reverse=variant_named(variant).higher_is_better)
     return [better.index(total) + 1 for total in totals]
 
 
@@ -142,7 +140,7 @@ def _deal_ended(
     ended = envelope.deal_ended
     penalties = tuple(ended.penalties)
     nobody_out = not ended.HasField("winner")
-    if nobody_out and state.variant in VOIDABLE and not any(penalties):
+    if nobody_out and variant_named(state.variant).voids_unwon_deals and not any(penalties):
         # kalooki §3.11.3, rummy40 §3.10, M1: a void deal scores nothing and the same dealer deals again
         return replace(state, seq=seq), []
     if len(penalties) != len(state.players):
@@ -157,8 +155,9 @@ def _deal_ended(
         kalooki=ended.kalooki,
         penalties=penalties,
     )
-    if state.variant == "contract":  # contract M2: a game may start at round first_round
-        hand.contract_round = int(state.options.get("first_round", 1)) + state.deals
+    rules = rules_for(state.variant, len(state.players), **state.options)
+    if rules.match_mode is MatchMode.CONTRACT_ROUNDS:  # contract M2: a game may start at round first_round
+        hand.contract_round = rules.first_deal + state.deals
     new = replace(
         state,
         seq=seq,
@@ -176,7 +175,7 @@ def _game_ended(
 ) -> tuple[GameScore, list[sc.ScoringEvent]]:
     ended = envelope.game_ended
     rules = rules_for(state.variant, len(state.players), **state.options)
-    totals = tuple(ended.totals) if state.variant in HIGHER_IS_BETTER else state.totals
+    totals = tuple(ended.totals) if variant_named(state.variant).higher_is_better else state.totals
     if rules.match_mode in (MatchMode.SINGLE_DEAL, MatchMode.ELIMINATION, MatchMode.TARGET_SCORE):
         winners = list(ended.winners)  # the deal's winner (kalooki D16) / last survivor / first to target
     else:

@@ -12,6 +12,7 @@ from typing import Any
 
 import redis
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_rules.variant import variant_named
 
 from rummy_scoring.ratings import DEFAULT, Ladder, Rating
 from rummy_scoring.results import GameScore
@@ -115,7 +116,7 @@ class ScoreReader:
     def standings(self, tournament_id: str) -> list[tuple[str, int, int]]:
         variant = self._r.get(self.keys.tournament_variant(tournament_id))
         key = self.keys.standings(tournament_id)
-        higher = variant is not None and variant.decode() == "rummy500"
+        higher = variant is not None and variant_named(variant.decode()).higher_is_better
         rows = (self._r.zrevrange if higher else self._r.zrange)(key, 0, -1, withscores=True)
         matches = self._r.hgetall(self.keys.standing_matches(tournament_id))
         return [(m.decode(), int(score), int(matches.get(m, 0))) for m, score in rows]
