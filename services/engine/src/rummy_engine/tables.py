@@ -32,6 +32,10 @@ from rummy_engine.config import EngineConfig
 log = logging.getLogger("rummy_engine")
 GROUP: Final = "rummy-engine.tables"
 CREATE_TIMEOUT_S: Final = 60
+# A forward gives up on an unanswering owner soon: the record is then retried through the app, which
+# names the partition's new owner once the directory has it (an owner SIGKILLed held every table behind
+# it for the SDK's whole 60 s retry window).
+FORWARD_RETRY_S: Final = 2.0
 REQUESTED_BY: Final = "matchmaking"  # TableSeated.requested_by of the games made from TableFormed
 
 
@@ -107,7 +111,7 @@ class TableConsumer:
         """CreateGame at the engine owning the game's partition (the same idempotent create there)."""
 
         async def create() -> None:
-            async with GameClient(owner, self._token) as client:
+            async with GameClient(owner, self._token, retry_for_s=FORWARD_RETRY_S) as client:
                 await client.create_game(
                     table.variant,
                     list(table.player_ids),
