@@ -120,7 +120,7 @@ TOY: Final = Toy()
 @pytest.fixture
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     # What `register(TOY)` in variants/__init__.py does, undone after the test.
-    monkeypatch.setitem(variant._REGISTRY, TOY.id, TOY)
+    monkeypatch.setitem(variant.REGISTRY, TOY.id, TOY)
 
 
 @pytest.mark.usefixtures("toy_registered")

@@ -26,11 +26,11 @@ from rummy_rules.commands import (
 )
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import CARD_AT, End, Meld, MeldKind, lay_off, layoff_targets
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.rules import GoingOut, Rules
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
 from rummy_rules.state import GameState
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +141,7 @@ def greedy(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Co
     """
     if not actions:
         raise ValueError(f"seat {view.seat} has no legal action")
-    own = variant_named(view.rules.variant).own_greedy()
+    own = REGISTRY[view.rules.variant].own_greedy()
     if own is not None:
         return own(view, actions, rng)
     params = params_for(view.rules)
@@ -298,11 +298,12 @@ def _completions(solver: MeldSolver, rest: list[Card]) -> frozenset[Card]:
     if found is None:
         cards = CARD_BY_CODE if params.joker_penalty is not None else CARD_BY_CODE[1:]
         found = frozenset(card for card in cards if solver.penalty([*rest, card]) == 0)
-        _COMPLETIONS.put(key, found)
+        remember(_COMPLETIONS, key, found, _COMPLETIONS_LIMIT)
     return found
 
 
-_COMPLETIONS: Final[Memo[tuple[MeldParams, tuple[int, ...]], frozenset[Card]]] = Memo(1 << 14)
+_COMPLETIONS: Final[dict[tuple[MeldParams, tuple[int, ...]], frozenset[Card]]] = {}
+_COMPLETIONS_LIMIT: Final = 1 << 14
 
 
 class _Table:

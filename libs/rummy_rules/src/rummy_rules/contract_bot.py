@@ -28,7 +28,7 @@ from rummy_rules.commands import (
 )
 from rummy_rules.contract_rules import FREE_BUYS, contract_for
 from rummy_rules.melds import Meld, layoff_targets
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 
 if TYPE_CHECKING:
     from rummy_rules.bots import SeatView
@@ -140,13 +140,17 @@ def _targets(meld: Meld, rules: Rules) -> frozenset[Card]:
     """
     entry = _TARGETS.get(id(meld))
     if entry is None or entry[0] is not meld or entry[1] is not rules:
-        entry = _TARGETS.put(
-            id(meld), (meld, rules, frozenset(card for card, _ in layoff_targets(meld, rules)))
+        entry = remember(
+            _TARGETS,
+            id(meld),
+            (meld, rules, frozenset(card for card, _ in layoff_targets(meld, rules))),
+            _TARGETS_LIMIT,
         )
     return entry[2]
 
 
-_TARGETS: Final[Memo[int, tuple[Meld, Rules, frozenset[Card]]]] = Memo(4096)  # bounded memory in services
+_TARGETS: Final[dict[int, tuple[Meld, Rules, frozenset[Card]]]] = {}
+_TARGETS_LIMIT: Final = 4096  # entries before the memo starts afresh: bounded memory in services
 
 
 # Bit mask of the five ranks from `low` (index) up: a run window of the plan.

@@ -16,7 +16,7 @@ from typing import Final, TypeVar
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import BITS, RUN, SET, End, Meld, MeldKind, lay_off, make_meld, suit_runs
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.options import ContractOptions
 from rummy_rules.rules import Rules
 
@@ -285,7 +285,7 @@ def _threes(hand: Sequence[Card]) -> list[tuple[_Candidate, ...]]:
             key = (tuple(codes), jokers)
             group = _THREES_MEMO.get(key)
             if group is None:
-                group = _THREES_MEMO.put(key, _rank_threes(key[0], jokers))
+                group = remember(_THREES_MEMO, key, _rank_threes(key[0], jokers))
             groups.append(group)
     return groups
 
@@ -337,7 +337,7 @@ def _runs(hand: Sequence[Card], rules: Rules, needed: int) -> list[tuple[_Candid
         group = _RUNS_MEMO.get(key)
         if group is None:
             melds = suit_runs(suit_index, mask, jokers, rules)
-            group = _RUNS_MEMO.put(key, _suit_runs(melds, run_min))
+            group = remember(_RUNS_MEMO, key, _suit_runs(melds, run_min))
         if group:
             groups.append(group)
     return groups
@@ -384,8 +384,8 @@ def _suit_runs(melds: tuple[Meld, ...], run_min: int) -> tuple[_Candidate, ...]:
 
 _MAY_RUN: dict[tuple[int, bool, bool], dict[int, bool]] = {}  # at most 2**14 masks per shape
 _RunsKey = tuple[int, int, tuple[int, bool, int, int, bool]]
-_RUNS_MEMO: Final[Memo[_RunsKey, tuple[_Candidate, ...]]] = Memo()
-_THREES_MEMO: Final[Memo[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]]] = Memo()
+_RUNS_MEMO: Final[dict[_RunsKey, tuple[_Candidate, ...]]] = {}
+_THREES_MEMO: Final[dict[tuple[tuple[int, ...], bool], tuple[_Candidate, ...]]] = {}
 
 
 def _absorb(melds: list[Meld], left: Counter[Card], rules: Rules) -> bool:

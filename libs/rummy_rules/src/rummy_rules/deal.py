@@ -10,7 +10,7 @@ from rummy_rules.events import DealEnded, DealStarted, Event, GameStarted, Optio
 from rummy_rules.rules import rules_for
 from rummy_rules.secret import Seed, deal_seed, secret
 from rummy_rules.state import DRAW, GameState
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 def first_dealer(seed: bytes, players: int) -> int:
@@ -61,7 +61,7 @@ def dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> G
     upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
     stock = tuple(reversed(rest[len(upcard) :]))
     # contract src ¶25, D15: the turned upcard may be bought, except in round 8.
-    offer = upcard[0] if upcard and variant_named(rules.variant).buying(rules, deal) else None
+    offer = upcard[0] if upcard and REGISTRY[rules.variant].buying(rules, deal) else None
     return state._replace(
         deal=deal,
         dealer=dealer,

@@ -8,7 +8,7 @@ from rummy_rules.evolve import evolve
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import stalemate_voids
 from rummy_rules.state import GameState
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 def deal_over(
@@ -18,7 +18,7 @@ def deal_over(
 
     `state` is the position after the closing move, so hands and table are final.
     """
-    variant = variant_named(state.rules.variant)
+    variant = REGISTRY[state.rules.variant]
     ended = DealEnded(winner, kalooki, variant.deal_points(state, winner, kalooki), stalemate)
     after = evolve(state, ended)
     game_end = variant.match_over(state, after, ended, seed)

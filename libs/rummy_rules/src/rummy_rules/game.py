@@ -29,7 +29,7 @@ from rummy_rules.secret import deal_seed, reshuffle_seed
 from rummy_rules.stalemate import STALEMATE_IDLE_ROUNDS, STALEMATE_VOIDS
 from rummy_rules.state import GameState, Phase
 from rummy_rules.turn import decide_command
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 __all__ = [
     "STALEMATE_IDLE_ROUNDS",
@@ -68,4 +68,4 @@ def apply(state: GameState, command: Command, *, seed: bytes) -> tuple[GameState
 
 def buyers(state: GameState) -> tuple[int, ...]:
     """Seats that may still ask to buy the card on offer, from the forehand's left (contract §3.7.3)."""
-    return variant_named(state.rules.variant).buyers(state)
+    return REGISTRY[state.rules.variant].buyers(state)

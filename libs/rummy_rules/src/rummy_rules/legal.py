@@ -14,16 +14,16 @@ from rummy_rules.checks import check_rest
 from rummy_rules.commands import Command, Discard, DrawFromStock, LayMelds, LayOff, SwapJoker, TakeDiscard
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import JokerSwapped
-from rummy_rules.evolve import evolve, set_at, without_one
+from rummy_rules.evolve import evolve, set_at, without, without_one
 from rummy_rules.melds import LOW, End, Meld, find_melds, swap_joker
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_BUT_TOP, MELD_ALL
 from rummy_rules.secret import PROBE
 from rummy_rules.state import DRAW, PLAY, GameState
 from rummy_rules.table_index import table_index
 from rummy_rules.turn import decide_command
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
@@ -34,7 +34,7 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     Every action returned is accepted by `decide`.
     """
     rules = state.rules
-    variant = variant_named(rules.variant)
+    variant = REGISTRY[rules.variant]
     if seat != state.turn:
         return variant.out_of_turn_actions(state, seat)
     phase = state.phase
@@ -56,19 +56,27 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
         if unopened is not None:
             actions.extend(unopened)
             return tuple(actions)
-    actions.extend(variant.meld_actions(state, seat))
+    if variant.melds_after_opening:
+        for meld in find_melds(hand, rules):
+            # Only a meld leaving at most one card may leave a hand that cannot finish the turn.
+            if len(hand) - len(meld.cards) <= 1:
+                try:
+                    check_rest(state, seat, without(hand, meld.cards), (*state.melds, meld))
+                except RuleViolation:
+                    continue
+            actions.append(lay_meld_action(seat, meld))
     actions.extend(_table_actions(state, seat, hand))
     return tuple(actions)
 
 
-_DRAW_CACHE: Final[Memo[int, tuple[Command, ...]]] = Memo()
+_DRAW_CACHE: Final[dict[int, tuple[Command, ...]]] = {}
 
 
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
 _DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
 
 
-_LAY_MELD_MEMO: Final[Memo[tuple[int, int], tuple[Meld, LayMelds]]] = Memo()
+_LAY_MELD_MEMO: Final[dict[tuple[int, int], tuple[Meld, LayMelds]]] = {}
 
 
 def lay_meld_action(seat: int, meld: Meld) -> LayMelds:
@@ -78,11 +86,11 @@ def lay_meld_action(seat: int, meld: Meld) -> LayMelds:
     if entry is not None and entry[0] is meld:
         return entry[1]
     command = LayMelds(seat, (meld.cards,), (meld.kind,))
-    _LAY_MELD_MEMO.put(key, (meld, command))
+    remember(_LAY_MELD_MEMO, key, (meld, command))
     return command
 
 
-_LAY_OFF_MEMO: Final[Memo[tuple[int, int, Card, int], LayOff]] = Memo()
+_LAY_OFF_MEMO: Final[dict[tuple[int, int, Card, int], LayOff]] = {}
 
 
 def lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
@@ -90,7 +98,7 @@ def lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
     key = (seat, meld, card, 0 if at is None else 1 if at is LOW else 2)  # an Enum hashes slowly
     command = _LAY_OFF_MEMO.get(key)
     if command is None:
-        command = _LAY_OFF_MEMO.put(key, LayOff(seat, meld, (card,), at))
+        command = remember(_LAY_OFF_MEMO, key, LayOff(seat, meld, (card,), at))
     return command
 
 
@@ -114,7 +122,7 @@ def draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:
             built.append(DrawFromStock(seat))
         if can_take:
             built.append(TakeDiscard(seat))
-        actions = _DRAW_CACHE.put(key, tuple(built))
+        actions = remember(_DRAW_CACHE, key, tuple(built))
     return actions
 
 

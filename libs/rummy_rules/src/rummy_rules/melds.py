@@ -16,7 +16,7 @@ from typing import Final
 
 from rummy_rules.cards import JOKER, SUITS, Card, Suit
 from rummy_rules.errors import RuleViolation
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.rules import JokerSwap, Rules
 
 
@@ -402,7 +402,7 @@ def _set_melds(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     key = (rank, mask, shape)
     melds = _SET_MEMO.get(key)
     if melds is None:
-        melds = _SET_MEMO.put(key, _sets_of_rank(rank, mask, shape))
+        melds = remember(_SET_MEMO, key, _sets_of_rank(rank, mask, shape), _MEMO_LIMIT)
     return melds
 
 
@@ -410,7 +410,7 @@ def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     key = (suit_index, mask, shape)
     melds = _RUN_MEMO.get(key)
     if melds is None:
-        melds = _RUN_MEMO.put(key, _runs_of_suit(suit_index, mask, shape))
+        melds = remember(_RUN_MEMO, key, _runs_of_suit(suit_index, mask, shape), _MEMO_LIMIT)
     return melds
 
 
@@ -420,8 +420,8 @@ _SUIT_OF: Final = tuple(bits[0] for bits in BITS)
 _RANK_BIT_OF: Final = tuple(bits[1] for bits in BITS)
 _Shape = tuple[int, int, int, bool, bool]
 _MEMO_LIMIT: Final = 200_000
-_SET_MEMO: Final[Memo[tuple[int, int, _Shape], tuple[Meld, ...]]] = Memo(_MEMO_LIMIT)
-_RUN_MEMO: Final[Memo[tuple[int, int, _Shape], tuple[Meld, ...]]] = Memo(_MEMO_LIMIT)
+_SET_MEMO: Final[dict[tuple[int, int, _Shape], tuple[Meld, ...]]] = {}
+_RUN_MEMO: Final[dict[tuple[int, int, _Shape], tuple[Meld, ...]]] = {}
 
 
 def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
@@ -518,7 +518,7 @@ class MeldOptions:
     swaps: tuple[tuple[Card, ...], ...]
 
 
-_OPTIONS_MEMO: Final[Memo[int, tuple[Meld, Rules, MeldOptions]]] = Memo(_MEMO_LIMIT)
+_OPTIONS_MEMO: Final[dict[int, tuple[Meld, Rules, MeldOptions]]] = {}
 
 
 def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
@@ -559,7 +559,7 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
             except RuleViolation:
                 continue
     options = MeldOptions(tuple(layoffs), _swap_needs(meld, rules))
-    _OPTIONS_MEMO.put(id(meld), (meld, rules, options))
+    remember(_OPTIONS_MEMO, id(meld), (meld, rules, options), _MEMO_LIMIT)
     return options
 
 

@@ -10,7 +10,7 @@ from rummy_rules.checks import check_rest
 from rummy_rules.commands import LayMelds
 from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import Meld, find_melds, meld_value
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.rules import Rules
 from rummy_rules.state import GameState
 
@@ -90,7 +90,7 @@ def openings(state: GameState, hand: Sequence[Card], must_include: Card | None =
 
 
 _MeldFacts = tuple[int, Meld, tuple[int, ...]]
-_MELD_FACTS: Final[Memo[int, tuple[Rules, _MeldFacts]]] = Memo()
+_MELD_FACTS: Final[dict[int, tuple[Rules, _MeldFacts]]] = {}
 
 
 def _meld_facts(meld: Meld, rules: Rules) -> _MeldFacts:
@@ -99,7 +99,7 @@ def _meld_facts(meld: Meld, rules: Rules) -> _MeldFacts:
     if entry is not None and entry[0] is rules and entry[1][1] is meld:
         return entry[1]
     facts = (meld_value(meld, rules), meld, tuple(card.code for card in meld.cards))
-    _MELD_FACTS.put(id(meld), (rules, facts))
+    remember(_MELD_FACTS, id(meld), (rules, facts))
     return facts
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from rummy_rules.state import GameState
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 # meldstream M1: stalled deals of a match that are void (and redealt) before later ones are scored.
 STALEMATE_VOIDS: Final = 2
@@ -24,7 +24,7 @@ def stalemate_voids(state: GameState) -> bool:
     ones like a deal nobody went out of, so a match always ends. Rummy500 (D10) and contract (D16)
     always score a deal without a winner.
     """
-    return variant_named(state.rules.variant).voids_unwon_deals and state.stalemates < STALEMATE_VOIDS
+    return REGISTRY[state.rules.variant].voids_unwon_deals and state.stalemates < STALEMATE_VOIDS
 
 
 # meldstream M1, second trigger: this many rounds of the table in which no turn drew from the stock

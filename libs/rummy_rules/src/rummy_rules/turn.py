@@ -41,21 +41,21 @@ from rummy_rules.events import (
 )
 from rummy_rules.evolve import evolve, evolved, set_at, without_one
 from rummy_rules.melds import SET, End, Meld, MeldKind, lay_off, make_meld, meld_options, swap_joker
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import idle_stalemate
-from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState
+from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState, Phase
 from rummy_rules.stock import rebuild, refill
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 def decide_command(state: GameState, command: Command, seed: Seed) -> list[Event]:
     """`decide` with a seed that may be `PROBE` (legal_actions' dry runs)."""
     rules = state.rules
-    handler = variant_named(rules.variant).handlers().get(type(command))
-    if handler is None:
+    entry = REGISTRY[rules.variant].handlers.get(type(command))
+    if entry is None:
         raise RuleViolation("unknown_command", f"not a command: {type(command).__name__}", rules.cite("turn"))
     seat = command.seat
     if state.phase is GAME_OVER or state.phase is DEAL_OVER:
@@ -64,17 +64,18 @@ def decide_command(state: GameState, command: Command, seed: Seed) -> list[Event
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
     if seat != state.turn and type(command) not in OUT_OF_TURN:
         raise RuleViolation("not_your_turn", f"it is seat {state.turn}'s turn", rules.cite("turn"))
-    events: list[Event] = handler(state, command, seed)
-    return events
+    phase, handler = entry
+    if phase is not None and state.phase is not phase:
+        need_phase(state, phase)
+    return handler(state, command, seed)
 
 
 def _draw_stock(state: GameState, command: DrawFromStock, seed: Seed) -> list[Event]:
-    need_phase(state, DRAW)
     events: list[Event] = []
     if state.offer is not None:
         # contract D12: the forehand draws from the stock, so the first buy request is granted now,
         # before the forehand's card (or the offer lapses).
-        events = variant_named(state.rules.variant).close_offer(state, seed, taken_by_forehand=False)
+        events = REGISTRY[state.rules.variant].close_offer(state, seed, taken_by_forehand=False)
         state = evolved(state, events)
         if not isinstance(events[-1], BuyGranted | BuyPassed):
             return events  # the deal ended (D16, meldstream M1)
@@ -92,8 +93,7 @@ def _draw_stock(state: GameState, command: DrawFromStock, seed: Seed) -> list[Ev
     return events
 
 
-def _take_discard(state: GameState, command: TakeDiscard, seed: Seed) -> list[Event]:
-    need_phase(state, DRAW)
+def take_discard(state: GameState, command: TakeDiscard, seed: Seed) -> list[Event]:
     rules = state.rules
     if not state.discard:
         raise RuleViolation("discard_pile_empty", "the discard pile is empty", rules.cite("draw"))
@@ -102,10 +102,9 @@ def _take_discard(state: GameState, command: TakeDiscard, seed: Seed) -> list[Ev
     if not state.stock and rules.reshuffle is END_IMMEDIATELY:
         # rummy500 option end_immediately: an empty stock ends the deal at the next draw (D10).
         raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
-    variant = variant_named(rules.variant)
-    variant.check_take_discard(state)
     if state.offer is not None:  # contract §3.7.1: the forehand's first right ends the offer
-        return [*variant.close_offer(state, seed, taken_by_forehand=True), PILE_DRAWS[seat][card.code]]
+        closed = REGISTRY[rules.variant].close_offer(state, seed, taken_by_forehand=True)
+        return [*closed, PILE_DRAWS[seat][card.code]]
     if rules.discard_draw_must_open and not state.opened[seat] and not opens_with(state, seat, card):
         raise RuleViolation(
             "discard_draw_not_usable",
@@ -132,7 +131,7 @@ def parse_melds(state: GameState, command: LayMelds | GoOut) -> tuple[Meld, ...]
     return tuple(melds)
 
 
-_MADE_MELDS: Final[Memo[tuple[tuple[Card, ...], int], tuple[Rules, Meld]]] = Memo()
+_MADE_MELDS: Final[dict[tuple[tuple[Card, ...], int], tuple[Rules, Meld]]] = {}
 
 
 def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Meld:
@@ -145,14 +144,13 @@ def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Me
     if entry is not None and entry[0] is rules:
         return entry[1]
     meld = make_meld(cards, rules, kind)
-    _MADE_MELDS.put(key, (rules, meld))
+    remember(_MADE_MELDS, key, (rules, meld))
     return meld
 
 
 def _lay_melds(state: GameState, command: LayMelds, seed: Seed) -> list[Event]:
-    need_phase(state, PLAY)
     seat = command.seat
-    melds, rest = variant_named(state.rules.variant).lay_melds(state, command)
+    melds, rest = REGISTRY[state.rules.variant].lay_melds(state, command)
     check_rest(state, seat, rest, state.melds + melds)
     events: list[Event] = [MeldsLaid(seat, melds)]
     if not rest:
@@ -161,7 +159,6 @@ def _lay_melds(state: GameState, command: LayMelds, seed: Seed) -> list[Event]:
 
 
 def _lay_off(state: GameState, command: LayOff, seed: Seed) -> list[Event]:
-    need_phase(state, PLAY)
     rules = state.rules
     seat = command.seat
     meld = table_meld(state, command.meld, seat, "lay off")
@@ -197,7 +194,6 @@ def _laid_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None) -
 
 
 def _swap(state: GameState, command: SwapJoker, seed: Seed) -> list[Event]:
-    need_phase(state, PLAY)
     rules = state.rules
     seat = command.seat
     meld = table_meld(state, command.meld, seat, "take a joker")
@@ -226,7 +222,6 @@ def _swap(state: GameState, command: SwapJoker, seed: Seed) -> list[Event]:
 
 
 def _discard(state: GameState, command: Discard, seed: Seed) -> list[Event]:
-    need_phase(state, PLAY)
     rules = state.rules
     seat = command.seat
     card = command.card
@@ -254,15 +249,17 @@ def _discard(state: GameState, command: Discard, seed: Seed) -> list[Event]:
                 "you may not go out by discarding; meld every card instead",
                 rules.cite("go_out"),
             )
-        kalooki = variant_named(rules.variant).going_out_bonus(state)
+        kalooki = REGISTRY[rules.variant].going_out_bonus(state)
         events.extend(deal_over(evolved(state, events), seed, seat, kalooki=kalooki))
         return events
     if idle_stalemate(state):
         events.extend(end_stalled_deal(evolved(state, events), seed))
         return events
-    offer = variant_named(rules.variant).offer_discard(state, seat, card)
-    if offer is not None:
-        events.append(offer)
+    variant = REGISTRY[rules.variant]
+    if variant.buys:
+        offer = variant.offer_discard(state, seat, card)
+        if offer is not None:
+            events.append(offer)
     if not state.stock:
         if rules.reshuffle is KEEP_LAST_DISCARD:
             # kalooki D18: after the turn that drew the last card, all but the new discard is the stock.
@@ -278,7 +275,6 @@ def _discard(state: GameState, command: Discard, seed: Seed) -> list[Event]:
 
 
 def _go_out(state: GameState, command: GoOut, seed: Seed) -> list[Event]:
-    need_phase(state, PLAY)
     seat = command.seat
     events: list[Event] = []
     current = state
@@ -305,7 +301,6 @@ def _go_out(state: GameState, command: GoOut, seed: Seed) -> list[Event]:
 
 
 def _no_deep_pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
-    need_phase(state, DRAW)
     rules = state.rules
     raise RuleViolation(
         "no_deep_pick", f"in {rules.variant} only the top discard can be taken", rules.cite("draw")
@@ -320,30 +315,33 @@ def _no_buying(state: GameState, command: BuyDiscard | PassBuy, seed: Seed) -> l
 # A handler takes its own command type; the table is keyed by that type, so a handler is looked up
 # for exactly the commands it takes. `handles` pairs them so mypy checks each pair.
 Handler = Callable[[GameState, Any, Seed], list[Event]]
+# The phase a command needs (None: any, as for the out-of-turn buying commands) and its handler.
+Entry = tuple[Phase | None, Handler]
 C = TypeVar("C", bound=Command)
 
 
 def handles(
-    command: type[C], handler: Callable[[GameState, C, Seed], list[Event]]
-) -> tuple[type[C], Handler]:
-    """A (command type, handler) entry of a handler table, the handler checked against the type."""
-    return command, handler
+    command: type[C], handler: Callable[[GameState, C, Seed], list[Event]], phase: Phase | None
+) -> tuple[type[C], Entry]:
+    """An entry of a handler table: `decide_command` checks the phase, then calls the handler,
+    which mypy checks against the command type."""
+    return command, (phase, handler)
 
 
 # The shared commands' handlers; a variant adds or replaces some (`Variant.handlers`).
 _ENTRIES = (
-    handles(DrawFromStock, _draw_stock),
-    handles(TakeDiscard, _take_discard),
-    handles(LayMelds, _lay_melds),
-    handles(LayOff, _lay_off),
-    handles(SwapJoker, _swap),
-    handles(Discard, _discard),
-    handles(GoOut, _go_out),
-    handles(PickFromPile, _no_deep_pick),
-    handles(BuyDiscard, _no_buying),
-    handles(PassBuy, _no_buying),
+    handles(DrawFromStock, _draw_stock, DRAW),
+    handles(TakeDiscard, take_discard, DRAW),
+    handles(LayMelds, _lay_melds, PLAY),
+    handles(LayOff, _lay_off, PLAY),
+    handles(SwapJoker, _swap, PLAY),
+    handles(Discard, _discard, PLAY),
+    handles(GoOut, _go_out, PLAY),
+    handles(PickFromPile, _no_deep_pick, DRAW),
+    handles(BuyDiscard, _no_buying, None),
+    handles(PassBuy, _no_buying, None),
 )
-HANDLERS: Final[dict[type[Command], Handler]] = dict(_ENTRIES)
+HANDLERS: Final[dict[type[Command], Entry]] = dict(_ENTRIES)
 
 
 OUT_OF_TURN: Final = (BuyDiscard, PassBuy)  # contract §3.7.2: buying is out of turn

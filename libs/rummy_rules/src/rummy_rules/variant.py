@@ -8,8 +8,8 @@ differs. The engine looks a variant up by `Rules.variant` and never tests its na
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
     from rummy_rules.bots import Bot
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from rummy_rules.rules import Rules
     from rummy_rules.secret import Seed
     from rummy_rules.state import GameState
-
-    Handler = Callable[[GameState, Any, Seed], list[Event]]
+    from rummy_rules.turn import Entry
 
 
 class Variant(Protocol):
@@ -33,6 +32,11 @@ class Variant(Protocol):
     voids_unwon_deals: bool  # a deal stopped by meldstream M1 is void (redealt), the first times
     spread_pile: bool  # the whole discard pile is public, not just its top card
     table_rotation: bool  # a tournament rotates players between tables each round
+    melds_after_opening: bool  # new melds may be laid after a seat's opening (not in contract)
+    buys: bool  # discards may be bought out of turn (`buying`, `offer_discard`, `close_offer`)
+    # Command type -> (the phase it needs, the handler returning the events it causes): the shared
+    # commands' (`turn.HANDLERS`) plus the variant's own.
+    handlers: Mapping[type[Command], Entry]
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         """The rules at `players` seats with these house-rule options (refusing bad ones)."""
@@ -40,10 +44,6 @@ class Variant(Protocol):
 
     def own_greedy(self) -> Bot | None:
         """The variant's own greedy bot where the shared one (`bots.greedy`) does not fit, or None."""
-        ...
-
-    def handlers(self) -> Mapping[type[Command], Handler]:
-        """Command type -> handler returning the events it causes: the shared ones plus the variant's."""
         ...
 
     def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
@@ -54,20 +54,12 @@ class Variant(Protocol):
         """The legal moves of a seat whose turn it is not (contract buying)."""
         ...
 
-    def unopened_actions(self, state: GameState, seat: int) -> list[Command] | None:
+    def unopened_actions(self, state: GameState, seat: int) -> Sequence[Command] | None:
         """The meld moves of a seat that has not opened, or None when opening needs nothing special."""
-        ...
-
-    def meld_actions(self, state: GameState, seat: int) -> list[Command]:
-        """New melds the seat may lay now (after opening, or without an opening rule)."""
         ...
 
     def lay_melds(self, state: GameState, command: LayMelds) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
         """The melds a LayMelds names and the hand left, checked as this variant lays and opens."""
-        ...
-
-    def check_take_discard(self, state: GameState) -> None:
-        """Refuse taking the top discard on its own, where the variant forbids it."""
         ...
 
     def buying(self, rules: Rules, deal: int) -> bool:
@@ -101,20 +93,21 @@ class Variant(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Variant] = {}
+# Variant id -> variant. The engine reads it directly on its hot paths (a lookup, not a call).
+REGISTRY: Final[dict[str, Variant]] = {}
 
 
 def register(variant: Variant) -> Variant:
     """Add a variant to those `rules_for` and the engine know (`rummy_rules.variants` adds the four)."""
-    _REGISTRY[variant.id] = variant
+    REGISTRY[variant.id] = variant
     return variant
 
 
 def variant_named(variant_id: str) -> Variant:
     """The registered variant `variant_id` (KeyError if none)."""
-    return _REGISTRY[variant_id]
+    return REGISTRY[variant_id]
 
 
 def registered() -> tuple[str, ...]:
     """The ids of the registered variants, in registration order."""
-    return tuple(_REGISTRY)
+    return tuple(REGISTRY)

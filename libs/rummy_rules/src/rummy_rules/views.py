@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rummy_rules.cards import Card
 from rummy_rules.melds import Meld
 from rummy_rules.state import GameState, Phase
-from rummy_rules.variant import variant_named
+from rummy_rules.variant import REGISTRY
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
         ),
         discard_top=state.discard[-1] if state.discard else None,
         discard_size=len(state.discard),
-        discard_pile=state.discard if variant_named(state.rules.variant).spread_pile else (),
+        discard_pile=state.discard if REGISTRY[state.rules.variant].spread_pile else (),
         stock_size=len(state.stock),
         turn=state.turn,
         phase=state.phase,

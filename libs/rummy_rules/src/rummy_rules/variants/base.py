@@ -8,24 +8,23 @@ counted deals, fewest points winning (rummy40 §3.12 D14).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rummy_rules.bots import Bot
 from rummy_rules.cards import Card
-from rummy_rules.checks import check_rest, take
+from rummy_rules.checks import take
 from rummy_rules.commands import Command, LayMelds
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
-from rummy_rules.evolve import without
-from rummy_rules.legal import draw_actions, lay_meld_action
-from rummy_rules.melds import Meld, find_melds, meld_value
+from rummy_rules.legal import draw_actions
+from rummy_rules.melds import Meld, meld_value
 from rummy_rules.openings import openings
 from rummy_rules.rules import Rules
 from rummy_rules.scoring import loser_penalty, match_winners
 from rummy_rules.secret import Seed, secret
 from rummy_rules.state import GameState
-from rummy_rules.turn import HANDLERS, Handler, parse_melds
+from rummy_rules.turn import HANDLERS, Entry, parse_melds
 
 
 class StandardVariant:
@@ -37,48 +36,33 @@ class StandardVariant:
     voids_unwon_deals: bool = False
     spread_pile: bool = False
     table_rotation: bool = False
+    melds_after_opening: bool = True
+    buys: bool = False
 
     def __init__(self) -> None:
-        self._handlers: dict[type[Command], Handler] = {**HANDLERS, **self.extra_handlers()}
+        self.handlers: Mapping[type[Command], Entry] = {**HANDLERS, **self.extra_handlers()}
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         raise NotImplementedError
 
-    def extra_handlers(self) -> Mapping[type[Command], Handler]:
+    def extra_handlers(self) -> Mapping[type[Command], Entry]:
         """Handlers of the variant's own commands, or its versions of shared ones."""
         return {}
 
     def own_greedy(self) -> Bot | None:
         return None
 
-    def handlers(self) -> Mapping[type[Command], Handler]:
-        return self._handlers
-
-    def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
-        return draw_actions(state, seat)
+    draw_actions = staticmethod(draw_actions)  # called directly on every draw
 
     def out_of_turn_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
         return ()
 
-    def unopened_actions(self, state: GameState, seat: int) -> list[Command] | None:
+    def unopened_actions(self, state: GameState, seat: int) -> Sequence[Command] | None:
         rules = state.rules
         if not rules.open_before_layoff:
             return None
         must = state.taken if rules.discard_draw_must_open and state.took_unopened else None
-        return list(openings(state, state.hands[seat], must))
-
-    def meld_actions(self, state: GameState, seat: int) -> list[Command]:
-        hand = state.hands[seat]
-        actions: list[Command] = []
-        for meld in find_melds(hand, state.rules):
-            # Only a meld leaving at most one card may leave a hand that cannot finish the turn.
-            if len(hand) - len(meld.cards) <= 1:
-                try:
-                    check_rest(state, seat, without(hand, meld.cards), (*state.melds, meld))
-                except RuleViolation:
-                    continue
-            actions.append(lay_meld_action(seat, meld))
-        return actions
+        return openings(state, state.hands[seat], must)
 
     def lay_melds(self, state: GameState, command: LayMelds) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
         """The melds and the hand left after them, with the opening checks (kalooki D7, D14, D19)."""
@@ -111,9 +95,6 @@ class StandardVariant:
                     rules.cite("discard_draw"),
                 )
         return melds, rest
-
-    def check_take_discard(self, state: GameState) -> None:
-        return None
 
     def buying(self, rules: Rules, deal: int) -> bool:
         return False

@@ -15,7 +15,7 @@ Options and defaults: `options.ContractOptions`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from rummy_rules.bots import Bot
@@ -46,14 +46,14 @@ from rummy_rules.events import (
 )
 from rummy_rules.evolve import evolved, without
 from rummy_rules.melds import Meld, hand_penalty
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.options import CONTRACT_CHOICES, ContractOptions
 from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, check_players, parse_options
 from rummy_rules.scoring import match_winners
 from rummy_rules.secret import Seed, secret
 from rummy_rules.state import DRAW, GameState
 from rummy_rules.stock import refill
-from rummy_rules.turn import Handler, handles
+from rummy_rules.turn import Entry, handles
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
@@ -87,134 +87,26 @@ CITATIONS: Final[Mapping[str, str]] = {
 }
 
 
-class Contract(StandardVariant):
-    id = "contract"
-    citations = CITATIONS
-    table_rotation = True  # §3.14 D19
-
-    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
-        o: ContractOptions = parse_options(self.id, ContractOptions, CONTRACT_CHOICES, options)
-        check_players("contract", 2, 7, players)  # one table: 2-7 (§3.1)
-        packs = 2 if players <= 4 else (o.packs_for_5_players if players == 5 else 3)  # D1
-        if packs not in (2, 3):
-            raise RuleViolation("bad_option_value", "packs_for_5_players must be 2 or 3", "contract D1")
-        if o.max_buys_per_round > 4 or o.min_natural_cards_per_meld < 1:
-            raise RuleViolation(
-                "bad_option_value",
-                "max_buys_per_round is at most 4; melds need a natural card",
-                "contract §5 D5 D13",
-            )
-        if not 1 <= o.first_round <= o.last_round <= 8:
-            raise RuleViolation(
-                "bad_option_value",
-                f"first_round and last_round must satisfy 1 <= first_round <= last_round <= 8, "
-                f"got {o.first_round} and {o.last_round}",
-                "contract §3.4",
-            )
-        if o.first_dealer is not None and not o.first_dealer < players:
-            raise RuleViolation(
-                "bad_option_value",
-                f"first_dealer is a seat from 0 to {players - 1}, got {o.first_dealer}",
-                "contract §3.14.4 D2",
-            )
-        return Rules(
-            variant="contract",
-            players=players,
-            packs=packs,
-            jokers=2 * packs,  # src ¶12
-            hand_size=13,
-            upcard=True,
-            set_min=3,
-            set_max=0,  # threes have no maximum (D4)
-            natural_set_distinct_suits=False,
-            joker_set_distinct_suits=False,
-            run_min=4,  # src ¶15
-            ace_low_in_runs=True,
-            ace_low_value=0,  # contract melds carry no value
-            ace_high_value=0,
-            ace_set_value=0,
-            penalty=(20, 15, 5, 5, 5, 5, 5, 5, 5, 10, 10, 10, 10, 10),  # src ¶45-¶49
-            opening_min_points=0,
-            opening_single_meld=False,
-            open_before_layoff=True,  # src ¶20: lay down the contract first
-            layoff_on_others=True,  # D8
-            joker_swap=JokerSwap.RUNS_ONLY,
-            freed_joker_must_be_used=False,
-            going_out=GoingOut.EITHER if o.closing_by_discard else GoingOut.MELD_ALL,
-            reshuffle=Reshuffle.ALL_BUT_TOP,
-            kalooki_surcharge=0,
-            kalooki_exempt_from_opening=False,
-            discard_draw_must_open=False,
-            match_mode=MatchMode.CONTRACT_ROUNDS,
-            deals=o.last_round,  # src ¶1: eight rounds, unless the game plays fewer
-            elimination_limit=0,
-            prize_pool=0,
-            options=o,
-            stalemate_reshuffles=o.stalemate_reshuffles,
-            first_deal=o.first_round,
-            first_dealer=o.first_dealer,
-        )
-
-    def own_greedy(self) -> Bot | None:
-        return contract_greedy  # the meld solver is too slow for hands grown by buying (19 cards)
-
-    def extra_handlers(self) -> Mapping[type[Command], Handler]:
-        entries = (handles(BuyDiscard, _buy), handles(PassBuy, _pass_buy))
-        return dict(entries)
-
-    def out_of_turn_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
-        if state.offer is not None and seat in buyers(state):
-            return _BUY_ACTIONS[seat]
-        return ()
-
-    def unopened_actions(self, state: GameState, seat: int) -> list[Command] | None:
-        return _laydown_actions(state, seat, state.hands[seat])
-
-    def meld_actions(self, state: GameState, seat: int) -> list[Command]:
-        return []  # after the laydown, only layoffs and swaps (§3.9)
-
-    def lay_melds(self, state: GameState, command: LayMelds) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
-        melds = _contract_melds(state, command)
-        return melds, take(state, command.seat, [card for meld in melds for card in meld.cards])
-
-    def buying(self, rules: Rules, deal: int) -> bool:
-        return deal < ROUNDS  # src ¶21, ¶30: no buying in round 8
-
-    def buyers(self, state: GameState) -> tuple[int, ...]:
-        return buyers(state)
-
-    def close_offer(self, state: GameState, seed: Seed, taken_by_forehand: bool) -> list[Event]:
-        return _close_offer(state, seed, taken_by_forehand)
-
-    def offer_discard(self, state: GameState, seat: int, card: Card) -> Event | None:
-        if state.deal >= ROUNDS or state.buy_request is not None:
-            return None
-        # §3.7.1: the discard is offered; the next player has first right to it.
-        forehand = next_seat(state.active, seat)
-        if not _eligible_buyers(state, forehand, seat):
-            return None
-        return _buy_offered_event(card, forehand, seat)
-
-    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
-        # §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
-        rules = state.rules
-        return tuple(
-            round_penalty(hand_penalty(hand, rules), buys, rules)
-            for hand, buys in zip(state.hands, state.buys, strict=True)
-        )
-
-    def match_over(
-        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
-    ) -> list[Event] | None:
-        # The deal number is the round (contract has no void deals); `deals` the last round (M2).
-        if after.deal < after.rules.deals:
-            return None
-        # §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
-        totals = dict(enumerate(after.totals))
-        return [GameEnded(tuple(match_winners(totals)), after.totals, (), secret(before, seed))]
-
-
 _BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in range(8))
+
+
+def _buy_actions(state: GameState, seat: int) -> tuple[Command, ...]:
+    """A seat's moves out of turn: buy or pass while it may still ask for the card on offer."""
+    if state.offer is not None and seat in buyers(state):
+        return _BUY_ACTIONS[seat]
+    return ()
+
+
+def _offer_discard(state: GameState, seat: int, card: Card) -> Event | None:
+    """BuyOffered for a discard (§3.7.1: the next player has first right to it), or None."""
+    if state.deal >= ROUNDS or state.buy_request is not None:
+        return None
+    forehand = next_seat(state.active, seat)
+    if not _eligible_buyers(state, forehand, seat):
+        return None
+    return _buy_offered_event(card, forehand, seat)
+
+
 _BUY_PASSED: Final = tuple(tuple(BuyPassed(card, taken) for card in CARD_BY_CODE) for taken in (False, True))
 
 
@@ -358,7 +250,7 @@ def _laydown_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> lis
     return found
 
 
-_BUY_OFFERS: Final[Memo[tuple[Card, int, int], BuyOffered]] = Memo()
+_BUY_OFFERS: Final[dict[tuple[Card, int, int], BuyOffered]] = {}
 
 
 def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
@@ -366,8 +258,120 @@ def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
     key = (card, forehand, discarder)
     event = _BUY_OFFERS.get(key)
     if event is None:
-        event = _BUY_OFFERS.put(key, BuyOffered(card, forehand, discarder))
+        event = remember(_BUY_OFFERS, key, BuyOffered(card, forehand, discarder))
     return event
+
+
+class Contract(StandardVariant):
+    id = "contract"
+    citations = CITATIONS
+    table_rotation = True  # §3.14 D19
+    melds_after_opening = False  # after the laydown, only layoffs and swaps (§3.9)
+    buys = True  # §3.7
+
+    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
+        o: ContractOptions = parse_options(self.id, ContractOptions, CONTRACT_CHOICES, options)
+        check_players("contract", 2, 7, players)  # one table: 2-7 (§3.1)
+        packs = 2 if players <= 4 else (o.packs_for_5_players if players == 5 else 3)  # D1
+        if packs not in (2, 3):
+            raise RuleViolation("bad_option_value", "packs_for_5_players must be 2 or 3", "contract D1")
+        if o.max_buys_per_round > 4 or o.min_natural_cards_per_meld < 1:
+            raise RuleViolation(
+                "bad_option_value",
+                "max_buys_per_round is at most 4; melds need a natural card",
+                "contract §5 D5 D13",
+            )
+        if not 1 <= o.first_round <= o.last_round <= 8:
+            raise RuleViolation(
+                "bad_option_value",
+                f"first_round and last_round must satisfy 1 <= first_round <= last_round <= 8, "
+                f"got {o.first_round} and {o.last_round}",
+                "contract §3.4",
+            )
+        if o.first_dealer is not None and not o.first_dealer < players:
+            raise RuleViolation(
+                "bad_option_value",
+                f"first_dealer is a seat from 0 to {players - 1}, got {o.first_dealer}",
+                "contract §3.14.4 D2",
+            )
+        return Rules(
+            variant="contract",
+            players=players,
+            packs=packs,
+            jokers=2 * packs,  # src ¶12
+            hand_size=13,
+            upcard=True,
+            set_min=3,
+            set_max=0,  # threes have no maximum (D4)
+            natural_set_distinct_suits=False,
+            joker_set_distinct_suits=False,
+            run_min=4,  # src ¶15
+            ace_low_in_runs=True,
+            ace_low_value=0,  # contract melds carry no value
+            ace_high_value=0,
+            ace_set_value=0,
+            penalty=(20, 15, 5, 5, 5, 5, 5, 5, 5, 10, 10, 10, 10, 10),  # src ¶45-¶49
+            opening_min_points=0,
+            opening_single_meld=False,
+            open_before_layoff=True,  # src ¶20: lay down the contract first
+            layoff_on_others=True,  # D8
+            joker_swap=JokerSwap.RUNS_ONLY,
+            freed_joker_must_be_used=False,
+            going_out=GoingOut.EITHER if o.closing_by_discard else GoingOut.MELD_ALL,
+            reshuffle=Reshuffle.ALL_BUT_TOP,
+            kalooki_surcharge=0,
+            kalooki_exempt_from_opening=False,
+            discard_draw_must_open=False,
+            match_mode=MatchMode.CONTRACT_ROUNDS,
+            deals=o.last_round,  # src ¶1: eight rounds, unless the game plays fewer
+            elimination_limit=0,
+            prize_pool=0,
+            options=o,
+            stalemate_reshuffles=o.stalemate_reshuffles,
+            first_deal=o.first_round,
+            first_dealer=o.first_dealer,
+        )
+
+    def own_greedy(self) -> Bot | None:
+        return contract_greedy  # the meld solver is too slow for hands grown by buying (19 cards)
+
+    def extra_handlers(self) -> Mapping[type[Command], Entry]:
+        entries = (handles(BuyDiscard, _buy, None), handles(PassBuy, _pass_buy, None))  # out of turn
+        return dict(entries)
+
+    # The buy window's hooks run on most decisions at a contract table: called without a wrapper.
+    out_of_turn_actions = staticmethod(_buy_actions)
+    buyers = staticmethod(buyers)
+    close_offer = staticmethod(_close_offer)
+    offer_discard = staticmethod(_offer_discard)
+
+    def unopened_actions(self, state: GameState, seat: int) -> Sequence[Command] | None:
+        return _laydown_actions(state, seat, state.hands[seat])
+
+    def lay_melds(self, state: GameState, command: LayMelds) -> tuple[tuple[Meld, ...], tuple[Card, ...]]:
+        melds = _contract_melds(state, command)
+        return melds, take(state, command.seat, [card for meld in melds for card in meld.cards])
+
+    def buying(self, rules: Rules, deal: int) -> bool:
+        return deal < ROUNDS  # src ¶21, ¶30: no buying in round 8
+
+    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
+        # §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
+        rules = state.rules
+        return tuple(
+            round_penalty(hand_penalty(hand, rules), buys, rules)
+            for hand, buys in zip(state.hands, state.buys, strict=True)
+        )
+
+    def match_over(
+        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
+    ) -> list[Event] | None:
+        # The deal number is the round (contract has no void deals); `deals` the last round (M2).
+        if after.deal < after.rules.deals:
+            return None
+        # §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
+        totals = dict(enumerate(after.totals))
+        return [GameEnded(tuple(match_winners(totals)), after.totals, (), secret(before, seed))]
 
 
 CONTRACT: Final = Contract()

@@ -13,14 +13,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rummy_rules.cards import JOKER
-from rummy_rules.checks import need_phase
-from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile
+from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile, TakeDiscard
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
 from rummy_rules.evolve import evolved
 from rummy_rules.legal import DRAW_FROM_STOCK, TAKE_DISCARD, lay_meld_action, lay_off_action
 from rummy_rules.melds import BITS, find_melds, melds_of_masks
-from rummy_rules.memo import Memo
+from rummy_rules.memo import remember
 from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
 from rummy_rules.rules import (
     DISCARD_REQUIRED,
@@ -39,7 +38,7 @@ from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner,
 from rummy_rules.secret import PROBE, Seed, secret
 from rummy_rules.state import GameState, Phase
 from rummy_rules.table_index import table_index
-from rummy_rules.turn import PILE_DRAWS, Handler, decide_command, handles
+from rummy_rules.turn import PILE_DRAWS, Entry, decide_command, handles, take_discard
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
@@ -74,105 +73,26 @@ _RUMMY500_STOCK: Final = {
 }
 
 
-class Rummy500(StandardVariant):
-    id = "rummy500"
-    citations = CITATIONS
-    higher_is_better = True
-    spread_pile = True  # src ¶14
-
-    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
-        o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
-        check_players("rummy500", 2, 8 if o.packs == 2 else 6, players)  # D1
-        if o.packs not in (1, 2):
-            raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
-        if o.target_score < 1:
-            raise RuleViolation("bad_option_value", "target_score must be positive", "rummy500 §5")
-        dealt = o.cards_dealt if o.cards_dealt is not None else (13 if players == 2 else 7)  # src ¶13
-        if dealt < 1 or dealt * players > 52 * o.packs + o.jokers - 2:
-            raise RuleViolation(
-                "bad_option_value", f"cannot deal {dealt!r} cards to {players} players", "rummy500 §5"
-            )
-        return Rules(
-            variant="rummy500",
-            players=players,
-            packs=o.packs,
-            jokers=o.jokers,
-            hand_size=dealt,
-            upcard=True,
-            set_min=3,
-            set_max=4,
-            natural_set_distinct_suits=o.packs > 1,  # D4
-            joker_set_distinct_suits=o.packs > 1,
-            run_min=3,
-            ace_low_in_runs=True,
-            ace_low_value=1,  # §3.2 D3
-            ace_high_value=15,
-            ace_set_value=15,
-            penalty=pip_penalties(15, 15),  # D3; option jokers: 15 each
-            opening_min_points=0,  # D19
-            opening_single_meld=False,
-            open_before_layoff=False,  # D19: no precondition for melding or laying off
-            layoff_on_others=True,  # D20
-            joker_swap=JokerSwap.NONE,
-            freed_joker_must_be_used=False,
-            going_out=GoingOut.DISCARD_REQUIRED if o.going_out_requires_discard else GoingOut.EITHER,
-            reshuffle=_RUMMY500_STOCK[o.exhausted_stock],  # D10
-            kalooki_surcharge=0,
-            kalooki_exempt_from_opening=False,
-            discard_draw_must_open=False,
-            match_mode=MatchMode.TARGET_SCORE,
-            deals=o.target_score,  # the score that ends the game (§3.10)
-            elimination_limit=0,
-            prize_pool=0,
-            options=o,
-            stalemate_reshuffles=o.stalemate_reshuffles,
-        )
-
-    def extra_handlers(self) -> Mapping[type[Command], Handler]:
-        entries = (handles(PickFromPile, _pick),)
-        return dict(entries)
-
-    def draw_actions(self, state: GameState, seat: int) -> tuple[Command, ...]:
-        return _draws(state, seat)
-
-    def check_take_discard(self, state: GameState) -> None:
-        rules = state.rules
-        if not _top_free(rules):
-            raise RuleViolation(
-                "pick_must_be_used",
-                "a discard-pile card must be used at once: "
-                "send the pick with the meld or layoff that uses it",
-                rules.cite("pick"),
-            )
-
-    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
-        # §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
-        rules = state.rules
-        return tuple(
-            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
-            for seat, hand in enumerate(state.hands)
-        )
-
-    def match_over(
-        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
-    ) -> list[Event] | None:
-        scores = dict(enumerate(after.totals))
-        top = game_winner(scores, after.rules.deals)  # §3.10, D13: highest at or above the target
-        if top is None:
-            return None
-        owed = settlement(scores, top)  # D14
-        settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
-        return [GameEnded((top,), after.totals, settled, secret(before, seed))]
-
-
 def _top_free(rules: Rules) -> bool:
     options = rules.options
     return isinstance(options, Rummy500Options) and options.top_discard_free
 
 
+def _take_top(state: GameState, command: TakeDiscard, seed: Seed) -> list[Event]:
+    """The top discard on its own: only with option top_discard_free (D7); else a pick and its use."""
+    events = take_discard(state, command, seed)
+    rules = state.rules
+    if not _top_free(rules):
+        raise RuleViolation(
+            "pick_must_be_used",
+            "a discard-pile card must be used at once: send the pick with the meld or layoff that uses it",
+            rules.cite("pick"),
+        )
+    return events
+
+
 def _pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
     """rummy500 §3.6: take a pile card and all above it, and use it at once (D7, D21)."""
-    need_phase(state, Phase.DRAW)
     rules = state.rules
     seat = command.seat
     if not state.stock and rules.reshuffle is END_IMMEDIATELY:
@@ -304,7 +224,7 @@ _NEAR_CODES: Final = (
 )
 
 
-_PICK_MEMO: Final[Memo[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]]] = Memo()
+_PICK_MEMO: Final[dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]]] = {}
 
 
 def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
@@ -314,8 +234,88 @@ def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
     if entry is not None and entry[0] is use:
         return entry[1]
     command = PickFromPile(seat, index, use)
-    _PICK_MEMO.put(key, (use, command))
+    remember(_PICK_MEMO, key, (use, command))
     return command
+
+
+class Rummy500(StandardVariant):
+    id = "rummy500"
+    citations = CITATIONS
+    higher_is_better = True
+    spread_pile = True  # src ¶14
+
+    def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
+        o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
+        check_players("rummy500", 2, 8 if o.packs == 2 else 6, players)  # D1
+        if o.packs not in (1, 2):
+            raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
+        if o.target_score < 1:
+            raise RuleViolation("bad_option_value", "target_score must be positive", "rummy500 §5")
+        dealt = o.cards_dealt if o.cards_dealt is not None else (13 if players == 2 else 7)  # src ¶13
+        if dealt < 1 or dealt * players > 52 * o.packs + o.jokers - 2:
+            raise RuleViolation(
+                "bad_option_value", f"cannot deal {dealt!r} cards to {players} players", "rummy500 §5"
+            )
+        return Rules(
+            variant="rummy500",
+            players=players,
+            packs=o.packs,
+            jokers=o.jokers,
+            hand_size=dealt,
+            upcard=True,
+            set_min=3,
+            set_max=4,
+            natural_set_distinct_suits=o.packs > 1,  # D4
+            joker_set_distinct_suits=o.packs > 1,
+            run_min=3,
+            ace_low_in_runs=True,
+            ace_low_value=1,  # §3.2 D3
+            ace_high_value=15,
+            ace_set_value=15,
+            penalty=pip_penalties(15, 15),  # D3; option jokers: 15 each
+            opening_min_points=0,  # D19
+            opening_single_meld=False,
+            open_before_layoff=False,  # D19: no precondition for melding or laying off
+            layoff_on_others=True,  # D20
+            joker_swap=JokerSwap.NONE,
+            freed_joker_must_be_used=False,
+            going_out=GoingOut.DISCARD_REQUIRED if o.going_out_requires_discard else GoingOut.EITHER,
+            reshuffle=_RUMMY500_STOCK[o.exhausted_stock],  # D10
+            kalooki_surcharge=0,
+            kalooki_exempt_from_opening=False,
+            discard_draw_must_open=False,
+            match_mode=MatchMode.TARGET_SCORE,
+            deals=o.target_score,  # the score that ends the game (§3.10)
+            elimination_limit=0,
+            prize_pool=0,
+            options=o,
+            stalemate_reshuffles=o.stalemate_reshuffles,
+        )
+
+    def extra_handlers(self) -> Mapping[type[Command], Entry]:
+        entries = (handles(PickFromPile, _pick, Phase.DRAW), handles(TakeDiscard, _take_top, Phase.DRAW))
+        return dict(entries)
+
+    draw_actions = staticmethod(_draws)  # stock draw and every usable pile pick, on every draw
+
+    def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
+        # §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
+        rules = state.rules
+        return tuple(
+            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
+            for seat, hand in enumerate(state.hands)
+        )
+
+    def match_over(
+        self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
+    ) -> list[Event] | None:
+        scores = dict(enumerate(after.totals))
+        top = game_winner(scores, after.rules.deals)  # §3.10, D13: highest at or above the target
+        if top is None:
+            return None
+        owed = settlement(scores, top)  # D14
+        settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
+        return [GameEnded((top,), after.totals, settled, secret(before, seed))]
 
 
 RUMMY500: Final = Rummy500()
