@@ -29,7 +29,7 @@ class Variant(Protocol):
     id: str
     citations: Mapping[str, str]  # rule key -> spec section, for `Rules.cite`
     higher_is_better: bool  # a higher total wins (scores and standings rank that way)
-    voids_unwon_deals: bool  # a deal stopped by meldstream M1 is void (redealt), the first times
+    voids_unwon_deals: bool  # a deal nobody won is void: no points, redealt (M1: the first times)
     spread_pile: bool  # the whole discard pile is public, not just its top card
     table_rotation: bool  # a tournament rotates players between tables each round
     melds_after_opening: bool  # new melds may be laid after a seat's opening (not in contract)
