@@ -280,11 +280,17 @@ class Gateway:
             return JSONResponse(to_json(await client.verify_shuffle(request.path_params["game"])))
 
     async def result(self, request: Request) -> Response:
-        """Scoring's result of a finished game (404 until scoring has followed it to its end)."""
-        reply = await sc_grpc.ScoringServiceStub(self.scoring).GetMatchResult(
-            sc.GetMatchResultRequest(game_id=request.path_params["game"]),
-            metadata=self._auth(self.token(request)),
-        )
+        """Scoring's result of a finished game, or `{"pending": true}` until scoring has followed the
+        game to its end: a result not there yet is a state the page polls through, not an error."""
+        try:
+            reply = await sc_grpc.ScoringServiceStub(self.scoring).GetMatchResult(
+                sc.GetMatchResultRequest(game_id=request.path_params["game"]),
+                metadata=self._auth(self.token(request)),
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+            return JSONResponse({"pending": True})
         return JSONResponse(to_json(reply))
 
 

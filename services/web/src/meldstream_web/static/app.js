@@ -163,14 +163,17 @@ async function showResult(view) {
   for (let i = 0; i < 40; i++) { // scoring follows the game's events; its result comes a moment later
     try {
       const reply = await call("GET", `/api/games/${view.game_id}/result`);
+      if (reply.pending) {
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
       const line = document.createElement("div");
       line.id = "scored";
       line.textContent = `Scored: winners ${reply.match.winners.join(", ") || "-"}; totals ${reply.match.totals.join(", ")}`;
       box.append(line);
       return;
     } catch (err) {
-      if (err.status !== 404) return;
-      await new Promise((r) => setTimeout(r, 500));
+      return;
     }
   }
 }
