@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from rummy_rules.cards import format_cards, make_deck, seed_commitment, shuffle
-from rummy_rules.game import _first_dealer, deal_seed, reshuffle_seed, start
+from rummy_rules.deal import first_dealer
+from rummy_rules.game import deal_seed, reshuffle_seed, start
 from rummy_rules.variants import PLAYABLE_VARIANTS, rules_for
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "shuffle.md"
@@ -47,7 +48,7 @@ def test_the_worked_example_is_what_the_code_deals() -> None:
     assert example["variant"] == f"rummy40, 4 players: {size}"
     assert deck == start("rummy40", 4, seed).deck  # the game's own first deal, not only the function
     assert example["first ten cards"] == format_cards(deck[:10])
-    assert example["first dealer"] == str(_first_dealer(seed, 4)) == str(start("rummy40", 4, seed).dealer)
+    assert example["first dealer"] == str(first_dealer(seed, 4)) == str(start("rummy40", 4, seed).dealer)
     assert example["seat 1's hand"].startswith(f"{format_cards(deck[0:12:4])} ...")
 
 

@@ -20,7 +20,6 @@ deal ends), `legal` with `table_index` (legal actions), and each variant's own r
 from __future__ import annotations
 
 from rummy_rules.commands import Command
-from rummy_rules.deal import first_dealer as _first_dealer  # noqa: F401  # tests/dispute read it
 from rummy_rules.deal import start
 from rummy_rules.events import Event
 from rummy_rules.evolve import evolve, replay
