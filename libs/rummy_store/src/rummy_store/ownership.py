@@ -99,6 +99,19 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         address = self._owners.get(partition)
         return address if address != self._address else None
 
+    def claimed_elsewhere(self, partition: int) -> bool:
+        """Whether the directory, read now, names another instance as `partition`'s last claimer. An
+        instance whose share the group has moved on from (its session lapsed under load; the news
+        comes at its next poll) asks this before it answers that something of `partition` does not
+        exist: the thing may be at the new owner. False when the directory cannot say."""
+        if self._directory is None:
+            return False
+        try:
+            address = self._directory.read().get(partition)
+        except redis.RedisError:
+            return False
+        return address is not None and address != self._address
+
     def stop(self) -> None:
         """Leave the group (its partitions go to the other instances at once) and stop writing them."""
         self._stop.set()

@@ -111,6 +111,9 @@ class MatchmakingApp:
         self._log = journal_log
         self.partitions = journal_log.partitions
         self.owned: set[int] = set()  # partitions whose state is here and which this instance writes
+        # Asked before answering NOT_FOUND in an owned partition (PartitionOwnership.claimed_elsewhere):
+        # another instance may have claimed it before this one heard it moved.
+        self.claimed_elsewhere: Callable[[int], bool] = lambda partition: False
         self._tokens = tokens
         self._pairing = dict(pairing or {})
         self._options = {variant: dict(o) for variant, o in (options or {}).items()}
@@ -142,6 +145,12 @@ class MatchmakingApp:
 
     def _check_owned(self, partition: int, what: str) -> None:
         if partition not in self.owned:
+            raise not_owner(partition, what)
+
+    def _check_found(self, partition: int, what: str) -> None:
+        """Before saying `what` does not exist: is its partition still this instance's?"""
+        self._check_owned(partition, what)
+        if self.claimed_elsewhere(partition):
             raise not_owner(partition, what)
 
     async def _write(self, *calls: Call) -> list[bool]:
@@ -257,7 +266,7 @@ class MatchmakingApp:
     def _owned(self, caller: Principal, ticket_id: str) -> TicketStatus:
         status = self.tickets.get(ticket_id)
         if status is None:
-            self._check_owned(self.partition_of(ticket_id), f"ticket {quote(ticket_id)}")
+            self._check_found(self.partition_of(ticket_id), f"ticket {quote(ticket_id)}")
             raise NotFound("no_such_ticket", f"no ticket {quote(ticket_id)}")
         if caller.subject not in status.ticket.players and not caller.is_operator:
             raise PermissionDenied("not_your_ticket", "only the ticket's players may see or cancel it")
@@ -419,7 +428,7 @@ class MatchmakingApp:
     def tournament(self, tournament_id: str) -> Tournament:
         tournament = self.tournaments.get(tournament_id)
         if tournament is None:
-            self._check_owned(self.partition_of(tournament_id), f"tournament {quote(tournament_id)}")
+            self._check_found(self.partition_of(tournament_id), f"tournament {quote(tournament_id)}")
             raise NotFound("no_such_tournament", f"no tournament {quote(tournament_id)}")
         return tournament
 

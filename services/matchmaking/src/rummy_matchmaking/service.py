@@ -191,6 +191,8 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
             await asyncio.to_thread(reader.end_offset, 0)
         return True
 
+    if ownership is not None:
+        app.claimed_elsewhere = ownership.claimed_elsewhere
     host = ServiceHost(config.address, [SERVICE_NAME], ready)
     router = Router(app, ownership.owner_of if ownership is not None else lambda partition: None)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
