@@ -1,5 +1,5 @@
-"""The platform as a cluster: three engines, three matchmaking and three scoring processes on one Kafka
-and Redis, and one of each SIGKILLed mid-play.
+"""The platform as a cluster: three engines, three matchmaking and three scoring processes on a 3-node
+Kafka cluster (replication 3, min ISR 2) and Redis, and one of each SIGKILLed mid-play.
 
 Players queue in private two-seat kalooki rooms spread over matchmaking's partitions (through plain
 gRPC stubs on any matchmaking instance, going on to the next when one does not answer); bots play every
@@ -32,6 +32,7 @@ from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
+from rummy_infra.kafka_cluster import KafkaCluster
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_matchmaking.routing import queue_partition
@@ -161,8 +162,9 @@ def _answers(reader: ScoreReader, games: list[str], players: list[str]) -> dict[
 
 @pytest.mark.integration
 def test_three_of_each_service_one_of_each_killed_mid_play(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_cluster: KafkaCluster, redis_url: str, unique_prefix: str, tmp_path: Path
 ) -> None:
+    kafka_bootstrap = kafka_cluster.bootstrap  # replication 3, min ISR 2: as deployed
     topics = {
         "ENGINE_TOPIC": f"{unique_prefix}.rummy.game.events.v1",
         "MATCHMAKING_TOPIC": f"{unique_prefix}.rummy.matchmaking.events.v1",

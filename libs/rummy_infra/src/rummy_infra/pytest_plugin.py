@@ -3,7 +3,8 @@
 Registered by the root ``conftest.py``. Servers start only when a test asks for ``kafka_bootstrap`` or
 ``redis_url`` and stop at the end of the session. Tests isolate themselves with ``unique_prefix``
 (topic and key prefixes), never by flushing or deleting topics. A test that kills brokers asks for
-``kafka_cluster``: a private 3-node cluster for its module (about 20 s to start, so only there).
+``kafka_cluster``: a 3-node cluster of its own, started once (about 20 s) for the session's tests
+that ask for it; a node a test leaves down is restarted after that test.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _redis_server(request: pytest.FixtureRequest) -> Iterator[Server]:
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def _kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
     with provide_kafka_cluster(nodes=3) as cluster:
         origin = "local 3-node KRaft cluster (deploy/local/kafka.sh)"
@@ -86,8 +87,9 @@ def redis_url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[KafkaCluster]:
-    """A private 3-node Kafka cluster shared by the tests of one module, whose nodes a test may kill and
-    restart; a node left down is restarted after the test, so the next one finds every node up."""
+    """A 3-node Kafka cluster shared by the tests that ask for it (not the single broker of
+    ``kafka_bootstrap``), whose nodes a test may kill and restart; a node left down is restarted after
+    the test, so the next one finds every node up."""
     cluster: KafkaCluster = _marked(request).getfixturevalue("_kafka_cluster")
     yield cluster
     cluster.heal()
