@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import subprocess
 import sys
@@ -154,7 +155,8 @@ async def create_probes(target: str, count: int, partitions: int, among: list[in
 
 async def accepted_after(target: str, games: list[str], since: float, timeout_s: float = 120.0) -> float:
     """Send each game one legal action every PROBE_EVERY_S until one is accepted; the seconds from
-    `since` (monotonic) until the last game accepted one."""
+    `since` (monotonic) until the last game accepted one, infinity for a game still refusing after
+    `timeout_s` (a figure too: the survivor did not recover in time)."""
     clients = [GameClient(target, TOKENS.issue(p), retry_for_s=0, timeout_s=2) for p in PLAYERS]
     deadline = since + timeout_s
 
@@ -168,9 +170,11 @@ async def accepted_after(target: str, games: list[str], since: float, timeout_s:
                         return time.monotonic() - since
             except RpcFailure as failure:
                 # FAILED_PRECONDITION: a move that timed out here was played after all; list again.
-                retryable = failure.status in RETRY_PROBE
-                if not retryable or time.monotonic() > deadline:
+                if failure.status not in RETRY_PROBE:
                     raise SystemExit(f"bench-scale: game {game_id}: {failure}") from None
+                if time.monotonic() > deadline:
+                    progress(f"bench-scale: game {game_id} still refused after {timeout_s:g} s: {failure}")
+                    return math.inf
             await asyncio.sleep(PROBE_EVERY_S)
 
     try:
@@ -230,6 +234,10 @@ def broker_kill(redis_url: str, partitions: int, probes: int, logs: Path) -> tup
     return after_kill, after_restart
 
 
+def _seconds(value: float) -> str:
+    return "never within the probes' 120 s" if math.isinf(value) else f"after {value:.1f} s"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_scale", description=__doc__)
     parser.add_argument("--tables", type=int, default=48, help="tables of the load (2 seats each)")
@@ -275,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                     claimed, took, moved, doomed = engine_kill(engines, args.tables, args.probes)
                     say(
                         f"engine SIGKILL: its {moved} partitions claimed by the other after {claimed:.1f} s; "
-                        f"every game of them ({doomed} probed) accepts an action again after {took:.1f} s "
+                        f"every game of them ({doomed} probed) accepts an action again {_seconds(took)} "
                         "(target < 15 s)"
                     )
             finally:
@@ -285,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             after_kill, after_restart = broker_kill(store.address, args.partitions, args.probes, logs)
             say(
                 f"broker SIGKILL (1 of 3 nodes, replication 3, min ISR 2): every game accepts an action "
-                f"again after {after_kill:.1f} s; after its restart, {after_restart:.1f} s"
+                f"again {_seconds(after_kill)}; after its restart, {_seconds(after_restart)}"
             )
     return 0
 
