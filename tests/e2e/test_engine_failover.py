@@ -45,7 +45,7 @@ class PacedClient(GameClient):
     """A player's client that thinks before each move and notes when a move was accepted."""
 
     def __init__(self, target: str, player: str, accepted: list[float]) -> None:
-        super().__init__(target, TOKENS.issue(player), retry_for_s=90)
+        super().__init__(target, TOKENS.issue(player), retry_for_s=90, pace_s=PACE_S)
         self._accepted = accepted
 
     async def submit(
@@ -57,7 +57,6 @@ class PacedClient(GameClient):
         *,
         include_view: bool = False,
     ) -> gs.SubmitActionResponse:
-        await asyncio.sleep(PACE_S)
         answer = await super().submit(game_id, seat, action, command_id, include_view=include_view)
         self._accepted.append(time.monotonic())
         return answer

@@ -112,7 +112,6 @@ class CountingClient(GameClient):
         *,
         include_view: bool = False,
     ) -> gs.SubmitActionResponse:
-        await asyncio.sleep(PACE_S)
         answer = await super().submit(game_id, seat, action, command_id, include_view=include_view)
         CountingClient.moves += 1
         return answer
@@ -120,7 +119,7 @@ class CountingClient(GameClient):
 
 async def _play(engine: str, player: str, seated: mm.WatchTicketResponse) -> None:
     seat = next(s for s in seated.seats if s.player_id == player)
-    async with CountingClient(engine, seat.token, retry_for_s=90) as client:
+    async with CountingClient(engine, seat.token, retry_for_s=90, pace_s=PACE_S) as client:
         deadline = time.monotonic() + 60
         while True:  # the engine creates the game from TableFormed, asynchronously
             try:

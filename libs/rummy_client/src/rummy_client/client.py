@@ -43,8 +43,11 @@ def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
 class GameClient:
     """One caller (token) talking to the engines, starting at `target`."""
 
-    def __init__(self, target: str, token: str, retry_for_s: float = 60.0, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, target: str, token: str, retry_for_s: float = 60.0, timeout_s: float = 10.0, pace_s: float = 0.0
+    ) -> None:
         self._target = target
+        self._pace = pace_s  # waited before each submit: bots a person watches (web, demo), paced tests
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._routes: OrderedDict[str, str] = OrderedDict()  # game id -> the address that owns it
         self._metadata = (("authorization", f"Bearer {token}"),)
@@ -148,6 +151,8 @@ class GameClient:
         The answer holds the seqs appended; the view after them arrives on the seat's stream, or in the
         answer too with `include_view` (one more render on the server).
         """
+        if self._pace > 0:
+            await asyncio.sleep(self._pace)
         request = gs.SubmitActionRequest(
             game_id=game_id,
             seat=seat,

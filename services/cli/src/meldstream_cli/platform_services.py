@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from meldstream_web.bots import PacedClient
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client.bots import BotPlayer
-from rummy_client.client import RpcFailure
+from rummy_client.client import GameClient, RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_matchmaking import config as matchmaking_config
 from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
@@ -115,7 +114,7 @@ async def _play_seat(
     engine_address: str, player: str, seated: mm.WatchTicketResponse, pace_s: float
 ) -> gs.PlayerView:
     seat = next(s for s in seated.seats if s.player_id == player)
-    async with PacedClient(engine_address, seat.token, pace_s) as client:
+    async with GameClient(engine_address, seat.token, pace_s=pace_s) as client:
         for _ in range(200):  # the engine creates the game from TableFormed, asynchronously
             try:
                 await client.view(seated.game_id, seat.seat)

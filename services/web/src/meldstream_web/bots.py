@@ -1,6 +1,6 @@
 """The bots the gateway seats for quick play: SDK clients like any other, paced for a person to follow.
 
-A bot is the SDK's `BotPlayer` on a `PacedClient`: it waits `pace_s` before each move it sends, so a
+A bot is the SDK's `BotPlayer` on a `GameClient` with `pace_s`: it waits before each move it sends, so a
 person at the table (or watching) sees the moves one at a time instead of the whole round at once.
 """
 
@@ -16,30 +16,9 @@ from rummy_client.bots import BotPlayer
 log = logging.getLogger(__name__)
 
 
-class PacedClient(GameClient):
-    """A `GameClient` that waits `pace_s` before each action it submits."""
-
-    def __init__(self, target: str, token: str, pace_s: float) -> None:
-        super().__init__(target, token)
-        self._pace_s = pace_s
-
-    async def submit(
-        self,
-        game_id: str,
-        seat: int,
-        action: gs.Action,
-        command_id: str | None = None,
-        *,
-        include_view: bool = False,
-    ) -> gs.SubmitActionResponse:
-        if self._pace_s > 0:
-            await asyncio.sleep(self._pace_s)
-        return await super().submit(game_id, seat, action, command_id, include_view=include_view)
-
-
 async def play_paced(engine: str, token: str, game_id: str, seat: int, pace_s: float) -> gs.PlayerView:
     """Play `seat` to the end of the game as the greedy bot, `pace_s` before each move."""
-    async with PacedClient(engine, token, pace_s) as client:
+    async with GameClient(engine, token, pace_s=pace_s) as client:
         return await BotPlayer(client, game_id, seat).play()
 
 
