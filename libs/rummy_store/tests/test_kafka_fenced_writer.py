@@ -16,7 +16,7 @@ from rummy_store import NewEvent, NotWriterError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_records import Skipped, headers
-from rummy_store.partition_writer import transactional_id
+from rummy_store.fenced_writer import transactional_id
 
 pytestmark = pytest.mark.integration
 

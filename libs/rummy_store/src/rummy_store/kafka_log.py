@@ -23,7 +23,7 @@ from rummy_store.event_log import TOPIC, EventLog, Subscription, validate_append
 from rummy_store.kafka_records import decode
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
 from rummy_store.partition_index import PartitionIndex
-from rummy_store.partition_writer import PartitionWriter
+from rummy_store.fenced_writer import PartitionWriter
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
