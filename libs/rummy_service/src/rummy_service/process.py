@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
+from rummy_service import logs, metrics
 from rummy_service.config import ConfigError
 
 
@@ -31,15 +32,20 @@ async def _serve(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]
     await service.stop()
 
 
-def run_service(start: Callable[[], Awaitable[S]], describe: Callable[[S], str]) -> None:
+def run_service(
+    start: Callable[[], Awaitable[S]], describe: Callable[[S], str], metrics_variable: str
+) -> None:
     """Start the service, print where it listens, and stop it cleanly on SIGINT or SIGTERM.
+
+    Logging follows LOG_LEVEL and LOG_FORMAT (`logs.configure`); /metrics is served where the
+    environment variable `metrics_variable` says (unset: not served).
 
     A `ConfigError` (a bad setting, a store it cannot use) ends the process with its message alone:
     it says what to change, a traceback would only bury it.
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("kafka").setLevel(logging.WARNING)  # kafka-python logs every connection at INFO
     try:
+        logs.configure()
+        metrics.serve(os.environ.get(metrics_variable, ""), metrics_variable)
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(start, describe))
     except ConfigError as exc:

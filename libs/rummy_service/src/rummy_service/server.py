@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha import reflection
 
 from rummy_service.config import ConfigError
 from rummy_service.errors import InvalidArgument, abort
+from rummy_service.metrics import CallMetrics
 
 log = logging.getLogger("rummy_service")
 Probe = Callable[[], Awaitable[bool]]
@@ -111,7 +112,8 @@ class ServiceHost:
     def __init__(
         self, address: str, services: Sequence[str], probe: Probe, probe_interval_s: float = 2.0
     ) -> None:
-        self.server = grpc.aio.server(interceptors=[_MalformedRequests()], options=[("grpc.so_reuseport", 0)])
+        interceptors = [CallMetrics(), _MalformedRequests()]  # outermost first: malformed calls are counted
+        self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self.server)
         names = (*services, health.SERVICE_NAME, reflection.SERVICE_NAME)
