@@ -5,6 +5,10 @@
 //	meldstream-go -address 127.0.0.1:50051 -variant kalooki -players ann,bob,cy -tokens T0,T1,T2 [-option name=value]
 //
 // Exit status 0 when the game ended and every check passed, 1 otherwise; one line per check on stdout.
+//
+//	meldstream-go load -address A -tables N -warmup S -seconds S -tokens T0,T1
+//
+// is the load of make bench-scale instead (load.go; -h lists its flags).
 package main
 
 import (
@@ -32,6 +36,9 @@ func (o optionFlags) Set(text string) error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "load" {
+		os.Exit(runLoad(os.Args[2:]))
+	}
 	address := flag.String("address", "127.0.0.1:50051", "the engine's gRPC address")
 	variant := flag.String("variant", "kalooki", "the variant to play")
 	players := flag.String("players", "ann,bob,cy", "player ids, seat 0 first")
