@@ -6,7 +6,8 @@ each seat follows its stream and sends one of the legal actions the update lists
 partition (an engine asked to choose an id picks one of its own partitions). After `--warmup`
 seconds it prints `window`, counts the acknowledged actions for `--seconds`, and prints
 `done ACTIONS SECONDS`; then it plays on until it is stopped (SIGTERM), so a kill can be measured
-under load.
+under load. `meldstream-go load` (clients/go/load.go) plays the same way for a fraction of the CPU per
+action; bench_scale runs this one when the Go client is not built, or with `--load python`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """`make bench-scale`: what a second engine process buys on this machine, and how long games stop
 when an engine or a broker dies.
 
-1. Throughput: the same load (`bench_load`, a separate process: `--tables` tables of two seats moving
-   at random among the legal actions their streams list) against 1, then 2 engine processes sharing a
-   topic of `--partitions` partitions: actions/s, engine CPU ms per action (every engine process's
-   /proc CPU over the window, divided by its actions) and the ratio of the two.
+1. Throughput: the same load (a separate process: `--tables` tables of two seats moving at random
+   among the legal actions their streams list; the Go client's load mode when `make go-client` built
+   it, since a real deployment's clients run elsewhere and it costs a fraction of the CPU per action
+   of the Python one, `bench_load`, which is the fallback) against 1, then 2 engine processes sharing
+   a topic of `--partitions` partitions: actions/s, engine CPU ms per action (every engine process's
+   /proc CPU over the window, divided by its actions), the load's own CPU ms per action, and the ratio.
 2. Engine SIGKILL: with 2 engines and the load still playing, `--probes` games spread over the
    partitions; one engine is killed and each game of its partitions is sent a legal action every
    0.1 s: the time from the kill until the last of them is accepted.
@@ -26,6 +28,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -43,6 +46,8 @@ from rummy_engine.bench_load import PLAYERS, VARIANT
 from rummy_engine.config import EngineConfig
 
 TOKENS = TokenIssuer(DEV_SECRET)
+ROOT = Path(__file__).resolve().parents[4]
+GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
 RETRY_PROBE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.FAILED_PRECONDITION}
@@ -109,11 +114,37 @@ class Engines:
             engine.stop()
 
 
+@dataclass(frozen=True)
+class LoadGenerator:
+    """Which program plays the load: the Go client's load mode (`make go-client`), which costs a
+    fraction of the CPU per action the Python SDK does, or `rummy_engine.bench_load`. Both speak the
+    same protocol (`window`, then `done ACTIONS SECONDS`, then play on until SIGTERM)."""
+
+    go: bool
+
+    def command(self, target: str, tables: int, warmup_s: float, seconds: float) -> list[str]:
+        sizes = {"tables": tables, "warmup": warmup_s, "seconds": seconds}
+        if self.go:
+            tokens = ",".join(TOKENS.issue(p) for p in PLAYERS)
+            players = ",".join(PLAYERS)
+            command = [str(GO_LOAD), "load", "-address", target, "-variant", VARIANT, "-players", players]
+            return [*command, "-tokens", tokens, *(f"-{name}={value}" for name, value in sizes.items())]
+        command = [sys.executable, "-m", "rummy_engine.bench_load", "--target", target]
+        return [*command, *(f"--{name}={value}" for name, value in sizes.items())]
+
+    def __str__(self) -> str:
+        if self.go:
+            return f"the Go client's load mode ({GO_LOAD.relative_to(ROOT)} load)"
+        return "the Python one (python -m rummy_engine.bench_load, through the SDK)"
+
+
 @contextlib.contextmanager
-def load(target: str, tables: int, warmup_s: float, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    command = [sys.executable, "-m", "rummy_engine.bench_load", "--target", target, "--tables", str(tables)]
-    command += ["--warmup", str(warmup_s), "--seconds", str(seconds)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+def load(
+    generator: LoadGenerator, target: str, tables: int, warmup_s: float, seconds: float
+) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        generator.command(target, tables, warmup_s, seconds), stdout=subprocess.PIPE, text=True
+    )
     try:
         yield proc
     finally:
@@ -121,9 +152,11 @@ def load(target: str, tables: int, warmup_s: float, seconds: float) -> Iterator[
         proc.wait(30)
 
 
-def throughput(engines: Engines, tables: int, warmup_s: float, seconds: float) -> tuple[float, float, float]:
+def throughput(
+    engines: Engines, generator: LoadGenerator, tables: int, warmup_s: float, seconds: float
+) -> tuple[float, float, float]:
     """(actions/s, engine CPU ms per action, load generator CPU ms per action) over one window."""
-    with load(engines.running[0].address, tables, warmup_s, seconds) as proc:
+    with load(generator, engines.running[0].address, tables, warmup_s, seconds) as proc:
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "window":
             raise SystemExit("bench-scale: the load generator stopped before its window")
@@ -184,7 +217,9 @@ async def accepted_after(target: str, games: list[str], since: float, timeout_s:
             await client.close()
 
 
-def engine_kill(engines: Engines, tables: int, probes: int) -> tuple[float, float, int, int]:
+def engine_kill(
+    engines: Engines, generator: LoadGenerator, tables: int, probes: int
+) -> tuple[float, float, int, int]:
     """(seconds until the survivor published every partition of the killed engine, until each of its
     probed games accepted an action, its partitions, its probe games)."""
     survivor, victim = engines.running
@@ -202,7 +237,7 @@ def engine_kill(engines: Engines, tables: int, probes: int) -> tuple[float, floa
         )
         return claimed, took
 
-    with load(survivor.address, tables, 1.0, 3600):
+    with load(generator, survivor.address, tables, 1.0, 3600):
         time.sleep(5)  # playing
         victim.kill()
         killed_at = time.monotonic()
@@ -246,8 +281,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=EngineConfig().partitions)
     parser.add_argument("--probes", type=int, default=24, help="games probed after a kill")
     parser.add_argument("--no-broker-kill", action="store_true", help="skip the 3-node cluster part")
+    parser.add_argument(
+        "--load",
+        choices=("go", "python"),
+        help="the load generator (default: the Go client's load mode when it is built, `make go-client`)",
+    )
     parser.add_argument("--logs", help="keep the engines' logs in this directory (default: a temporary one)")
     args = parser.parse_args(argv)
+    if args.load == "go" and not GO_LOAD.exists():
+        parser.error(f"--load go: {GO_LOAD} is not built (make go-client)")
+    generator = LoadGenerator(go=args.load == "go" or (args.load is None and GO_LOAD.exists()))
 
     def say(row: str) -> None:
         print(row, flush=True)
@@ -263,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
             f"Kafka {kafka.address} ({kafka.origin}), Redis {store.address} ({store.origin}); "
             f"{os.cpu_count()} cores shared by the engines, the load process, Kafka and Redis"
         )
+        unbuilt = (
+            ""
+            if generator.go or args.load
+            else f" ({GO_LOAD.relative_to(ROOT)} is not built: make go-client)"
+        )
+        print(f"load generator: {generator}{unbuilt}")
         figures = {}
         for count in (1, 2):
             engines = Engines(kafka.address, store.address, args.partitions, logs)
@@ -271,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                     engines.add()
                 engines.settle()
                 progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
-                figures[count] = throughput(engines, args.tables, args.warmup, args.seconds)
+                figures[count] = throughput(engines, generator, args.tables, args.warmup, args.seconds)
                 rate, cpu, load_cpu = figures[count]
                 say(
                     f"{count} engine process{'es' if count > 1 else ''}: {rate:7,.0f} actions/s   "
@@ -280,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                 if count == 2:
                     say(f"ratio, 2 engines / 1: {figures[2][0] / figures[1][0]:.2f}x (target 1.4x)")
                     progress("bench-scale: SIGKILL of one of the two engines under load")
-                    claimed, took, moved, doomed = engine_kill(engines, args.tables, args.probes)
+                    claimed, took, moved, doomed = engine_kill(engines, generator, args.tables, args.probes)
                     say(
                         f"engine SIGKILL: its {moved} partitions claimed by the other after {claimed:.1f} s; "
                         f"every game of them ({doomed} probed) accepts an action again {_seconds(took)} "
