@@ -14,6 +14,13 @@ ran out: a paused or starved process) commits after its partitions moved: the br
 commit, this loop rejoins at the committed offsets, and the partitions' new owner reads the batch again:
 no-ops, by the tracking records. An instance killed between its store transaction and its commit is the
 same case. Nothing is lost, nothing counts twice.
+
+Each loop counts the records it applied (`rummy_consumer_records_total`) and, every LAG_EVERY_S, how far
+behind it is (`rummy_consumer_lag_records`): after a poll that found nothing, 0; else the end offset of
+each partition it read from since the last measure, less the offset after its last record there. Only
+those partitions: a partition that moved to another member stops counting here, and no end offset is
+asked for on each poll. A catch-up that has not reached some partitions yet shows only the ones it
+reads (a lower bound), and on a transactional topic a commit marker can add one offset a partition.
 """
 
 from __future__ import annotations
@@ -24,15 +31,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the loop only calls `subscribe`; rummy_service does not depend on rummy_store
+from rummy_service.metrics import CONSUMED, CONSUMER_LAG
+
+if (
+    TYPE_CHECKING
+):  # the loop only calls `subscribe` and `end_offset`; rummy_service does not depend on rummy_store
     from rummy_store import EventLog, EventRecord
 
 log = logging.getLogger("rummy_service")
+LAG_EVERY_S = 5.0
 
 
 class ConsumerLoop:
     """Feeds one consumer group's records to `handle` (one record a call) or `handle_batch` (one poll a
-    call) until stopped; counts what it applied."""
+    call) until stopped; counts what it applied. `name` labels its metrics (default: the group)."""
 
     def __init__(
         self,
@@ -41,6 +53,7 @@ class ConsumerLoop:
         handle: Callable[[EventRecord], object] | None = None,
         *,
         handle_batch: Callable[[Sequence[EventRecord]], object] | None = None,
+        name: str = "",
     ) -> None:
         if handle is not None and handle_batch is None:
             handle_batch = _each(handle)
@@ -53,6 +66,10 @@ class ConsumerLoop:
         self._thread = threading.Thread(target=self._run, name=f"consume-{group}", daemon=True)
         self.records = 0
         self.last_applied_at = 0.0
+        self._consumed = CONSUMED.labels(name or group)
+        self._lag = CONSUMER_LAG.labels(name or group)
+        self._next: dict[int, int] = {}  # partition -> offset after its last record applied, this measure
+        self._measured_at = 0.0
 
     def start(self) -> None:
         self._thread.start()
@@ -72,9 +89,28 @@ class ConsumerLoop:
                             self.records += len(batch)
                             subscription.commit()
                             self.last_applied_at = time.time()
+                            self._consumed.inc(len(batch))
+                            for record in batch:
+                                self._next[record.position.partition] = record.position.offset + 1
+                        if time.monotonic() - self._measured_at >= LAG_EVERY_S:
+                            self._measure(caught_up=not batch)
             except Exception:
                 log.exception("consumer %s failed; rejoining in 1 s", self._group)
                 self._stop.wait(1.0)
+
+    def _measure(self, caught_up: bool) -> None:
+        """Set the lag gauge (see the module's docstring); a failed end offset leaves it as it was."""
+        self._measured_at = time.monotonic()
+        read, self._next = self._next, {}
+        if caught_up:
+            self._lag.set(0)
+            return
+        try:
+            behind = sum(max(0, self._events.end_offset(p) - after) for p, after in read.items())
+        except Exception as exc:  # the log is away: the loop's own poll will say so
+            log.debug("consumer lag not measured: %s", exc)
+            return
+        self._lag.set(behind)
 
 
 def _each(handle: Callable[[EventRecord], object]) -> Callable[[Sequence[EventRecord]], None]:
