@@ -50,7 +50,7 @@ from rummy_store import (
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.records import Append
 
-from rummy_engine import codec, limits
+from rummy_engine import codec, limits, telemetry
 from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
@@ -205,6 +205,7 @@ class GameApp:
         log_ = self._stores.log
         for game_id in [g for g in self._games if log_.partition_for(g) in partitions]:
             live = self._games.pop(game_id)
+            telemetry.LIVE_GAMES.dec()
             live.evicted = True
             self._loading.pop(game_id, None)
             if live.timer is not None:
@@ -278,6 +279,7 @@ class GameApp:
         for live in self._games.values():
             if live.timer is not None:
                 live.timer.cancel()
+        telemetry.LIVE_GAMES.dec(len(self._games))
         self._pool.shutdown(wait=True)
         if self.commits.batches:
             log.info(
@@ -335,6 +337,7 @@ class GameApp:
         live = self._games.setdefault(loaded.game_id, loaded)
         self._touch(live)
         if live is loaded:
+            telemetry.LIVE_GAMES.inc()
             self._schedule(live)
             self._evict()
             if self._sweeper is None and not self._closed:
@@ -369,6 +372,7 @@ class GameApp:
         )
         for game_id in to_evict(residents, self._clock(), self._limits):
             self._games.pop(game_id).evicted = True
+            telemetry.LIVE_GAMES.dec()
             self._loading.pop(game_id, None)
 
     async def _sweep(self) -> None:
@@ -457,6 +461,7 @@ class GameApp:
             return self._same_table(await self.game(game_id), table, rules)
         if result.duplicate:  # created before; the same table answers the same game
             return self._same_table(await self.game(game_id), table, rules)
+        telemetry.game_created(game_id, variant, table.players, requested_by)
         return self._adopt(LiveGame(game_id, state, 2))
 
     def _new_game_id(self) -> str:
@@ -584,14 +589,17 @@ class GameApp:
             ]
         except wire.CodecError as exc:  # the rules produced what the event contract cannot carry yet
             raise ServiceError("event_not_loggable", str(exc)) from None
+        began = time.perf_counter()
         try:
-            return await self.commits.append(Append(game_id, command_id, expected, new))
+            result = await self.commits.append(Append(game_id, command_id, expected, new))
         except NotWriterError as exc:  # the partition moved to another engine
             raise Unavailable("not_owner", f"{exc}; retry with the same command id") from None
         except ConcurrencyError:
             raise
         except StoreError as exc:
             raise Unavailable("store_unavailable", f"{exc}; retry with the same command id") from None
+        telemetry.APPEND_SECONDS.observe(time.perf_counter() - began)
+        return result
 
     def _advance(
         self,
@@ -608,6 +616,8 @@ class GameApp:
             live.seq += 1
             live.state = self._projection.fold(live.state, command_id, live.seq, event, digest)
             live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
+            if type(event) in telemetry.NOTED:
+                telemetry.noted(live.game_id, live.seq, event, live.state)
             last = position
         every = self._config.snapshot_every
         over = live.state.game.phase is Phase.GAME_OVER

@@ -18,10 +18,17 @@ import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import wire
+from rummy_service import logs
 from rummy_service.auth import Principal, TokenIssuer, authenticate
-from rummy_service.errors import FailedPrecondition, InvalidArgument, stream_errors, unary_errors
+from rummy_service.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    ServiceError,
+    stream_errors,
+    unary_errors,
+)
 
-from rummy_engine import access, codec, limits, refusals
+from rummy_engine import access, codec, limits, refusals, telemetry
 from rummy_engine.app import GameApp, LiveGame
 from rummy_engine.projection import engine_commands
 from rummy_engine.rendering import actions_pb, render, stream_update
@@ -55,7 +62,9 @@ class GameServicer(gs_grpc.GameServiceServicer):
         self._refused = refused  # where refused actions are recorded (refusals.py)
 
     def _principal(self, context: Context) -> Principal:
-        return authenticate(self._tokens, context.invocation_metadata())
+        principal = authenticate(self._tokens, context.invocation_metadata())
+        logs.caller.set(principal.subject)  # named if the call ends refused (telemetry, the interceptor)
+        return principal
 
     async def _caller(self, context: Context, game_id: str, seat: int | None = None) -> Caller:
         """The authenticated caller and the loaded game; `seat`, when given, must be the caller's."""
@@ -85,6 +94,17 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def SubmitAction(
         self, request: gs.SubmitActionRequest, context: Context
     ) -> gs.SubmitActionResponse:
+        """`_submit`, counted and timed; a refusal is counted by its code and logged (telemetry)."""
+        began = time.perf_counter()
+        try:
+            response = await self._submit(request, context)
+        except ServiceError as exc:
+            telemetry.refused(request, exc)
+            raise
+        telemetry.accepted(time.perf_counter() - began)
+        return response
+
+    async def _submit(self, request: gs.SubmitActionRequest, context: Context) -> gs.SubmitActionResponse:
         limits.check(request)
         caller = await self._caller(context, request.game_id, request.seat)
         live = caller.live

@@ -14,6 +14,7 @@ from rummy_rules.state import GameState
 
 from rummy_engine.codec import Logged
 from rummy_engine.projection import EngineState, actor
+from rummy_engine.telemetry import SUBSCRIBERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +46,13 @@ class Fanout:
     def open(self) -> asyncio.Queue[Update | None]:
         queue: asyncio.Queue[Update | None] = asyncio.Queue()
         self._queues.add(queue)
+        SUBSCRIBERS.inc()
         return queue
 
     def close(self, queue: asyncio.Queue[Update | None]) -> None:
-        self._queues.discard(queue)
+        if queue in self._queues:
+            self._queues.remove(queue)
+            SUBSCRIBERS.dec()
 
     def publish(self, update: Update) -> None:
         for queue in self._queues:
