@@ -83,7 +83,7 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
         created = await seats[0].create_game("kalooki", PLAYERS, "obs", turn_timeout_ms=NO_TIMER)
         turn = created.view.turn
         mover, other, third = seats[turn], seats[(turn + 1) % 3], seats[(turn + 2) % 3]
-        stream = mover.updates("obs", turn)
+        stream: Any = mover.updates("obs", turn)  # an async generator: closed below
         await anext(stream)  # the opening view: one subscriber now
         before = scrape(url)
         for _ in range(2):
