@@ -29,6 +29,7 @@ from rummy_engine.config import EngineConfig
 from rummy_engine.engine import start_engine
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
+from rummy_service import logs, metrics
 from rummy_service.auth import OPERATOR, TokenIssuer
 
 from meldstream_cli.platform_args import add_store_options, config_from
@@ -55,10 +56,18 @@ def register(commands: Any) -> None:
         metavar="N",
         help="engine processes sharing the partitions (Kafka only)",
     )
+    parser.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        default=os.environ.get("ENGINE_METRICS_ADDRESS", ""),
+        help="serve Prometheus /metrics of the engine, matchmaking and scoring here "
+        "(default ENGINE_METRICS_ADDRESS; unset: not served)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    logs.configure()  # LOG_LEVEL, LOG_FORMAT: the services' facts between the banner's lines
     if args.demo < 0:
         raise SystemExit("meldstream run: --demo takes a number of tables >= 0")
     config = config_from(args)
@@ -71,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         config = replace(config, address=args.address)
     if args.turn_timeout_ms is not None:
         config = replace(config, turn_timeout_ms=args.turn_timeout_ms)
+    metrics.serve(args.metrics, "--metrics")  # one endpoint: the three services share this process
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config, args.demo, args.engines, args.pace / 1000, args.web))
     return 0
@@ -83,6 +93,7 @@ def _more_engines(config: EngineConfig, count: int) -> list[subprocess.Popen[byt
         for _ in range(count):
             address = f"127.0.0.1:{free_port()}"
             env = {**os.environ, **replace(config, address=address, advertised="").to_env()}
+            env["ENGINE_METRICS_ADDRESS"] = ""  # the port is this process's (--metrics)
             started.append(subprocess.Popen([sys.executable, "-m", "rummy_engine"], env=env))
             wait_serving(address, started[-1], timeout_s=90)
             print(f"meldstream engine listening on {address} (pid {started[-1].pid})", flush=True)

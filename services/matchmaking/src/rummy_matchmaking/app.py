@@ -42,7 +42,7 @@ from rummy_service.errors import (
 from rummy_store import EventLog, EventRecord, StoreError
 from rummy_store.partitioning import partition_for
 
-from rummy_matchmaking import journal
+from rummy_matchmaking import journal, telemetry
 from rummy_matchmaking.journal import Call, Journal
 from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
 from rummy_matchmaking.routing import new_id, queue_partition, table_game_id
@@ -341,6 +341,7 @@ class MatchmakingApp:
             if status.state == mm.TICKET_STATE_QUEUED:
                 queues.setdefault(self.partition_of(status.ticket.ticket_id), []).append(status.ticket)
         now = self._clock()
+        telemetry.queues(t.variant for tickets in queues.values() for t in tickets)
         formed = [
             (table_game_id([t.ticket_id for t in table.tickets], partition, self.partitions), table)
             for partition, tickets in queues.items()
@@ -353,6 +354,8 @@ class MatchmakingApp:
         for game_id, table in seated:
             for ticket in table.tickets:
                 self._seat(self.tickets[ticket.ticket_id], game_id, table.players)
+            waits = [now - ticket.enqueued_at for ticket in table.tickets]
+            telemetry.table_formed(game_id, table.tickets[0].variant, table.players, waits)
         self.tables_formed += len(seated)
         async with self._changed:
             self._changed.notify_all()
@@ -504,6 +507,11 @@ class MatchmakingApp:
         await self._write(journal.tournament_tables(tid, self._seqs[tid] + 1, events))
         self._seqs[tid] += len(events)
         self._formed.update(event.game_id for event in events)
+        for event in events:
+            table = event.table_formed
+            telemetry.tournament_table(
+                table.game_id, table.variant, table.player_ids, tid, table.tournament_round
+            )
         self.tables_formed += len(events)
 
     # --- partitions moving between instances ---------------------------------------------------------

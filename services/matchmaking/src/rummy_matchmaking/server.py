@@ -9,6 +9,7 @@ from typing import Any, Final
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_service import logs
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
 from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT, check_lengths
@@ -68,7 +69,9 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         self._router = router
 
     def _principal(self, context: Context) -> Principal:
-        return authenticate(self._tokens, context.invocation_metadata())
+        principal = authenticate(self._tokens, context.invocation_metadata())
+        logs.caller.set(principal.subject)  # named if the call ends refused for authorization
+        return principal
 
     def _operator(self, context: Context) -> Principal:
         principal = self._principal(context)

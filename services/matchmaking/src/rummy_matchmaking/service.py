@@ -211,7 +211,7 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
 
         # A group of its own per process: every start reads the ratings from the beginning of the topic.
         group = f"rummy-matchmaking.{uuid.uuid4().hex}"
-        running.loops.append(ConsumerLoop(scoring, group, hand_over))
+        running.loops.append(ConsumerLoop(scoring, group, hand_over, name="rummy-matchmaking.ratings"))
     for consumer in running.loops:
         consumer.start()
     await host.start()

@@ -43,6 +43,7 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_store import EventRecord
 from rummy_store.event_log import TOPIC
 
+from rummy_scoring import telemetry
 from rummy_scoring.config import MATCHMAKING_TOPIC
 from rummy_scoring.outbox import entry
 from rummy_scoring.ratings import Ladder, Order, Rating, rate
@@ -185,6 +186,8 @@ class Handlers:
                     self.keys.game(game_id), GameScore.dumps(replace(state, published=published[game_id]))
                 )
         pipe.execute()
+        for item in ended:
+            telemetry.result_scored(item.record.game_id, item.outputs[0].match_scored)
         return count, unusable
 
     def _read_for(self, pipe: Any, ended: list[_Scored]) -> _Reads:

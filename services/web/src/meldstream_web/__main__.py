@@ -7,11 +7,14 @@ import asyncio
 import contextlib
 import signal
 
+from rummy_service import logs
+
 from meldstream_web import config
 from meldstream_web.server import start_gateway
 
 
 async def _serve() -> None:
+    logs.configure()
     gateway = await start_gateway(config.load())
     print(f"meldstream web on {gateway.url}", flush=True)
     stop = asyncio.Event()
