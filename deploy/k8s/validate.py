@@ -9,7 +9,8 @@ Each object of each rendering (NAME: the kustomization it came from) must:
 - not be a Secret: the seed key and token secret are created by hand (deploy/k8s/README.md).
 Each container of a Deployment (named after its service folder, services/<name>) must:
 - set only environment variables its service reads (what `rummy_<name>.config.load(env)` asks `env`
-  for), so the manifests hold no setting that does nothing; one that another variable's value uses as
+  for, and what its process reads beside: LOG_LEVEL, LOG_FORMAT, <NAME>_METRICS_ADDRESS), so the
+  manifests hold no setting that does nothing; one that another variable's value uses as
   $(NAME) (the pod's IP from the downward API) is a part of that one;
 - take every configMapKeyRef from a ConfigMap of the same rendering that has the key;
 - listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
@@ -30,6 +31,7 @@ from typing import Any
 import kubernetes_validate
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError, ValidationError, VersionNotSupportedError
+from rummy_service import logs
 
 EXPANDS = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")  # Kubernetes' $(VAR) in an env value
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
@@ -73,7 +75,8 @@ def variables_read(service: str) -> set[str] | None:
         return None
     env = Asked()
     config.load(env)
-    return env.names
+    # Read by the process runner (rummy_service.process), not the config: logging and /metrics.
+    return env.names | set(logs.VARIABLES) | {f"{service.upper()}_METRICS_ADDRESS"}
 
 
 def schema_errors(obj: Object, versions: list[str]) -> Iterator[str]:

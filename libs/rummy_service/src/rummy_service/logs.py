@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from rummy_service.config import ConfigError, env_str
 
+VARIABLES: Final = ("LOG_LEVEL", "LOG_FORMAT")  # what `configure` reads, in every service process
 LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FORMATS: Final = ("text", "json")
 TEXT_LAYOUT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
