@@ -72,6 +72,7 @@ def test_the_go_load_plays_every_engines_games_through_the_first(
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_PARTITIONS": str(PARTITIONS),
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        "MELDSTREAM_DEV": "1",  # the load signs its tokens with DEV_SECRET
     }
     with engines(env, tmp_path, 2) as (first, second), redis.Redis.from_url(redis_url) as store:
         directory = OwnerDirectory(store, f"{unique_prefix}:", topic)

@@ -71,6 +71,7 @@ class Engines:
             "ENGINE_KEY_PREFIX": self.prefix,
             "ENGINE_PARTITIONS": str(partitions),
             "ENGINE_TURN_TIMEOUT_MS": "0",
+            "MELDSTREAM_DEV": "1",  # the loads sign their tokens with DEV_SECRET
         }
         self._logs = logs / tag
         self._logs.mkdir()
