@@ -162,7 +162,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._pending = (self._pending | parts) - moved
         if moved:
             self._kafka.drop(moved)
-            log.info("partitions %s moved to another instance", sorted(moved))
+            moved_away = {"group": self._group, "partitions": sorted(moved)}
+            log.info("partitions moved to another instance", extra=moved_away)
             self._revoked(moved)
         self._pending |= parts - self._kafka.owned  # a partition fenced meanwhile is claimed again
         # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
@@ -179,7 +180,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             self._stop.wait(1.0)
         self._pending -= claimed
         if claimed:
-            log.info("partitions %s claimed", sorted(claimed))
+            log.info("partitions claimed", extra={"group": self._group, "partitions": sorted(claimed)})
             try:
                 if self._directory is not None:
                     self._directory.publish(claimed, self._address)
