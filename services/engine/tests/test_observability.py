@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,19 +19,23 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
+from rummy_engine import telemetry
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
-from rummy_service import logs
+from rummy_service import logs, metrics
 
 from .conftest import token
 from .test_service import PLAYERS, clients, refused, run
 
 NO_TIMER = 600_000
+DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "engine-dashboard.json"
+SAMPLES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
@@ -128,6 +133,11 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
     assert value(before, "rummy_engine_games_created_total", variant="kalooki") == 1
     assert value(before, "rummy_engine_live_games") == 1
     assert value(before, "rummy_engine_stream_subscribers") == 1
+    assert moved("rummy_engine_append_batch_size_count") == 2  # one batch an action here (one at a time)
+    assert (
+        moved("rummy_engine_append_batch_size_sum") == 2
+        and moved("rummy_engine_append_batch_seconds_sum") > 0
+    )
 
     text = log.read_text()
     assert bogus not in text
@@ -180,3 +190,15 @@ def test_timeouts_away_and_return_and_the_end_of_a_game_are_facts(
         .format(away)
         .endswith(f"INFO rummy_engine player away game_id=slow seat={first} player={PLAYERS[first]}")
     )
+
+
+def test_the_dashboard_queries_only_metrics_the_engine_serves() -> None:
+    assert telemetry.ACCEPTED and metrics.CALLS  # registered in the process's registry
+    served = {
+        family.name + suffix for family in REGISTRY.collect() for suffix in SAMPLES.get(family.type, ())
+    }
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    asked = {name for query in queries for name in re.findall(r"\b(?:rummy_|grpc_server_)[a-z_]+", query)}
+    assert len(queries) >= 15 and len(asked) >= 11
+    assert asked <= served, sorted(asked - served)

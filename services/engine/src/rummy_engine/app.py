@@ -130,6 +130,7 @@ class GameApp:
         self._sweeper: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
         self.commits = GroupCommitter(stores.log, self._pool)
+        self.commits.on_batch = telemetry.batch_written
         self._closed = False
         self._resuming: set[asyncio.Task[None]] = set()
         # The partitions whose games this engine writes: all of them on the embedded store; on Kafka

@@ -10,7 +10,8 @@ command ids). No thread is held per append: one pool call per batch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 
 from rummy_store import AppendResult, EventLog, StoreError
@@ -27,6 +28,7 @@ class GroupCommitter:
         self._flushers: dict[int, asyncio.Task[None]] = {}
         self.batches = 0  # batches written, and appends in them: the mean batch size for benchmarks
         self.appends = 0
+        self.on_batch: Callable[[int, float], object] = lambda appends, seconds: None  # metrics' hook
 
     async def append(self, append: Append) -> AppendResult:
         """The append's result once its batch is acknowledged; raises the store's error for it."""
@@ -46,6 +48,7 @@ class GroupCommitter:
                 if rest:
                     self._queued[partition] = rest + self._queued.get(partition, [])
                 answers: Sequence[AppendResult | Exception]
+                began = time.perf_counter()
                 try:
                     answers = await loop.run_in_executor(
                         self._pool, self._log.append_batch, [append for append, _ in batch]
@@ -56,6 +59,7 @@ class GroupCommitter:
                     )
                 self.batches += 1
                 self.appends += len(batch)
+                self.on_batch(len(batch), time.perf_counter() - began)
                 for (_, future), answer in zip(batch, answers, strict=True):
                     if future.done():
                         continue

@@ -47,6 +47,16 @@ APPEND_SECONDS: Final = Histogram(
     "A command's events, from queued for the log to acknowledged (the group commit's wait included)",
     buckets=LATENCY_BUCKETS,
 )
+BATCH_SIZE: Final = Histogram(
+    "rummy_engine_append_batch_size",
+    "Appends per log write (one group commit batch: on Kafka one transaction)",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500),
+)
+BATCH_SECONDS: Final = Histogram(
+    "rummy_engine_append_batch_seconds",
+    "One group commit batch's write to the log, to its acknowledgement",
+    buckets=LATENCY_BUCKETS,
+)
 GAMES_CREATED: Final = Counter("rummy_engine_games_created", "Games created, by variant", ["variant"])
 GAMES_ENDED: Final = Counter("rummy_engine_games_ended", "Games played to their end, by variant", ["variant"])
 TURN_TIMEOUTS: Final = Counter("rummy_engine_turn_timeouts", "Turns the engine played for a seat out of time")
@@ -56,6 +66,12 @@ _AUTHORIZATION: Final = (Unauthenticated, PermissionDenied)  # logged once, by r
 def accepted(seconds: float) -> None:
     ACCEPTED.inc()
     ACTION_SECONDS.observe(seconds)
+
+
+def batch_written(appends: int, seconds: float) -> None:
+    """A group commit batch went to the log (`GroupCommitter.on_batch`)."""
+    BATCH_SIZE.observe(appends)
+    BATCH_SECONDS.observe(seconds)
 
 
 def refused(request: gs.SubmitActionRequest, error: ServiceError) -> None:
