@@ -1,7 +1,8 @@
-"""The single-writer rule on Kafka: a partition's writer is fenced by the broker, and the log decides.
+"""The single-writer rule on Kafka: a fence group's writer is fenced by the broker, and the log decides.
 
-A writer claims a partition with a transactional producer whose id is the partition's: a newer claim
-fences the older one at the broker, and readers read committed records only. So a paused or stale
+A writer claims a fence group (one partition, or several: the last tests) with a transactional
+producer whose id is the group's: a newer claim fences the older one at the broker, and readers read
+committed records only. So a paused or stale
 writer's records never count, whatever it does when it resumes; a writer that dies after committing
 leaves its commands to be recognised by the next one; a checkpoint lets a new owner read only the tail.
 """
@@ -12,11 +13,12 @@ import pytest
 import redis
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
-from rummy_store import NewEvent, NotWriterError
+from rummy_store import AppendResult, NewEvent, NotWriterError
 from rummy_store.checkpoints import RedisCheckpoints
+from rummy_store.fence_groups import control_topic
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_records import Skipped, headers
-from rummy_store.fenced_writer import transactional_id
+from rummy_store.records import Append
 
 pytestmark = pytest.mark.integration
 
@@ -99,7 +101,7 @@ def test_a_paused_writers_open_transaction_never_counts(kafka_bootstrap: str, to
         new.drop([partition])
         # The old owner: its producer (same transactional id) sent seq 2 for command c2 and stopped.
         paused = KafkaProducer(
-            bootstrap_servers=kafka_bootstrap, transactional_id=transactional_id(topic, partition)
+            bootstrap_servers=kafka_bootstrap, transactional_id=new.fences.transactional_id(partition)
         )
         paused.init_transactions()
         paused.begin_transaction()
@@ -179,3 +181,47 @@ def test_an_unreadable_record_is_skipped_by_readers_and_writers(kafka_bootstrap:
         log.claim([partition])  # a new owner folds past them
         log.append("g1", "c2", 1, one("E2"))
         assert history(log, "g1") == [(1, "c1"), (2, "c2")]
+
+
+def grouped(kafka_bootstrap: str, topic: str, groups: int | None) -> KafkaEventLog:
+    """An engine's writer: 4 partitions in `groups` fence groups (None: follow the topic's)."""
+    return KafkaEventLog(kafka_bootstrap, topic, 4, writer=True, claim_on_demand=False, fence_groups=groups)
+
+
+def games_in(log: KafkaEventLog, partitions: list[int]) -> list[str]:
+    """One game id in each of `partitions`."""
+    return [next(g for n in range(10_000) if log.partition_for(g := f"g{n}") == p) for p in partitions]
+
+
+def test_one_transaction_spans_a_fence_groups_partitions(kafka_bootstrap: str, topic: str) -> None:
+    with grouped(kafka_bootstrap, topic, 2) as log:
+        assert log.fences.groups == 2 and log.fences.ownership_topic == control_topic(topic)
+        assert log.fences.partitions_of(0) == (0, 2) and log.fences.partitions_of(1) == (1, 3)
+        a, b, c = games_in(log, [0, 2, 1])
+        assert log.commit_unit(a) == log.commit_unit(b) == 0 and log.commit_unit(c) == 1
+        log.claim([0])
+        answers = log.append_batch([Append(a, "ca", 0, one("A")), Append(b, "cb", 0, one("B"))])
+        assert all(isinstance(r, AppendResult) for r in answers)
+        assert [p.partition for r in answers for p in r.positions] == [0, 2]  # type: ignore[union-attr]
+        with pytest.raises(NotWriterError):  # group 1 is not claimed
+            log.append(c, "cc", 0, one("C"))
+        assert history(log, a) == [(1, "ca")] and history(log, b) == [(1, "cb")]
+
+
+def test_a_writer_follows_the_topics_fence_groups_and_fences_a_whole_group(
+    kafka_bootstrap: str, topic: str
+) -> None:
+    with grouped(kafka_bootstrap, topic, 2) as old:
+        a, b = games_in(old, [0, 2])
+        old.claim([0])
+        old.append(a, "c1", 0, one("E1"))
+        # Another writer configured otherwise (or not at all) uses the topic's groups: its ids match.
+        with grouped(kafka_bootstrap, topic, 3) as new, grouped(kafka_bootstrap, topic, None) as tool:
+            assert new.fences == old.fences and tool.fences == old.fences
+            new.claim([0])
+            for game, seq in ((a, 1), (b, 0)):  # both partitions of the group moved with the one claim
+                with pytest.raises(NotWriterError):
+                    old.append(game, "c2", seq, one("E2"))
+            new.append(b, "c2", 0, one("E2"))
+            assert old.owned == set() and new.owned == {0}
+            assert history(new, a) == [(1, "c1")] and history(new, b) == [(1, "c2")]

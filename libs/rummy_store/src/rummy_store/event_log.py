@@ -42,6 +42,11 @@ class EventLog(abc.ABC):
     def partition_for(self, game_id: str) -> int:
         return partition_for(game_id, self.partitions)
 
+    def commit_unit(self, game_id: str) -> int:
+        """Appends of games with the same unit may share one write (`append_batch`): the partition
+        here; on Kafka the fence group, whose partitions one transaction spans."""
+        return self.partition_for(game_id)
+
     @abc.abstractmethod
     def append(
         self, game_id: str, command_id: str, expected_seq: int, events: Sequence[NewEvent]

@@ -1,20 +1,21 @@
-"""The only writer of one partition of a Kafka event log, fenced by Kafka itself.
+"""The only writer of one fence group of a Kafka event log's partitions, fenced by Kafka itself.
 
-Its transactional producer's id is derived from topic and partition, so whoever takes the partition
-next calls `init_transactions` with the same id: the broker bumps the producer epoch, aborts the old
-owner's open transaction and refuses everything the old owner sends after that (KIP-98 zombie
-fencing). Readers read committed records only, so nothing a fenced writer wrote ever counts. This is
-the storage-side fence a lease in Redis cannot give.
+Its transactional producer's id names the group (`FenceGroups.transactional_id`; a group is one
+partition unless the topic has fence groups), so whoever takes the group next calls `init_transactions`
+with the same id: the broker bumps the producer epoch, aborts the old owner's open transaction and
+refuses everything the old owner sends after that (KIP-98 zombie fencing). Readers read committed
+records only, so nothing a fenced writer wrote ever counts. This is the storage-side fence a lease in
+Redis cannot give.
 
-A batch of appends (from any games of the partition) is one transaction: one produce request, one
-commit, one wait for acks=all. What the writer must know to check an append (each game's head, its
-recent command ids) is in a `PartitionIndex` folded once when the partition is taken, from a
-checkpoint, and kept current by the writer's own commits.
+A batch of appends (from any games of the group's partitions) is one transaction: one produce request,
+one commit, one wait for acks=all. What the writer must know to check an append (each game's head, its
+recent command ids) is in one `PartitionIndex` per partition, folded once when the group is taken, from
+a checkpoint, and kept current by the writer's own commits.
 
-Failures: fenced (another writer took the partition) -> `NotWriterError` for the batch and the writer
+Failures: fenced (another writer took the group) -> `NotWriterError` for the batch and the writer
 stops; anything else (broker down, timeout) -> `StoreError` for the batch, the producer is dropped, and
 the next batch starts a new one with the same id (its `init_transactions` settles the failed
-transaction) and folds the partition again, so the log decides what the failed batch wrote and a
+transaction) and folds the partitions again, so the log decides what the failed batch wrote and a
 retried command is answered from it. Every wait is bounded by `timeout_s`.
 """
 
@@ -33,8 +34,10 @@ from kafka import errors as kafka_errors
 from rummy_store.checkpoints import CheckpointStore
 from rummy_store.errors import ConcurrencyError, NotWriterError, StoreError
 from rummy_store.event_log import validate_append
+from rummy_store.fence_groups import FenceGroups
 from rummy_store.kafka_records import headers
 from rummy_store.partition_index import CLOSING_TYPES, PartitionIndex
+from rummy_store.partitioning import partition_for
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition
 
 log = logging.getLogger("rummy_store")
@@ -43,25 +46,22 @@ Reader = Callable[[int, int], Iterator[EventRecord]]
 _FENCED = (kafka_errors.ProducerFencedError, kafka_errors.InvalidProducerEpochError)
 
 
-def transactional_id(topic: str, partition: int) -> str:
-    return f"meldstream.{topic}.{partition}"
-
-
 @dataclass(frozen=True, slots=True)
 class _Planned:
     index: int  # into the batch
     append: Append
+    partition: int
     first_seq: int
 
 
-class PartitionWriter:
-    """Claims one partition, then commits batches of appends to it, one transaction each."""
+class FencedWriter:
+    """Claims one fence group, then commits batches of appends to its partitions, one transaction each."""
 
     def __init__(
         self,
         bootstrap: str,
-        topic: str,
-        partition: int,
+        fences: FenceGroups,
+        group: int,
         reader: Reader,
         checkpoints: CheckpointStore | None = None,
         *,
@@ -71,31 +71,30 @@ class PartitionWriter:
         reclaim: bool = True,
     ) -> None:
         self._bootstrap = bootstrap
-        self._topic = topic
-        self.partition = partition
+        self._fences = fences
+        self.group = group
+        self.partitions = fences.partitions_of(group)
+        self._name = f"{fences.topic}[{', '.join(map(str, self.partitions))}]"
         self._reader = reader
         self._checkpoints = checkpoints
         self._timeout_s = timeout_s
         self._checkpoint_every_s = checkpoint_every_s
         self._closing = closing_types
         # Whether a batch after a failed one starts a new producer itself. Not where a consumer group
-        # assigns the partition: a fence kafka-python reports as another error would otherwise make
-        # this writer fence the partition's new owner back; the owner of the assignment calls `claim`.
+        # assigns the group: a fence kafka-python reports as another error would otherwise make this
+        # writer fence the group's new owner back; the owner of the assignment calls `claim`.
         self._reclaim = reclaim
         self._lock = threading.Lock()  # one transaction at a time: one producer, in order
         self._producer: KafkaProducer | None = None
-        self._index: PartitionIndex | None = None
+        self._indexes: dict[int, PartitionIndex] = {}  # by partition; empty: fold from offset 0
+        self._ready_once = False
         self._fenced = False
         self._failure: str | None = None  # why the last batch failed, until one succeeds
         self._checkpointed = 0.0
 
     @property
-    def checkpoint_name(self) -> str:
-        return f"{self._topic}:{self.partition}"
-
-    @property
     def fenced(self) -> bool:
-        """Another writer took the partition: this one will not write it again."""
+        """Another writer took the group: this one will not write it again."""
         return self._fenced
 
     @property
@@ -103,40 +102,45 @@ class PartitionWriter:
         """Why this writer cannot deliver now (None when its last batch or claim succeeded)."""
         return self._failure
 
+    def _checkpoint_name(self, partition: int) -> str:
+        return f"{self._fences.topic}:{partition}"
+
     # --- claiming -----------------------------------------------------------------------------------
 
-    def claim(self) -> PartitionIndex:
-        """Take the partition (fencing any other writer) and bring the index up to its end."""
+    def claim(self) -> None:
+        """Take the group (fencing any other writer) and bring each partition's index up to its end."""
         with self._lock:
-            return self._ready()
+            self._ready()
 
-    def _ready(self) -> PartitionIndex:
+    def _ready(self) -> dict[int, PartitionIndex]:
         if self._fenced:
-            raise NotWriterError(f"{self._topic}[{self.partition}]: another writer took this partition")
-        if self._producer is not None and self._index is not None:
-            return self._index
+            raise NotWriterError(f"{self._name}: another writer took these partitions")
+        if self._producer is not None:
+            return self._indexes
         try:
             producer = self._new_producer()
             try:
                 producer.init_transactions()  # fences the previous owner, settles its open transaction
-                index = self._index or self._from_checkpoint()
-                index.fold(self._reader(self.partition, index.offset))
+                indexes = self._indexes or {p: self._from_checkpoint(p) for p in self.partitions}
+                for partition, index in indexes.items():
+                    index.fold(self._reader(partition, index.offset))
             except BaseException:
                 _abandon(producer)
                 raise
         except NotWriterError:
             raise
         except Exception as exc:
-            self._failure = f"cannot take {self._topic}[{self.partition}]: {exc!r}"
+            self._failure = f"cannot take {self._name}: {exc!r}"
             raise StoreError(self._failure) from exc
-        self._producer, self._index, self._failure = producer, index, None
-        return index
+        self._producer, self._indexes, self._failure = producer, indexes, None
+        self._ready_once = True
+        return indexes
 
     def _new_producer(self) -> KafkaProducer:
         timeout_ms = int(self._timeout_s * 1000)
         return KafkaProducer(
             bootstrap_servers=self._bootstrap,
-            transactional_id=transactional_id(self._topic, self.partition),
+            transactional_id=self._fences.transactional_id(self.group),
             acks="all",
             linger_ms=0,
             # The next transaction's AddPartitionsToTxn is answered CONCURRENT_TRANSACTIONS until the
@@ -148,23 +152,25 @@ class PartitionWriter:
             transaction_timeout_ms=max(timeout_ms * 3, 30_000),
         )
 
-    def _from_checkpoint(self) -> PartitionIndex:
-        index = PartitionIndex(self.partition, closing_types=self._closing)
+    def _from_checkpoint(self, partition: int) -> PartitionIndex:
+        index = PartitionIndex(partition, closing_types=self._closing)
         if self._checkpoints is None:
             return index
+        name = self._checkpoint_name(partition)
         try:
-            data = self._checkpoints.load(self.checkpoint_name)
+            data = self._checkpoints.load(name)
             if data is not None:
                 index.load(data)
         except Exception as exc:  # a cache: read the partition from its start instead
-            log.warning("checkpoint of %s unusable (%s): reading from offset 0", self.checkpoint_name, exc)
-            index = PartitionIndex(self.partition, closing_types=self._closing)
+            log.warning("checkpoint of %s unusable (%s): reading from offset 0", name, exc)
+            index = PartitionIndex(partition, closing_types=self._closing)
         return index
 
     # --- writing ------------------------------------------------------------------------------------
 
     def commit(self, batch: Sequence[Append]) -> list[AppendResult | StoreError | ValueError]:
-        """Check every append against the index, then write the accepted ones in one transaction.
+        """Check every append against its partition's index, then write the accepted ones in one
+        transaction.
 
         Each append gets its own answer: a result (or the earlier one, `duplicate`, for a known
         command id), `ConcurrencyError` for a stale expected seq, `ValueError` for bad input; when
@@ -172,23 +178,28 @@ class PartitionWriter:
         """
         with self._lock:
             answers: list[AppendResult | StoreError | ValueError] = []
-            if self._producer is None and self._index is not None and not self._reclaim:
+            if self._producer is None and self._ready_once and not self._reclaim and not self._fenced:
                 return [StoreError(f"{self._failure}; retry the same command id")] * len(batch)
             try:
-                index = self._ready()
+                indexes = self._ready()
             except StoreError as exc:
                 return [exc] * len(batch)
             planned: list[_Planned] = []
             heads: dict[str, int] = {}  # heads as this batch moves them
             for i, append in enumerate(batch):
+                partition = partition_for(append.game_id, self._fences.partitions)
+                index = indexes.get(partition)
+                if index is None:
+                    answers.append(ValueError(f"game {append.game_id} is not in {self._name}"))
+                    continue
                 answers.append(self._check(index, append, heads))
                 if answers[-1] is _ACCEPTED:
                     first = heads[append.game_id] - len(append.events) + 1
-                    planned.append(_Planned(i, append, first))
+                    planned.append(_Planned(i, append, partition, first))
             if planned:
-                for plan, result in zip(planned, self._write(index, planned), strict=True):
+                for plan, result in zip(planned, self._write(indexes, planned), strict=True):
                     answers[plan.index] = result
-            self._checkpoint(index)
+            self._checkpoint()
             return answers
 
     def _check(self, index: PartitionIndex, append: Append, heads: dict[str, int]) -> Any:
@@ -206,7 +217,9 @@ class PartitionWriter:
         heads[append.game_id] = now + len(append.events)
         return _ACCEPTED
 
-    def _write(self, index: PartitionIndex, planned: list[_Planned]) -> list[AppendResult | StoreError]:
+    def _write(
+        self, indexes: dict[int, PartitionIndex], planned: list[_Planned]
+    ) -> list[AppendResult | StoreError]:
         producer = self._producer
         assert producer is not None
         deadline = time.monotonic() + self._timeout_s
@@ -215,10 +228,10 @@ class PartitionWriter:
             futures = [
                 [
                     producer.send(
-                        self._topic,
+                        self._fences.topic,
                         key=p.append.game_id.encode(),
                         value=event.payload,
-                        partition=self.partition,
+                        partition=p.partition,
                         headers=headers(event, p.first_seq + n, p.append.command_id),
                     )
                     for n, event in enumerate(p.append.events)
@@ -232,7 +245,8 @@ class PartitionWriter:
             return [self._failed(exc)] * len(planned)
         results: list[AppendResult | StoreError] = []
         for p, offs in zip(planned, offsets, strict=True):
-            positions = tuple(LogPosition(self.partition, o) for o in offs)
+            positions = tuple(LogPosition(p.partition, o) for o in offs)
+            index = indexes[p.partition]
             for n, (event, position) in enumerate(zip(p.append.events, positions, strict=True)):
                 index.add(p.append.game_id, p.first_seq + n, p.append.command_id, event.event_type, position)
             last_seq = p.first_seq + len(offs) - 1
@@ -245,39 +259,42 @@ class PartitionWriter:
         producer, self._producer = self._producer, None
         # What this writer folded from its own commits is no longer to be trusted: a lone broker killed
         # within ~50 ms of acknowledging a commit was seen to abort it on restart. The next claim folds
-        # the partition from its start (not a checkpoint, which may hold the same), so the heads are the
-        # log's and no append leaves a gap. Rare and bounded by the partition's size.
-        self._index = PartitionIndex(self.partition, closing_types=self._closing)
+        # the partitions from their start (not a checkpoint, which may hold the same), so the heads are
+        # the log's and no append leaves a gap. Rare and bounded by the partitions' size.
+        self._indexes = {p: PartitionIndex(p, closing_types=self._closing) for p in self.partitions}
         fenced = isinstance(exc, _FENCED) or (producer is not None and _was_fenced(producer))
         if producer is not None:
             _abandon(producer)
         if fenced:
             self._fenced = True
-            self._failure = f"{self._topic}[{self.partition}]: fenced by a newer writer"
+            self._failure = f"{self._name}: fenced by a newer writer"
             log.warning("%s; this writer stops", self._failure)
             return NotWriterError(f"{self._failure}; retry with the same command id")
-        self._failure = f"{self._topic}[{self.partition}]: batch failed ({exc!r})"
+        self._failure = f"{self._name}: batch failed ({exc!r})"
         log.warning("%s; the next batch starts a new producer", self._failure)
         return StoreError(f"{self._failure}; the log decides what was written: retry the same command id")
 
-    def _checkpoint(self, index: PartitionIndex) -> None:
-        if self._checkpoints is None or time.monotonic() - self._checkpointed < self._checkpoint_every_s:
+    def _checkpoint(self, force: bool = False) -> None:
+        if self._checkpoints is None or self._producer is None:
+            return
+        if not force and time.monotonic() - self._checkpointed < self._checkpoint_every_s:
             return
         self._checkpointed = time.monotonic()
-        try:
-            self._checkpoints.save(self.checkpoint_name, index.dumps())
-        except Exception as exc:  # a cache: the next owner reads more of the partition, nothing else
-            log.warning("checkpoint of %s not saved: %s", self.checkpoint_name, exc)
+        for partition, index in self._indexes.items():
+            try:
+                self._checkpoints.save(self._checkpoint_name(partition), index.dumps())
+            except Exception as exc:  # a cache: the next owner reads more of the partition, nothing else
+                log.warning("checkpoint of %s not saved: %s", self._checkpoint_name(partition), exc)
+                return
 
-    def index(self) -> PartitionIndex | None:
-        return self._index
+    def index(self, partition: int) -> PartitionIndex | None:
+        """The partition's index while this writer holds the group (None before its first claim)."""
+        return self._indexes.get(partition) if self._ready_once else None
 
     def close(self) -> None:
-        """Stop writing (a graceful handover: save a checkpoint so the next owner reads little)."""
+        """Stop writing (a graceful handover: save checkpoints so the next owner reads little)."""
         with self._lock:
-            if self._index is not None and self._producer is not None:
-                self._checkpointed = 0.0
-                self._checkpoint(self._index)
+            self._checkpoint(force=True)
             if self._producer is not None:
                 self._producer.close(timeout=self._timeout_s)
                 self._producer = None

@@ -2,7 +2,8 @@
 
 Record key = game id (so one game stays in one partition, in order), value = serialized envelope,
 headers = event type, schema version, seq and command id (so readers filter without parsing payloads).
-Each partition has one writer, fenced by Kafka (`partition_writer`); readers read committed records.
+Each fence group (one partition, or a group of them: `fence_groups`) has one writer, fenced by Kafka
+(`fenced_writer`); readers read committed records.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from kafka.errors import KafkaError
 from rummy_store.checkpoints import CheckpointStore
 from rummy_store.errors import NotWriterError, StoreError
 from rummy_store.event_log import TOPIC, EventLog, Subscription, validate_append
+from rummy_store.fence_groups import FenceGroups, resolve
+from rummy_store.fenced_writer import FencedWriter
 from rummy_store.kafka_records import decode
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
 from rummy_store.partition_index import PartitionIndex
-from rummy_store.fenced_writer import PartitionWriter
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
@@ -32,7 +34,7 @@ from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, 
 CONSUMER_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
 # How long a log waits at construction for a just-created topic's partitions to show in the metadata.
 METADATA_WAIT_S = 30.0
-# Partitions claimed at once (`claim_each`): the claims wait on the network, not on this process.
+# Fence groups claimed at once (`claim_each`): the claims wait on the network, not on this process.
 CLAIMS_AT_ONCE = 8
 
 
@@ -57,10 +59,12 @@ def _no_partitions(topic: str, bootstrap: str) -> StoreError:
 class KafkaEventLog(EventLog):
     """Event log on a Kafka topic. Read-only unless `writer` (then it writes through `PartitionWriter`s).
 
-    A writer claims a partition before it appends to it, fencing any other writer of that partition.
-    With `claim_on_demand` (tools, tests) the first append to a partition claims it, and so does the
-    first append after another writer fenced this one; without it (the engine, whose consumer group
-    says which partitions it owns) only `claim` does, and appends elsewhere raise `NotWriterError`.
+    A writer claims a fence group (`fence_groups`: one partition unless the topic has fence groups)
+    before it appends to its partitions, fencing any other writer of the group. With `claim_on_demand`
+    (tools, tests) the first append to a group claims it, and so does the first append after another
+    writer fenced this one; without it (the engine, whose consumer group says which groups it owns)
+    only `claim` does, and appends elsewhere raise `NotWriterError`. `fence_groups` asks for that many
+    groups when the topic has none yet; a writer of a topic that has them follows them either way.
     Every read is read_committed: records of aborted or fenced transactions are never seen.
     `partitions` and `replication` are for a topic that is missing; an existing topic's own partition
     count is the log's `partitions` (`kafka_topic` says why).
@@ -75,6 +79,7 @@ class KafkaEventLog(EventLog):
         replication: Replication = FROM_CLUSTER,
         writer: bool = False,
         claim_on_demand: bool = True,
+        fence_groups: int | None = None,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = 10.0,
     ) -> None:
@@ -96,61 +101,66 @@ class KafkaEventLog(EventLog):
             self._reader.close()
             raise _no_partitions(topic, bootstrap)
         self.partitions = adopt_partitions(topic, bootstrap, partitions, actual)
+        self.fences = (
+            resolve(bootstrap, topic, self.partitions, fence_groups, replication)
+            if writer
+            else FenceGroups(topic, self.partitions)
+        )
         self._reader_lock = threading.Lock()
         self._writes = writer
         self._on_demand = claim_on_demand
         self._checkpoints = checkpoints
-        self._writers: dict[int, PartitionWriter] = {}
+        self._writers: dict[int, FencedWriter] = {}  # by fence group
         self._writers_lock = threading.Lock()
 
-    # -- owning partitions ---------------------------------------------------------------------------
+    # -- owning fence groups ------------------------------------------------------------------------
 
-    def claim(self, partitions: Iterable[int]) -> None:
-        """Become the only writer of these partitions (fencing any other) and read each one's tail."""
-        for partition in partitions:
-            self._writer(partition, claim=True).claim()
+    def claim(self, groups: Iterable[int]) -> None:
+        """Become the only writer of these fence groups (fencing any other) and read their tails."""
+        for group in groups:
+            self._writer(group, claim=True).claim()
 
-    def claim_each(self, partitions: Iterable[int]) -> dict[int, BaseException]:
-        """`claim` each partition, CLAIMS_AT_ONCE at a time; the failures, by partition.
+    def claim_each(self, groups: Iterable[int]) -> dict[int, BaseException]:
+        """`claim` each fence group, CLAIMS_AT_ONCE at a time; the failures, by group.
 
-        A claim is round trips (a new producer, its `init_transactions`, the partition's tail), so an
-        instance given 64 partitions one after another spent seconds in its group's rebalance
-        callback. Each partition keeps its own producer and transactional id: the fence is unchanged.
+        A claim is round trips (a new producer, its `init_transactions`, each partition's tail), so an
+        instance given many groups one after another spent seconds in its consumer group's rebalance
+        callback. Each group keeps its own producer and transactional id: the fence is unchanged.
         """
-        wanted = sorted(partitions)
+        wanted = sorted(groups)
         if not wanted:
             return {}
         with ThreadPoolExecutor(min(CLAIMS_AT_ONCE, len(wanted)), thread_name_prefix="claim") as pool:
-            done = {p: pool.submit(self.claim, [p]) for p in wanted}
-        return {p: exc for p, f in done.items() if (exc := f.exception()) is not None}
+            done = {g: pool.submit(self.claim, [g]) for g in wanted}
+        return {g: exc for g, f in done.items() if (exc := f.exception()) is not None}
 
-    def drop(self, partitions: Iterable[int]) -> None:
-        """Stop writing these partitions (another instance is taking them); saves their checkpoints."""
-        for partition in partitions:
+    def drop(self, groups: Iterable[int]) -> None:
+        """Stop writing these fence groups (another instance is taking them); saves their checkpoints."""
+        for group in groups:
             with self._writers_lock:
-                writer = self._writers.pop(partition, None)
+                writer = self._writers.pop(group, None)
             if writer is not None:
                 writer.close()
 
     @property
     def owned(self) -> set[int]:
-        """The partitions this log writes (claimed, and not fenced since)."""
+        """The fence groups this log writes (claimed, and not fenced since)."""
         with self._writers_lock:
-            return {p for p, w in self._writers.items() if not w.fenced}
+            return {g for g, w in self._writers.items() if not w.fenced}
 
     def writer_failures(self) -> list[str]:
-        """Why owned partitions cannot be written now ([] when every one can)."""
+        """Why owned fence groups cannot be written now ([] when every one can)."""
         with self._writers_lock:
             writers = [w for w in self._writers.values() if not w.fenced]
         return [w.failure for w in writers if w.failure is not None]
 
-    def recover(self, partitions: Iterable[int]) -> None:
-        """Claim again those of `partitions` whose writer failed (a new producer, the tail re-read), so
+    def recover(self, groups: Iterable[int]) -> None:
+        """Claim again those of `groups` whose writer failed (a new producer, the tails re-read), so
         the broker's return is found without waiting for a client's command. With `claim_on_demand`
         the next append does this itself."""
-        wanted = set(partitions)
+        wanted = set(groups)
         with self._writers_lock:
-            failed = [w for p, w in self._writers.items() if p in wanted and w.failure and not w.fenced]
+            failed = [w for g, w in self._writers.items() if g in wanted and w.failure and not w.fenced]
         for writer in failed:
             with contextlib.suppress(StoreError):
                 writer.claim()
@@ -158,30 +168,36 @@ class KafkaEventLog(EventLog):
     def index(self, partition: int) -> PartitionIndex | None:
         """The claimed partition's index (open games, heads, recent command ids), or None."""
         with self._writers_lock:
-            writer = self._writers.get(partition)
-        return writer.index() if writer is not None and not writer.fenced else None
+            writer = self._writers.get(self.fences.group_of(partition))
+        return writer.index(partition) if writer is not None and not writer.fenced else None
 
-    def _writer(self, partition: int, *, claim: bool = False) -> PartitionWriter:
+    def commit_unit(self, game_id: str) -> int:
+        """The game's fence group: appends of one group can share a transaction."""
+        return self.fences.group_of(self.partition_for(game_id))
+
+    def _writer(self, group: int, *, claim: bool = False) -> FencedWriter:
         if not self._writes:
             raise NotWriterError("this KafkaEventLog was opened read-only")
-        if not 0 <= partition < self.partitions:
-            raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
+        if not 0 <= group < self.fences.count:
+            raise ValueError(f"fence group {group} out of range 0..{self.fences.count - 1}")
         with self._writers_lock:
-            writer = self._writers.get(partition)
+            writer = self._writers.get(group)
             if writer is not None and (not writer.fenced or not (claim or self._on_demand)):
                 return writer
             if not (claim or self._on_demand):
-                raise NotWriterError(f"{self._topic}[{partition}] is not owned by this engine")
-            writer = PartitionWriter(
+                raise NotWriterError(
+                    f"{self._topic}{list(self.fences.partitions_of(group))} is not owned by this writer"
+                )
+            writer = FencedWriter(
                 self._bootstrap,
-                self._topic,
-                partition,
+                self.fences,
+                group,
                 self.read_partition,
                 self._checkpoints,
                 timeout_s=self._timeout_s,
                 reclaim=self._on_demand,
             )
-            self._writers[partition] = writer
+            self._writers[group] = writer
             return writer
 
     # -- writing -------------------------------------------------------------------------------------
@@ -196,14 +212,14 @@ class KafkaEventLog(EventLog):
         return answer
 
     def append_batch(self, batch: Sequence[Append]) -> list[AppendResult | StoreError | ValueError]:
-        """One transaction per partition the batch touches (the engine sends one partition's at a time)."""
-        by_partition: dict[int, list[int]] = {}
+        """One transaction per fence group the batch touches (the engine sends one group's at a time)."""
+        by_group: dict[int, list[int]] = {}
         for i, append in enumerate(batch):
-            by_partition.setdefault(self.partition_for(append.game_id), []).append(i)
+            by_group.setdefault(self.commit_unit(append.game_id), []).append(i)
         answers: list[AppendResult | StoreError | ValueError] = [StoreError("not written")] * len(batch)
-        for partition, members in by_partition.items():
+        for group, members in by_group.items():
             try:
-                writer = self._writer(partition)
+                writer = self._writer(group)
             except StoreError as exc:
                 for i in members:
                     answers[i] = exc

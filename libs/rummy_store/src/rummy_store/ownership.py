@@ -1,13 +1,15 @@
 """Which partitions of a topic this instance owns: the instances' consumer group decides.
 
-Every instance of a service (the engines on the game topic) joins one consumer group on its topic; the
-group's assignment gives each a share of the partitions, and an instance writes, times and streams only
-what lives in its share. A thread keeps the membership (the member reads nothing: its partitions are
-paused; kafka-python heartbeats in its own thread). On assignment it claims each partition
-(`KafkaEventLog.claim`: the broker fences the previous writer, the tail is read from the checkpoint)
-and only then tells the app; a claim that fails (broker down) is retried every second. On revocation
-the writers are dropped first, so nothing more is written to a partition that is moving, then the app
-is told (timers stop, streams end, clients reconnect).
+Every instance of a service (the engines on the game topic) joins one consumer group on the topic's
+ownership topic, whose partitions are its fence groups (`fence_groups`: the topic itself when each
+partition is its own group). The group's assignment gives each instance whole fence groups, and an
+instance writes, times and streams only what lives in their partitions. A thread keeps the membership
+(the member reads nothing: its partitions are paused; kafka-python heartbeats in its own thread). On
+assignment it claims each fence group (`KafkaEventLog.claim`: the broker fences the previous writer,
+the tails are read from checkpoints) and only then tells the app which partitions it now has; a claim
+that fails (broker down) is retried every second. On revocation the writers are dropped first, so
+nothing more is written to a partition that is moving, then the app is told (timers stop, streams
+end, clients reconnect).
 
 Each claim is published in an `OwnerDirectory` (partition -> the claiming instance's address), which
 every instance re-reads every few seconds: an engine asked about a game it does not own names the owner
@@ -59,7 +61,6 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self,
         bootstrap: str,
         kafka: KafkaEventLog,
-        topic: str,
         group: str,
         directory: OwnerDirectory | None,
         *,
@@ -74,6 +75,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._read_at = 0.0
         self._assigned = assigned
         self._revoked = revoked
+        # Fence groups (the ownership topic's partitions), not the topic's partitions:
         self._pending: set[int] = set()  # assigned, not claimed yet
         self._revoking: set[int] = set()  # taken back by a rebalance in progress
         self._stop = threading.Event()
@@ -84,11 +86,15 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         )
         # Joined with no partitions in its metadata yet (a topic just created), the group would first
         # assign nothing, and the instance would look settled while owning nothing.
+        topic = kafka.fences.ownership_topic
         if not await_partitions(self._consumer, topic):
             self._consumer.close()
             raise StoreError(f"topic {topic} at {bootstrap}: no partition metadata")
         self._consumer.subscribe(topics=[topic], listener=self)
         self._thread = threading.Thread(target=self._run, name=f"ownership-{topic}", daemon=True)
+
+    def _partitions(self, groups: Iterable[int]) -> set[int]:
+        return {p for group in groups for p in self._kafka.fences.partitions_of(group)}
 
     def start(self, address: str) -> None:
         self._address = address
@@ -132,7 +138,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                     try:
                         if self._directory is None:
                             continue
-                        mine = self._kafka.owned - self._revoking
+                        mine = self._partitions(self._kafka.owned - self._revoking)
                         if mine and any(self._owners.get(p) != self._address for p in mine):
                             self._directory.publish(mine, self._address)  # e.g. Redis came back empty
                         self._owners = self._directory.read()
@@ -143,7 +149,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             self._kafka.drop(owned)
             self._consumer.close()
             if owned:
-                self._revoked(owned)
+                self._revoked(self._partitions(owned))
 
     # --- ConsumerRebalanceListener (called inside poll, on this thread) ----------------------------
 
@@ -157,15 +163,15 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
     def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         self._assigned_once = True
         self._consumer.pause(*assigned)  # membership only: the records are read by the log
-        parts = {tp.partition for tp in assigned}
-        moved, self._revoking = self._revoking - parts, set()
-        self._pending = (self._pending | parts) - moved
+        groups = {tp.partition for tp in assigned}
+        moved, self._revoking = self._revoking - groups, set()
+        self._pending = (self._pending | groups) - moved
         if moved:
             self._kafka.drop(moved)
-            moved_away = {"group": self._group, "partitions": sorted(moved)}
+            moved_away = {"group": self._group, "partitions": sorted(self._partitions(moved))}
             log.info("partitions moved to another instance", extra=moved_away)
-            self._revoked(moved)
-        self._pending |= parts - self._kafka.owned  # a partition fenced meanwhile is claimed again
+            self._revoked(self._partitions(moved))
+        self._pending |= groups - self._kafka.owned  # a group fenced meanwhile is claimed again
         # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
         # its heartbeats, and 64 claims on a busy cluster outlasted the session (a needless rebalance).
         if not assigned:
@@ -174,19 +180,20 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
     def _claim_pending(self) -> None:
         failed = self._kafka.claim_each(self._pending)
         claimed = self._pending - failed.keys()
-        for partition, exc in sorted(failed.items()):
-            log.warning("claiming partition %d failed (%s); retrying", partition, exc)
+        for group, exc in sorted(failed.items()):
+            log.warning("claiming partitions %s failed (%s); retrying", self._partitions([group]), exc)
         if failed:
             self._stop.wait(1.0)
         self._pending -= claimed
         if claimed:
-            log.info("partitions claimed", extra={"group": self._group, "partitions": sorted(claimed)})
+            partitions = self._partitions(claimed)
+            log.info("partitions claimed", extra={"group": self._group, "partitions": sorted(partitions)})
             try:
                 if self._directory is not None:
-                    self._directory.publish(claimed, self._address)
+                    self._directory.publish(partitions, self._address)
                 self._read_at = 0.0
             except redis.RedisError as exc:
-                log.warning("publishing partitions %s failed: %s", sorted(claimed), exc)
-            self._assigned(claimed)
+                log.warning("publishing partitions %s failed: %s", sorted(partitions), exc)
+            self._assigned(partitions)
         if not self._pending and self._assigned_once:
             self.settled.set()

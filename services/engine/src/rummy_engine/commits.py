@@ -1,7 +1,8 @@
 """Group commit: appends from every game queue on the event loop and go to the log in batches.
 
-One flusher per partition hands everything queued for it to `EventLog.append_batch` (on Kafka one
-transaction: one produce request, one commit, one wait for acks=all) and answers each append from the
+One flusher per commit unit (on Kafka a fence group of partitions, `EventLog.commit_unit`) hands
+everything queued for it to `EventLog.append_batch` (on Kafka one transaction over the group's
+partitions: one produce request, one commit, one wait for acks=all) and answers each append from the
 batch's answers; the next batch forms while one is in flight. An append is answered only after its
 events are acknowledged, and a failed batch fails each of its appends (clients retry with the same
 command ids). No thread is held per append: one pool call per batch.
@@ -34,19 +35,19 @@ class GroupCommitter:
         """The append's result once its batch is acknowledged; raises the store's error for it."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[AppendResult] = loop.create_future()
-        partition = self._log.partition_for(append.game_id)
-        self._queued.setdefault(partition, []).append((append, future))
-        if partition not in self._flushers:
-            self._flushers[partition] = loop.create_task(self._flush(partition))
+        unit = self._log.commit_unit(append.game_id)
+        self._queued.setdefault(unit, []).append((append, future))
+        if unit not in self._flushers:
+            self._flushers[unit] = loop.create_task(self._flush(unit))
         return await future  # a caller that gives up leaves its append in the batch: a retry finds it
 
-    async def _flush(self, partition: int) -> None:
+    async def _flush(self, unit: int) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while queued := self._queued.pop(partition, None):
+            while queued := self._queued.pop(unit, None):
                 batch, rest = queued[:MAX_BATCH], queued[MAX_BATCH:]
                 if rest:
-                    self._queued[partition] = rest + self._queued.get(partition, [])
+                    self._queued[unit] = rest + self._queued.get(unit, [])
                 answers: Sequence[AppendResult | Exception]
                 began = time.perf_counter()
                 try:
@@ -68,4 +69,4 @@ class GroupCommitter:
                     else:
                         future.set_result(answer)
         finally:
-            del self._flushers[partition]
+            del self._flushers[unit]

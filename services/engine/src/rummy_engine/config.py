@@ -9,6 +9,7 @@ from typing import Final
 from rummy_service.auth import DEV_SECRET
 from rummy_service.config import check_store_pair, checked_replication, env_int, env_str
 from rummy_store.event_log import TOPIC
+from rummy_store.fence_groups import DEFAULT_FENCE_GROUPS
 from rummy_store.kafka_topic import Replication
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
@@ -30,6 +31,7 @@ class EngineConfig:
     topic: str = TOPIC
     key_prefix: str = ""
     partitions: int = DEFAULT_PARTITIONS  # for a topic that is missing; an existing one keeps its count
+    fence_groups: int = DEFAULT_FENCE_GROUPS  # for a topic that has none yet (fence_groups.py)
     replication_factor: int = 0  # of a topic created here: 0 = min(3, brokers)
     min_insync_replicas: int = 0  # of a topic created here: 0 = 2 from 3 replicas, else 1
     data_dir: str = ".local/engine"
@@ -76,6 +78,7 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_TOPIC", "topic", 0),
     ("ENGINE_KEY_PREFIX", "key_prefix", 0),
     ("ENGINE_PARTITIONS", "partitions", 1),
+    ("ENGINE_FENCE_GROUPS", "fence_groups", 1),
     ("KAFKA_REPLICATION_FACTOR", "replication_factor", 0),
     ("KAFKA_MIN_INSYNC_REPLICAS", "min_insync_replicas", 0),
     ("ENGINE_DATA_DIR", "data_dir", 0),

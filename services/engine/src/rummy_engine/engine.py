@@ -107,7 +107,6 @@ def _ownership(config: EngineConfig, stores: Stores, app: GameApp) -> PartitionO
     return PartitionOwnership(
         config.kafka,
         stores.kafka,
-        config.topic,
         config.group_id,
         OwnerDirectory(stores.redis, config.key_prefix, config.topic),
         assigned=lambda parts: _on_loop(loop, app.partitions_assigned, parts),

@@ -95,7 +95,8 @@ def open_stores(config: EngineConfig) -> Stores:
         config.partitions,
         replication=config.replication,
         writer=True,
-        claim_on_demand=False,  # the consumer group says which partitions this engine owns
+        claim_on_demand=False,  # the consumer group says which fence groups this engine owns
+        fence_groups=config.fence_groups,
         checkpoints=RedisCheckpoints(client, config.key_prefix),
         timeout_s=config.store_timeout_s,
     )

@@ -176,7 +176,6 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
         ownership = PartitionOwnership(
             config.kafka,
             journal_log,
-            config.topic,
             config.group_id,
             directory,
             assigned=lambda parts: _from_thread(loop, running, parts, set()),
