@@ -81,6 +81,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._stop = threading.Event()
         self.settled = threading.Event()  # set once the first assignment is claimed in full
         self._assigned_once = False  # until then nothing pending does not mean settled
+        self._assigned_at = 0.0  # when the last assignment came (monotonic): claims are timed from it
         self._consumer = KafkaConsumer(
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **MEMBERSHIP_TIMEOUTS
         )
@@ -165,13 +166,18 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._consumer.pause(*assigned)  # membership only: the records are read by the log
         groups = {tp.partition for tp in assigned}
         moved, self._revoking = self._revoking - groups, set()
-        self._pending = (self._pending | groups) - moved
+        # Groups still held (the classic protocol hands them back at every rebalance) need no claim.
+        self._pending = (self._pending & groups) | (groups - self._kafka.owned)
+        self._assigned_at = time.monotonic()
+        log.info(
+            "fence groups assigned",
+            extra={"group": self._group, "fence_groups": sorted(groups), "to_claim": sorted(self._pending)},
+        )
         if moved:
             self._kafka.drop(moved)
             moved_away = {"group": self._group, "partitions": sorted(self._partitions(moved))}
             log.info("partitions moved to another instance", extra=moved_away)
             self._revoked(self._partitions(moved))
-        self._pending |= groups - self._kafka.owned  # a group fenced meanwhile is claimed again
         # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
         # its heartbeats, and 64 claims on a busy cluster outlasted the session (a needless rebalance).
         if not assigned:
@@ -187,7 +193,9 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._pending -= claimed
         if claimed:
             partitions = self._partitions(claimed)
-            log.info("partitions claimed", extra={"group": self._group, "partitions": sorted(partitions)})
+            took = round(time.monotonic() - self._assigned_at, 3)
+            claimed_facts = {"group": self._group, "partitions": sorted(partitions), "seconds": took}
+            log.info("partitions claimed", extra=claimed_facts)
             try:
                 if self._directory is not None:
                     self._directory.publish(partitions, self._address)
