@@ -9,6 +9,7 @@ from rummy_service.config import ConfigError
 
 def test_a_configuration_written_as_environment_reads_back_the_same() -> None:
     env = {
+        "MELDSTREAM_DEV": "1",  # the development secrets (test_secrets has production mode's rules)
         "KAFKA_BOOTSTRAP": "kafka:9092",
         "REDIS_URL": "redis://redis:6379/0",
         "ENGINE_PARTITIONS": "64",
@@ -23,4 +24,4 @@ def test_a_configuration_written_as_environment_reads_back_the_same() -> None:
 @pytest.mark.parametrize(("name", "value"), [("ENGINE_PARTITIONS", "0"), ("ENGINE_STORE_TIMEOUT_MS", "x")])
 def test_a_bad_number_is_refused_naming_the_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
-        config.load({name: value})
+        config.load({"MELDSTREAM_DEV": "1", name: value})

@@ -5,6 +5,11 @@ moving to another instance), so a retry can never play a move twice. Any engine'
 engine asked about a game another engine owns names the owner (trailer `meldstream-owner`), and the
 client sends that game's calls there from then on. Streams reconnect and resume after the last seq
 received, so a client sees every update exactly once across engine restarts and moves.
+
+Tokens expire (an hour, by default): a client that lives longer than its token takes a callable in its
+place, asked for the token on every call (e.g. `TokenIssuer.renewing`, or a refresh from your identity
+provider). TLS: pass `credentials` (`grpc.ssl_channel_credentials(ca_pem)`); `options` may name the
+certificate's host (`("grpc.ssl_target_name_override", name)`) when the address is an IP.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import grpc
@@ -44,13 +49,23 @@ class GameClient:
     """One caller (token) talking to the engines, starting at `target`."""
 
     def __init__(
-        self, target: str, token: str, retry_for_s: float = 60.0, timeout_s: float = 10.0, pace_s: float = 0.0
+        self,
+        target: str,
+        token: str | Callable[[], str],
+        retry_for_s: float = 60.0,
+        timeout_s: float = 10.0,
+        pace_s: float = 0.0,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, str]] = (),
     ) -> None:
         self._target = target
         self._pace = pace_s  # waited before each submit: bots a person watches (web, demo), paced tests
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._routes: OrderedDict[str, str] = OrderedDict()  # game id -> the address that owns it
-        self._metadata = (("authorization", f"Bearer {token}"),)
+        self._token = token
+        self._credentials = credentials
+        self._options = list(options)
         self._retry_for = retry_for_s
         self._timeout = timeout_s
         # What the caller did not see: calls sent again after an engine was unavailable (an owner's
@@ -68,10 +83,19 @@ class GameClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    @property
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        token = self._token if isinstance(self._token, str) else self._token()
+        return (("authorization", f"Bearer {token}"),)
+
     def _stub(self, address: str) -> Any:
         channel = self._channels.get(address)
         if channel is None:
-            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+            if self._credentials is None:
+                channel = grpc.aio.insecure_channel(address, options=self._options)
+            else:
+                channel = grpc.aio.secure_channel(address, self._credentials, options=self._options)
+            self._channels[address] = channel
         return gs_grpc.GameServiceStub(channel)
 
     def _address(self, game_id: str) -> str:

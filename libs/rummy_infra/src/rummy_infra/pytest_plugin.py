@@ -9,6 +9,7 @@ that ask for it; a node a test leaves down is restarted after that test.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,9 @@ _USED = pytest.StashKey[list[Server]]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USED] = []
+    # Development mode (the public token secret and seed key) for every service a test starts, in
+    # process or as `python -m`; a test of production mode's refusals sets MELDSTREAM_DEV=0 itself.
+    os.environ.setdefault("MELDSTREAM_DEV", "1")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

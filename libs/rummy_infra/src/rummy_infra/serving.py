@@ -16,15 +16,26 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
-def wait_serving(address: str, process: subprocess.Popen[Any], timeout_s: float = 60.0) -> None:
-    """Return once gRPC health at `address` says SERVING; `RuntimeError` if `process` exits first or
-    the time runs out. Polled, not watched: the server may not listen yet, and a Watch would need it to.
+def wait_serving(
+    address: str,
+    process: subprocess.Popen[Any],
+    timeout_s: float = 60.0,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> None:
+    """Return once gRPC health at `address` says SERVING (asked over TLS with `credentials`);
+    `RuntimeError` if `process` exits first or the time runs out. Polled, not watched: the server may
+    not listen yet, and a Watch would need it to.
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the process serving {address} exited (code {process.returncode}) at start")
-        with contextlib.suppress(grpc.RpcError), grpc.insecure_channel(address) as channel:
+        channel = (
+            grpc.insecure_channel(address)
+            if credentials is None
+            else grpc.secure_channel(address, credentials)
+        )
+        with contextlib.suppress(grpc.RpcError), channel:
             health: Any = health_pb2_grpc.HealthStub(channel)
             reply = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
             if reply.status == health_pb2.HealthCheckResponse.SERVING:

@@ -5,9 +5,13 @@ matchmaking: may create tables for others) and `operator` (a human running the p
 tables and read every finished game). Each service decides what a role may do; this module only says
 who is calling.
 
-A development issuer: one shared secret signs and verifies. The token is
-`base64url(json claims) + "." + base64url(hmac)`, small enough for a header and checkable by any
-service holding the secret. A real deployment swaps in an identity provider behind `TokenVerifier`.
+One shared secret (MELDSTREAM_TOKEN_SECRET) signs and verifies. The token is
+`base64url(json claims) + "." + base64url(hmac)` with claims `{"sub", "role", "exp"}`, small enough for
+a header and checkable by any service holding the secret. Every token expires: `exp` is Unix seconds,
+an hour after issue unless the issuer is given another lifetime (MELDSTREAM_TOKEN_TTL_S). A token of an
+older meldstream without an expiry (`exp` 0) is refused like an expired one: the holder gets a new one.
+Whoever holds a token for long (a service's own calls, a bot playing a whole game) holds a
+`RenewingToken` instead, which mints a fresh one before the last expires.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,11 +31,17 @@ PLAYER: Final = "player"
 SERVICE: Final = "service"
 OPERATOR: Final = "operator"
 ROLES: Final = (PLAYER, SERVICE, OPERATOR)
-DEV_SECRET: Final = "meldstream-development-secret"  # only for the embedded default and tests
+DEV_SECRET: Final = "meldstream-development-secret"  # development mode only (MELDSTREAM_DEV=1)
+DEFAULT_TTL_S: Final = 3600
+EXPIRED: Final = "token_expired"  # the refusal's code: get a new token (sign in again, `meldstream token`)
 
 
 class AuthError(Exception):
-    """The token is missing, malformed, badly signed or expired."""
+    """The token is missing, malformed, badly signed or expired; `code` is the refusal's reason code."""
+
+    def __init__(self, message: str, code: str = "unauthenticated") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,24 +73,33 @@ def _unb64(text: str) -> bytes:
 
 
 class TokenIssuer:
-    """Signs and verifies tokens with one secret. `now` is passed in: no clock inside."""
+    """Signs and verifies tokens with one secret; each token lives `ttl_s` seconds from its issue."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, ttl_s: int = DEFAULT_TTL_S) -> None:
         if not secret:
             raise ValueError("the token secret must not be empty")
+        if ttl_s <= 0:
+            raise ValueError("a token lifetime is a positive number of seconds")
         self._key = secret.encode()
+        self.ttl_s = ttl_s
 
     def _sign(self, body: str) -> str:
         return _b64(hmac.new(self._key, body.encode(), hashlib.sha256).digest())
 
-    def issue(self, subject: str, role: str = PLAYER, expires_at: int = 0) -> str:
-        """A token for `subject`; `expires_at` in Unix seconds, 0 = no expiry (development)."""
+    def issue(self, subject: str, role: str = PLAYER, expires_at: int | None = None) -> str:
+        """A token for `subject` that expires at `expires_at` (Unix seconds; default `ttl_s` from now)."""
         if not subject or role not in ROLES:
             raise ValueError(f"a token needs a subject and a role in {ROLES}")
+        if expires_at is None:
+            expires_at = int(time.time()) + self.ttl_s
         body = _b64(json.dumps({"sub": subject, "role": role, "exp": expires_at}, sort_keys=True).encode())
         return f"{body}.{self._sign(body)}"
 
     def verify(self, token: str, now: float) -> Principal:
+        return self.claims(token, now)[0]
+
+    def claims(self, token: str, now: float) -> tuple[Principal, int]:
+        """Who `token` names and when it expires; `AuthError` unless it is genuine and alive at `now`."""
         body, dot, signature = token.partition(".")
         if not dot or not hmac.compare_digest(signature, self._sign(body)):
             raise AuthError("invalid token signature")
@@ -91,9 +110,52 @@ class TokenIssuer:
             raise AuthError("malformed token") from None
         if role not in ROLES or not subject:
             raise AuthError("malformed token")
-        if expires and now >= expires:
-            raise AuthError("token expired")
-        return Principal(subject, role)
+        if not expires:
+            raise AuthError("token without an expiry (an older meldstream's): get a new one", EXPIRED)
+        if now >= expires:
+            raise AuthError(
+                f"token expired {_age(now - expires)} ago: get a new one (sign in again, or "
+                "`meldstream token`)",
+                EXPIRED,
+            )
+        return Principal(subject, role), expires
+
+    def renewing(self, subject: str, role: str = PLAYER) -> RenewingToken:
+        return RenewingToken(self, subject, role)
+
+
+class RenewingToken:
+    """A token for one subject, minted again once half its lifetime has passed.
+
+    Called for each request (`GameClient` takes it in place of a token), so a holder that outlives one
+    token, a bot through a long game or the engine forwarding tables, never sends an expired one.
+    """
+
+    def __init__(
+        self, issuer: TokenIssuer, subject: str, role: str, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._issuer = issuer
+        self._subject = subject
+        self._role = role
+        self._clock = clock
+        self._token = ""
+        self._renew_at = 0.0
+
+    def __call__(self) -> str:
+        now = self._clock()
+        if now >= self._renew_at:
+            self._token = self._issuer.issue(self._subject, self._role, int(now) + self._issuer.ttl_s)
+            self._renew_at = now + self._issuer.ttl_s / 2
+        return self._token
+
+
+def _age(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
 
 
 def bearer(metadata: object) -> str:
@@ -111,4 +173,4 @@ def authenticate(tokens: TokenIssuer, metadata: object) -> Principal:
     try:
         return tokens.verify(bearer(metadata), time.time())
     except AuthError as exc:
-        raise Unauthenticated("unauthenticated", str(exc)) from None
+        raise Unauthenticated(exc.code, str(exc)) from None

@@ -1,11 +1,22 @@
-"""Reading configuration from environment variables, once, with errors that name the variable."""
+"""Reading configuration from environment variables, once, with errors that name the variable.
+
+Each check here is the one place its rule lives: every service's `config.load` and the `meldstream`
+command call these, so a mistake reads the same wherever it is made.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Final
 
 from rummy_store.kafka_topic import Replication
+
+DEV_VARIABLE: Final = "MELDSTREAM_DEV"
+MIN_SECRET_BYTES: Final = 32
+TOKEN_TTL_VARIABLE: Final = "MELDSTREAM_TOKEN_TTL_S"
+CONNECT_WAIT_VARIABLE: Final = "MELDSTREAM_CONNECT_WAIT_S"
+DEFAULT_CONNECT_WAIT_S: Final = 15
 
 
 class ConfigError(ValueError):
@@ -75,3 +86,73 @@ def checked_replication(factor: int, min_insync: int) -> Replication:
             "no acknowledged write could succeed"
         )
     return Replication(factor, min_insync)
+
+
+def dev_mode(env: Mapping[str, str] | None = None) -> bool:
+    """MELDSTREAM_DEV=1: development mode, where the public development token secret and seed key are
+    accepted (and used when unset). Anything else needs real secrets."""
+    raw = env_str(DEV_VARIABLE, "", env).strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ConfigError(f"{DEV_VARIABLE}={raw!r} is not 1 (development mode) or 0")
+
+
+def secret(name: str, development: str, env: Mapping[str, str] | None = None, *, dev: bool) -> str:
+    """The secret in variable `name`: required outside development mode, where its public `development`
+    value is refused too (anyone could sign tokens or predict deals with it); at least 32 bytes when set."""
+    value = env_str(name, "", env)
+    hint = f"set it to a random secret of {MIN_SECRET_BYTES} bytes or more (`openssl rand -hex 32`)"
+    if not value:
+        if dev:
+            return development
+        state = "empty" if name in (os.environ if env is None else env) else "not set"
+        raise ConfigError(f"{name} is {state}: {hint}, or {DEV_VARIABLE}=1 for local development")
+    if value == development:
+        if dev:
+            return value
+        raise ConfigError(
+            f"{name} is the public development value, refused outside development mode: {hint}, "
+            f"or {DEV_VARIABLE}=1 for local development"
+        )
+    if len(value.encode()) < MIN_SECRET_BYTES:
+        raise ConfigError(f"{name} is {len(value.encode())} bytes, too short: {hint}")
+    return value
+
+
+def token_ttl_s(env: Mapping[str, str] | None = None) -> int:
+    """MELDSTREAM_TOKEN_TTL_S: the lifetime of the tokens a service mints for players (an hour)."""
+    return env_int(TOKEN_TTL_VARIABLE, 3600, env, minimum=60)
+
+
+def connect_wait_s(env: Mapping[str, str] | None = None) -> int:
+    """MELDSTREAM_CONNECT_WAIT_S: how long a service waits at start for Kafka and Redis to answer (15 s)
+    before it gives up with one line naming what did not answer."""
+    return env_int(CONNECT_WAIT_VARIABLE, DEFAULT_CONNECT_WAIT_S, env, minimum=1)
+
+
+def address_setting(name: str, default: str, env: Mapping[str, str] | None = None) -> str:
+    """A HOST:PORT setting, with a port 0-65535 (to listen on, 0: any free one). Checked here because
+    gRPC takes port 99999 as 34463 and a missing port as 443, and listens there without a word."""
+    value = env_str(name, default, env)
+    check_address(value, name)
+    return value
+
+
+def check_address(value: str, setting: str) -> None:
+    """`value` is HOST:PORT with a port 0-65535 (an IPv6 host in brackets); `setting` names its source."""
+    host, colon, port = value.rpartition(":")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"{setting}={value!r} is not HOST:PORT with a port 0-65535 (e.g. 127.0.0.1:50051)")
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        raise ConfigError(f"{setting}={value!r}: write an IPv6 host in brackets, e.g. [::1]:50051")
+
+
+def redis_url(name: str, env: Mapping[str, str] | None = None) -> str:
+    """A Redis URL ("" = none): redis://, rediss:// or unix://, so a bare host:port is caught here and
+    not as a connection error later."""
+    value = env_str(name, "", env)
+    if value and value.partition("://")[0] not in ("redis", "rediss", "unix"):
+        raise ConfigError(f"{name}={value!r} is not a Redis URL (e.g. redis://127.0.0.1:6379/0)")
+    return value

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ from grpc_reflection.v1alpha import reflection
 from rummy_service.config import ConfigError
 from rummy_service.errors import InvalidArgument, abort
 from rummy_service.metrics import CallMetrics
+from rummy_service.tls import PLAINTEXT, Tls
 
 log = logging.getLogger("rummy_service")
 Probe = Callable[[], Awaitable[bool]]
@@ -102,6 +105,41 @@ def _guarded(method: str, handler: Handler) -> Handler:
     return grpc.unary_stream_rpc_method_handler(yields, deserialize, handler.response_serializer)
 
 
+def check_listen(address: str) -> None:
+    """`ConfigError` saying why nothing can listen on `address`: not HOST:PORT, a host that does not
+    resolve or that this machine does not have, or a port in use. Asked of the system first because
+    gRPC answers each of these with one log line of its own and a port of 0, or listens elsewhere (a
+    port above 65535 wraps around, a missing port is 443)."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"cannot listen on {address!r}: not HOST:PORT with a port 0-65535")
+    try:
+        found = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise ConfigError(f"cannot listen on {address!r}: host {host!r} does not resolve") from None
+    for family, kind, proto, _, where in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(where)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConfigError(
+                        f"cannot listen on {address!r}: port {port} is in use (another meldstream, or "
+                        "another program): stop it or choose another port"
+                    ) from None
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    raise ConfigError(
+                        f"cannot listen on {address!r}: this machine has no address {host} (0.0.0.0 "
+                        "listens on every address)"
+                    ) from None
+                if exc.errno == errno.EACCES:
+                    raise ConfigError(
+                        f"cannot listen on {address!r}: port {port} needs privileges (use one above 1023)"
+                    ) from None
+                raise ConfigError(f"cannot listen on {address!r}: {exc.strerror or exc}") from None
+
+
 class ServiceHost:
     """One aio server with health and reflection; health is SERVING only while `probe` says ready.
 
@@ -110,7 +148,12 @@ class ServiceHost:
     """
 
     def __init__(
-        self, address: str, services: Sequence[str], probe: Probe, probe_interval_s: float = 2.0
+        self,
+        address: str,
+        services: Sequence[str],
+        probe: Probe,
+        probe_interval_s: float = 2.0,
+        tls: Tls = PLAINTEXT,
     ) -> None:
         interceptors = [CallMetrics(), _MalformedRequests()]  # outermost first: malformed calls are counted
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
@@ -122,12 +165,18 @@ class ServiceHost:
         self._probe = probe
         self._interval = probe_interval_s
         self._task: asyncio.Task[None] | None = None
+        check_listen(address)
+        credentials = tls.server_credentials()
         try:
-            self.port = self.server.add_insecure_port(address)
+            if credentials is None:
+                self.port = self.server.add_insecure_port(address)
+            else:
+                self.port = self.server.add_secure_port(address, credentials)
         except RuntimeError:  # grpc's answer to an address it cannot parse or resolve
             self.port = 0
         if self.port == 0:  # one line for the operator (`run_service`), not a traceback
             raise ConfigError(f"cannot listen on {address!r}: give a free HOST:PORT this machine has")
+        self.tls = tls.serves
         self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
         """Where it listens: the configured host and the bound port (resolved when asked for port 0)."""
 

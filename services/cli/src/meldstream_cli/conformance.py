@@ -15,7 +15,13 @@ from rummy_rules.conformance import answer
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("conformance", help="answer rule-vector cases read as JSON Lines on stdin")
+    parser = commands.add_parser(
+        "conformance",
+        help="answer rule-vector cases read as JSON Lines on stdin",
+        description="Read rule-vector cases, one JSON object a line, on stdin and print the engine's "
+        'answer to each on stdout (a case it cannot decide: {"id": ..., "error": ...}). Example: '
+        "meldstream conformance < vectors.jsonl",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -1,4 +1,9 @@
-"""Options shared by the subcommands that reach the platform's stores: embedded files, or Kafka + Redis."""
+"""Options shared by the subcommands that reach the platform's stores: embedded files, or Kafka + Redis.
+
+The embedded default is development mode (MELDSTREAM_DEV=1 unless the environment says otherwise):
+`meldstream run` with no servers takes the public development token secret and seed key. On Kafka the
+secrets are required, as they are by every service process.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,9 @@ from pathlib import Path
 from rummy_engine import config as engine_config
 from rummy_engine import refusals
 from rummy_engine.config import EngineConfig
-from rummy_service.config import check_store_pair
+from rummy_service import preflight
+from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_service.config import DEV_VARIABLE, check_store_pair, dev_mode, secret, token_ttl_s
 from rummy_store import EventLog
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
@@ -27,9 +34,29 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", help="the game events topic (default rummy.game.events.v1)")
 
 
-def config_from(args: argparse.Namespace) -> EngineConfig:
-    """The environment's configuration (ENGINE_*), overridden by command-line options."""
-    config = engine_config.load()
+def embedded_is_development(kafka: str) -> None:
+    """No Kafka (the embedded default): development mode, unless MELDSTREAM_DEV is set either way.
+
+    Set in this process's environment, so the matchmaking, scoring and web settings `meldstream run`
+    reads, and any process it starts, agree."""
+    if not kafka and DEV_VARIABLE not in os.environ:
+        os.environ[DEV_VARIABLE] = "1"
+
+
+def token_issuer(ttl_s: int | None = None) -> TokenIssuer:
+    """The issuer of the platform this environment names (MELDSTREAM_TOKEN_SECRET; on the embedded
+    default, development mode's), its tokens living `ttl_s` (default MELDSTREAM_TOKEN_TTL_S, an hour)."""
+    embedded_is_development(os.environ.get("KAFKA_BOOTSTRAP", ""))
+    key = secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, dev=dev_mode())
+    return TokenIssuer(key, token_ttl_s() if ttl_s is None else ttl_s)
+
+
+def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConfig:
+    """The environment's configuration (ENGINE_*), overridden by command-line options.
+
+    `secrets=False` for the commands that only read the log (replay, verify): they need no secret."""
+    embedded_is_development(args.kafka or os.environ.get("KAFKA_BOOTSTRAP", ""))
+    config = engine_config.load(secrets=secrets)
     changes = {
         name: value
         for name, value in (
@@ -43,6 +70,19 @@ def config_from(args: argparse.Namespace) -> EngineConfig:
     config = replace(config, **changes)
     check_store_pair(config.kafka, config.redis, "--kafka and --redis (or KAFKA_BOOTSTRAP and REDIS_URL)")
     return config
+
+
+def wait_for_stores(config: EngineConfig, *data_dirs: tuple[str, str], write: bool = True) -> None:
+    """Kafka and Redis answer, and (`write`) the embedded store's directories take a write, before
+    going on: one line saying what to fix otherwise (`rummy_service.preflight`). `data_dirs` are more
+    (option, directory) pairs beside the engine's."""
+    needs = replace(
+        config.needs(),
+        kafka_setting="--kafka (or KAFKA_BOOTSTRAP)",
+        redis_setting="--redis (or REDIS_URL)",
+        data_dirs=(("--data-dir", config.data_dir), *data_dirs) if write and config.embedded else (),
+    )
+    preflight.check(needs, lambda line: print(f"meldstream: {line}", file=sys.stderr, flush=True))
 
 
 def open_refusals_readonly(config: EngineConfig) -> EventLog | None:

@@ -111,10 +111,18 @@ async def _seat(stub: Any, tokens: TokenIssuer, player: str, variant: str) -> mm
 
 
 async def _play_seat(
-    engine_address: str, player: str, seated: mm.WatchTicketResponse, pace_s: float
+    engine: EngineConfig, player: str, seated: mm.WatchTicketResponse, tokens: TokenIssuer, pace_s: float
 ) -> gs.PlayerView:
+    """Play the seat matchmaking gave `player`, with a token renewed as the game outlasts one (the seat
+    token matchmaking handed out lives an hour; a paced game may not be over by then)."""
     seat = next(s for s in seated.seats if s.player_id == player)
-    async with GameClient(engine_address, seat.token, pace_s=pace_s) as client:
+    async with GameClient(
+        engine.address,
+        tokens.renewing(player),
+        pace_s=pace_s,
+        credentials=engine.tls.channel_credentials(),
+        options=engine.tls.channel_options(),
+    ) as client:
         for _ in range(200):  # the engine creates the game from TableFormed, asynchronously
             try:
                 await client.view(seated.game_id, seat.seat)
@@ -175,23 +183,24 @@ async def _report(scores: Any, variant: str, game_id: str, final: gs.PlayerView)
 
 
 async def _table(
-    engine_address: str,
+    engine: EngineConfig,
     scores: Any,
     variant: str,
     players: Sequence[str],
     seats: dict[str, Any],
     *,
+    tokens: TokenIssuer,
     pace_s: float,
 ) -> None:
     game_id = seats[players[0]].game_id
-    views = await asyncio.gather(*(_play_seat(engine_address, p, seats[p], pace_s) for p in players))
+    views = await asyncio.gather(*(_play_seat(engine, p, seats[p], tokens, pace_s) for p in players))
     for line in await _report(scores, variant, game_id, views[0]):
         print(line, flush=True)
 
 
 async def demo(
     services: PlatformServices,
-    engine_address: str,
+    engine: EngineConfig,
     tokens: TokenIssuer,
     tables: int,
     *,
@@ -209,8 +218,8 @@ async def demo(
         f"{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}" for i in range(TABLE * tables)
     ]
     async with (
-        grpc.aio.insecure_channel(services.matchmaking.address) as mm_channel,
-        grpc.aio.insecure_channel(services.scoring.address) as sc_channel,
+        engine.tls.channel(services.matchmaking.address) as mm_channel,
+        engine.tls.channel(services.scoring.address) as sc_channel,
     ):
         queue: Any = mm_grpc.MatchmakingServiceStub(mm_channel)
         scores: Any = sc_grpc.ScoringServiceStub(sc_channel)
@@ -240,7 +249,7 @@ async def demo(
                     on_table(game_id, variant, ordered)
             await asyncio.gather(
                 *(
-                    _table(engine_address, scores, variant, at_table, seats, pace_s=pace_s)
+                    _table(engine, scores, variant, at_table, seats, tokens=tokens, pace_s=pace_s)
                     for at_table in by_game.values()
                 )
             )

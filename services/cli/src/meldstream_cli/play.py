@@ -19,20 +19,29 @@ from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_engine import config as engine_config
-from rummy_service.auth import TokenIssuer
+from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
+from meldstream_cli.platform_args import token_issuer
 
 BOTS = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("play", help="play a game against bots in the terminal")
+    parser = commands.add_parser(
+        "play",
+        help="play a game against bots in the terminal",
+        description="Create a table of you and bots on a running engine and play it from a numbered menu "
+        "of your legal moves. Needs the platform running (meldstream run) and its token secret.",
+    )
     parser.add_argument("variant", help="kalooki, rummy40, rummy500 or contract")
     parser.add_argument("--players", type=int, default=2, metavar="N", help="table size, you and N-1 bots")
     parser.add_argument("--name", default="", help="your player name (default: your login)")
     parser.add_argument("--pace", type=int, default=600, metavar="MS", help="bots wait MS before each move")
     parser.add_argument("--engine", help="the engine's address (default ENGINE_ADDRESS or 127.0.0.1:50051)")
+    parser.add_argument(
+        "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -46,12 +55,18 @@ def run(args: argparse.Namespace) -> int:
 
 async def _play(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
-    config = engine_config.load()
-    engine = args.engine or config.address
-    tokens = TokenIssuer(config.token_secret)
+    tokens = token_issuer()
+    engine = args.engine or engine_config.load(secrets=False).address
+    tls = load_tls(ca_file=args.ca_file)
     name = args.name or getpass.getuser()
     bots = [f"bot-{BOTS[i]}" for i in range(args.players - 1)]
-    async with GameClient(engine, tokens.issue(name), retry_for_s=15.0) as client:
+    async with GameClient(
+        engine,
+        tokens.renewing(name),  # a game may outlast one token
+        retry_for_s=15.0,
+        credentials=tls.channel_credentials(),
+        options=tls.channel_options(),
+    ) as client:
         try:
             created = await client.create_game(args.variant, [name, *bots])
         except RpcFailure as failure:
@@ -60,7 +75,9 @@ async def _play(args: argparse.Namespace) -> int:
         game = created.game_id
         console.print(f"game {game}: {args.variant}, you ({name}) against {', '.join(bots)}")
         tasks = [
-            asyncio.create_task(play_paced(engine, tokens.issue(bot), game, seat, args.pace / 1000))
+            asyncio.create_task(
+                play_paced(engine, tokens.renewing(bot), game, seat, args.pace / 1000, tls=tls)
+            )
             for seat, bot in enumerate(bots, start=1)
         ]
         try:

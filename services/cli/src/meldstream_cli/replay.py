@@ -25,6 +25,7 @@ from meldstream_cli.platform_args import (
     config_from,
     open_log_readonly,
     open_refusals_readonly,
+    wait_for_stores,
 )
 from meldstream_cli.reading import game_steps
 from meldstream_cli.replay_text import (
@@ -40,7 +41,11 @@ from meldstream_cli.replay_text import (
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
-        "replay", help="a game's summary and every event with its time (text, JSON export or HTML page)"
+        "replay",
+        help="a game's summary and every event with its time (text, JSON export or HTML page)",
+        description="Print a game from the store (the embedded one in --data-dir, or Kafka with --kafka "
+        "and --redis): its summary, then every event with the table after it. Reads only; a read-only "
+        "store is read from a private copy.",
     )
     parser.add_argument("game", help="the game id")
     parser.add_argument("--seat", type=int, metavar="N", help="one player's view: only seat N's hand")
@@ -71,7 +76,8 @@ def selected(doc: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from(args)
+    config = config_from(args, secrets=False)
+    wait_for_stores(config, write=False)
     log = open_log_readonly(config)
     try:
         doc = game_export(args.game, game_steps(log, args.game), seat=args.seat, operator=args.operator)

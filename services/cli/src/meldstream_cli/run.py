@@ -11,13 +11,18 @@ http://127.0.0.1:8080; a busy default port falls back to a free one) and its URL
 `--engines N` (Kafka + Redis only) runs N engines, this process's and N-1 `python -m rummy_engine`
 processes on free loopback ports, sharing the game topic's partitions; clients need only the first
 address (an engine names the owner of a game it does not own, and the SDK goes there).
+
+No token is printed: `meldstream token NAME` mints one (an hour long) from the same secret. On the
+embedded default the platform runs in development mode (the public token secret and seed key, said at
+start); on Kafka it needs MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY, as every service process does.
+Before anything starts, Kafka and Redis must answer (within MELDSTREAM_CONNECT_WAIT_S, 15 s) and the
+embedded store's directories must take a write: otherwise one line says what to fix.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
@@ -30,15 +35,24 @@ from rummy_engine.engine import start_engine
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
 from rummy_service import logs, metrics
-from rummy_service.auth import OPERATOR, TokenIssuer
+from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_service.config import check_address
+from rummy_service.process import INTERRUPTED
 
-from meldstream_cli.platform_args import add_store_options, config_from
-from meldstream_cli.platform_services import demo, start_services, with_tables
+from meldstream_cli.platform_args import add_store_options, config_from, wait_for_stores
+from meldstream_cli.platform_services import demo, matchmaking_dir, scoring_dir, start_services, with_tables
 from meldstream_cli.web import start_web
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("run", help="run the platform (embedded store unless --kafka/--redis)")
+    parser = commands.add_parser(
+        "run",
+        help="run the platform (embedded store unless --kafka/--redis)",
+        description="Run the engine, matchmaking, scoring and the web app in this process until Ctrl-C: on "
+        "the embedded store in --data-dir (development mode, no servers needed), or on Kafka and Redis "
+        "(--kafka and --redis; MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY required). Get a token "
+        "with `meldstream token NAME`.",
+    )
     add_store_options(parser)
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")
     parser.add_argument("--demo", type=int, default=0, metavar="N", help="keep N tables of bots playing")
@@ -77,12 +91,23 @@ def run(args: argparse.Namespace) -> int:
             "(the embedded store has one writer)"
         )
     if args.address:
+        check_address(args.address, "--address")
         config = replace(config, address=args.address)
+    if args.web:
+        check_address(args.web, "--web")
     if args.turn_timeout_ms is not None:
         config = replace(config, turn_timeout_ms=args.turn_timeout_ms)
+    wait_for_stores(
+        config, ("--data-dir", str(matchmaking_dir(config))), ("--data-dir", str(scoring_dir(config)))
+    )
     metrics.serve(args.metrics, "--metrics")  # one endpoint: the three services share this process
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, args.demo, args.engines, args.pace / 1000, args.web))
+    started = asyncio.Event()
+    try:
+        asyncio.run(_serve(config, args.demo, args.engines, args.pace / 1000, args.web, started=started))
+    except KeyboardInterrupt:
+        if not started.is_set():
+            print("meldstream run: interrupted while starting", file=sys.stderr)
+            return INTERRUPTED
     return 0
 
 
@@ -95,7 +120,7 @@ def _more_engines(config: EngineConfig, count: int) -> list[subprocess.Popen[byt
             env = {**os.environ, **replace(config, address=address, advertised="").to_env()}
             env["ENGINE_METRICS_ADDRESS"] = ""  # the port is this process's (--metrics)
             started.append(subprocess.Popen([sys.executable, "-m", "rummy_engine"], env=env))
-            wait_serving(address, started[-1], timeout_s=90)
+            wait_serving(address, started[-1], timeout_s=90, credentials=config.tls.channel_credentials())
             print(f"meldstream engine listening on {address} (pid {started[-1].pid})", flush=True)
     except BaseException:
         _stop_engines(started)
@@ -114,7 +139,13 @@ def _stop_engines(engines: list[subprocess.Popen[bytes]]) -> None:
 
 
 async def _serve(
-    config: Any, tables: int, engines: int = 1, pace_s: float = 0.0, web_address: str | None = None
+    config: EngineConfig,
+    tables: int,
+    engines: int,
+    pace_s: float,
+    web_address: str | None,
+    *,
+    started: asyncio.Event,
 ) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
     engine = await start_engine(config)
@@ -130,27 +161,42 @@ async def _serve(
         await engine.stop()
         raise
     try:
-        web = await start_web(config, services, web_address)
+        web = await start_web(replace(config, address=engine.address), services, web_address)
     except BaseException:
         await services.stop()
         await asyncio.to_thread(_stop_engines, others)
         await engine.stop()
         raise
-    tokens = TokenIssuer(config.token_secret)
-    print(f"meldstream engine listening on {engine.address}", flush=True)
-    print(f"  store: {engine.stores.description}", flush=True)
-    print(f"  try:   grpcurl -plaintext {engine.address} list", flush=True)
-    print(f"  token: meldstream token PLAYER   (operator: {tokens.issue('operator', OPERATOR)})", flush=True)
-    for line in services.lines:
-        print(line, flush=True)
-    print(f"meldstream web on {web.gateway.url}   (open it in a browser to play)", flush=True)
-    stop = asyncio.Event()
+    stop = asyncio.Event()  # from here on Ctrl-C stops what started, in order
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    started.set()
+    tokens = TokenIssuer(config.token_secret)
+    grpcurl = "-cacert CA.pem" if config.tls.serves else "-plaintext"
+    print(f"meldstream engine listening on {engine.address}", flush=True)
+    print(f"  store:  {engine.stores.description}", flush=True)
+    print(f"  try:    grpcurl {grpcurl} {engine.address} list", flush=True)
+    print("  tokens: meldstream token NAME (a player's, for an hour; --role operator for an operator's)")
+    if config.token_secret == DEV_SECRET:
+        print(
+            "  development mode: the public token secret and seed key (anyone can sign tokens and "
+            "foresee deals); set MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY for anything else",
+            flush=True,
+        )
+    for line in services.lines:
+        print(line, flush=True)
+    print(f"meldstream web on {web.gateway.url}   (open it in a browser to play)", flush=True)
     bots = (
         asyncio.create_task(
-            demo(services, engine.address, tokens, tables, pace_s=pace_s, on_table=web.games.add)
+            demo(
+                services,
+                replace(config, address=engine.address),
+                tokens,
+                tables,
+                pace_s=pace_s,
+                on_table=web.games.add,
+            )
         )
         if tables
         else None

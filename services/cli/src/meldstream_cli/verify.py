@@ -18,12 +18,18 @@ from rummy_engine.codec import Logged, event_from_pb, event_of, rules_events
 from rummy_engine.verify import verify_shuffles
 from rummy_rules.events import Event
 
-from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly
+from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly, wait_for_stores
 from meldstream_cli.reading import game_steps, skipped_line
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("verify", help="verify a finished game's deal against its seed commitment")
+    parser = commands.add_parser(
+        "verify",
+        help="verify a finished game's deal against its seed commitment",
+        description="Check that every shuffle of a finished game follows from the seed it revealed, and "
+        "that the seed matches the commitment made at its start. Exit 0 when verified. From the store "
+        "(GAME), or from a replay export or GetHistory JSON (--file) without it.",
+    )
     parser.add_argument("game", nargs="?", help="the game id (in the store)")
     parser.add_argument(
         "--file", type=Path, help="verify a replay export or GetHistory JSON instead, without the store"
@@ -64,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
     if args.game is None:
         raise SystemExit("meldstream verify: give a GAME (in the store) or --file FILE")
-    log = open_log_readonly(config_from(args))
+    config = config_from(args, secrets=False)
+    wait_for_stores(config, write=False)
+    log = open_log_readonly(config)
     logged: list[Logged] = []
     try:
         for step in game_steps(log, args.game):

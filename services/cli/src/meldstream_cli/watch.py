@@ -11,16 +11,24 @@ from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_engine import config as engine_config
-from rummy_service.auth import TokenIssuer
+from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
+from meldstream_cli.platform_args import token_issuer
 
 
 def register(commands: Any) -> None:
-    parser = commands.add_parser("watch", help="follow a live game as a spectator")
+    parser = commands.add_parser(
+        "watch",
+        help="follow a live game as a spectator",
+        description="Show a live game move by move as a spectator sees it (no hand shown), until it ends.",
+    )
     parser.add_argument("game", help="the game id")
     parser.add_argument("--pace", type=int, default=1000, metavar="MS", help="show one move every MS")
     parser.add_argument("--engine", help="the engine's address (default ENGINE_ADDRESS or 127.0.0.1:50051)")
+    parser.add_argument(
+        "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -34,9 +42,14 @@ async def _watch(args: argparse.Namespace) -> int:
     """Each update as it comes, then a pause: the stream buffers what comes meanwhile, so a fast game is
     shown move by move, never skipped."""
     console = Console(highlight=False)
-    config = engine_config.load()
-    token = TokenIssuer(config.token_secret).issue("spectator")
-    async with GameClient(args.engine or config.address, token) as client:
+    token = token_issuer().renewing("spectator")  # a game may outlast one token
+    tls = load_tls(ca_file=args.ca_file)
+    async with GameClient(
+        args.engine or engine_config.load(secrets=False).address,
+        token,
+        credentials=tls.channel_credentials(),
+        options=tls.channel_options(),
+    ) as client:
         try:
             async for update in client.updates(args.game):
                 view = update.view

@@ -11,6 +11,7 @@ from meldstream_web.directory import LiveGames
 from meldstream_web.server import RunningGateway, start_gateway
 from rummy_engine.config import EngineConfig
 from rummy_infra.local import free_port
+from rummy_service.server import check_listen
 
 from meldstream_cli.platform_services import PlatformServices
 
@@ -36,6 +37,8 @@ async def start_web(config: EngineConfig, services: PlatformServices, address: s
         token_secret=config.token_secret,
     )
     games = LiveGames()
+    if explicit:
+        check_listen(settings.address)  # a port in use is one line naming it, not a fallback
     try:
         return RunningWeb(await start_gateway(settings, games), games)
     except OSError as exc:

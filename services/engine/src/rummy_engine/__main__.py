@@ -12,7 +12,7 @@ def main() -> None:
     def describe(engine: RunningEngine) -> str:
         return f"engine listening on {engine.address} ({engine.stores.description})"
 
-    run_service(lambda: start_engine(engine_config.load()), describe, "ENGINE_METRICS_ADDRESS")
+    run_service("rummy_engine", engine_config.load, start_engine, describe, "ENGINE_METRICS_ADDRESS")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from rummy_service.auth import DEV_SECRET
-from rummy_service.config import check_store_pair, checked_replication, env_int, env_str
+from rummy_service.config import (
+    CONNECT_WAIT_VARIABLE,
+    DEFAULT_CONNECT_WAIT_S,
+    DEV_VARIABLE,
+    check_address,
+    check_store_pair,
+    checked_replication,
+    dev_mode,
+    env_int,
+    env_str,
+    redis_url,
+    secret,
+)
+from rummy_service.preflight import Needs
+from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.fence_groups import DEFAULT_FENCE_GROUPS
 from rummy_store.kafka_topic import Replication
@@ -41,8 +55,10 @@ class EngineConfig:
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
     group: str = ""  # the engines' consumer group on the topic ("" = meldstream-engine.<topic>)
     store_timeout_ms: int = 5_000  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
-    token_secret: str = DEV_SECRET
+    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
+    connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
+    tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to other engines
     workers: int = 32  # threads for blocking store calls
     tables: str = ""  # create games from TableFormed: Kafka topic, or embedded sqlite file ("" = off)
     max_games: int = 10_000  # loaded games beyond this are dropped, least recently used first
@@ -65,9 +81,19 @@ class EngineConfig:
     def store_timeout_s(self) -> float:
         return self.store_timeout_ms / 1000
 
+    def needs(self) -> Needs:
+        """What must answer before it starts (`rummy_service.preflight`)."""
+        data = (("ENGINE_DATA_DIR", self.data_dir),) if self.embedded else ()
+        return Needs(self.kafka, self.redis, data, self.connect_wait_s)
+
     def to_env(self) -> dict[str, str]:
-        """The environment `load` reads back as this configuration (to start another engine process)."""
-        return {name: str(getattr(self, field)) for name, field, _ in _VARIABLES}
+        """The environment `load` reads back as this configuration (to start another engine process).
+
+        A configuration with a development secret is development mode's, and says so (MELDSTREAM_DEV)."""
+        env = {name: str(getattr(self, field)) for name, field, _ in _VARIABLES}
+        if self.token_secret == DEV_SECRET or self.seed_key == DEV_SEED_KEY:
+            env[DEV_VARIABLE] = "1"
+        return env | self.tls.to_env()
 
 
 _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
@@ -95,20 +121,37 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_MAX_GAMES", "max_games", 1),
     ("ENGINE_IDLE_EVICT_MS", "idle_evict_ms", 1),
     ("ENGINE_FINISHED_GRACE_MS", "finished_grace_ms", 1),
+    (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
+_SECRETS: Final = ("token_secret", "seed_key")  # refused outside development mode when unset or public
 
 
-def load(env: Mapping[str, str] | None = None) -> EngineConfig:
-    """Read ENGINE_* (and KAFKA_BOOTSTRAP, REDIS_URL, MELDSTREAM_TOKEN_SECRET) from the environment."""
+def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> EngineConfig:
+    """Read ENGINE_* (and KAFKA_BOOTSTRAP, REDIS_URL, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_DEV, TLS_*)
+    from the environment. `secrets=False` (replay, verify: they sign and deal nothing) leaves the two
+    secrets at their development values unread."""
     d = EngineConfig()
+    dev = dev_mode(env)
     values: dict[str, object] = {}
     for name, field, minimum in _VARIABLES:
         default = getattr(d, field)
+        if field in _SECRETS:
+            continue  # last: a store half set is the mistake to name first
         if isinstance(default, int):
             values[field] = env_int(name, default, env, minimum=minimum)
         else:
             values[field] = env_str(name, default, env)
-    config = EngineConfig(**values)  # type: ignore[arg-type]
+    config = EngineConfig(**values, tls=load_tls(env))  # type: ignore[arg-type]
+    check_address(config.address, "ENGINE_ADDRESS")
+    if config.advertised:
+        check_address(config.advertised, "ENGINE_ADVERTISED_ADDRESS")
+    redis_url("REDIS_URL", env)
     check_store_pair(config.kafka, config.redis)
     checked_replication(config.replication_factor, config.min_insync_replicas)
-    return config
+    if not secrets:
+        return config
+    return replace(
+        config,
+        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev),
+        seed_key=secret("ENGINE_SEED_KEY", DEV_SEED_KEY, env, dev=dev),
+    )

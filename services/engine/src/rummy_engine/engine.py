@@ -80,7 +80,7 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         """SERVING once this engine's first share of the partitions is claimed and the stores answer."""
         return (ownership is None or ownership.settled.is_set()) and await app.ready()
 
-    host = ServiceHost(config.address, [SERVICE_NAME], ready)
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
     refused = RefusalStream(config)
     game_service_pb2_grpc.add_GameServiceServicer_to_server(
         GameServicer(app, TokenIssuer(config.token_secret), refused), host.server

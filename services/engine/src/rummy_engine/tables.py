@@ -22,6 +22,7 @@ from rummy_rules.events import OptionValue
 from rummy_service.auth import SERVICE, TokenIssuer
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.errors import AlreadyExists, InvalidArgument, Unavailable
+from rummy_service.tls import PLAINTEXT, Tls
 from rummy_store import EventLog, EventRecord
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
@@ -49,10 +50,13 @@ class TableConsumer:
         loop: asyncio.AbstractEventLoop,
         tokens: TokenIssuer,
         group: str = GROUP,
+        *,
+        tls: Tls = PLAINTEXT,
     ) -> None:
         self._app = app
         self._loop = loop
-        self._token = tokens.issue(REQUESTED_BY, SERVICE)  # TableSeated.requested_by stays "matchmaking"
+        self._token = tokens.renewing(REQUESTED_BY, SERVICE)  # TableSeated.requested_by stays "matchmaking"
+        self._tls = tls
         self._tables = tables
         self.created = 0  # TableFormed answered with the game (a redelivery answers the same game)
         self.handled = 0
@@ -70,7 +74,7 @@ class TableConsumer:
             tables = KafkaEventLog(
                 config.kafka, config.tables, config.partitions, replication=config.replication
             )
-        consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret))
+        consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret), tls=config.tls)
         consumer._consumer.start()
         return consumer
 
@@ -111,7 +115,14 @@ class TableConsumer:
         """CreateGame at the engine owning the game's partition (the same idempotent create there)."""
 
         async def create() -> None:
-            async with GameClient(owner, self._token, retry_for_s=FORWARD_RETRY_S) as client:
+            tls = self._tls
+            async with GameClient(
+                owner,
+                self._token,
+                retry_for_s=FORWARD_RETRY_S,
+                credentials=tls.channel_credentials(),
+                options=tls.channel_options(),
+            ) as client:
                 await client.create_game(
                     table.variant,
                     list(table.player_ids),

@@ -12,7 +12,13 @@ def main() -> None:
     def describe(running: RunningMatchmaking) -> str:
         return f"matchmaking listening on {running.address}"
 
-    run_service(lambda: start_matchmaking(matchmaking_config.load()), describe, "MATCHMAKING_METRICS_ADDRESS")
+    run_service(
+        "rummy_matchmaking",
+        matchmaking_config.load,
+        start_matchmaking,
+        describe,
+        "MATCHMAKING_METRICS_ADDRESS",
+    )
 
 
 if __name__ == "__main__":

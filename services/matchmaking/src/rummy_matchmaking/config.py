@@ -6,8 +6,23 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rummy_service.auth import DEV_SECRET
-from rummy_service.config import ConfigError, env_int, env_str, kafka_replication
+from rummy_service.auth import DEFAULT_TTL_S, DEV_SECRET
+from rummy_service.config import (
+    DEFAULT_CONNECT_WAIT_S,
+    ConfigError,
+    address_setting,
+    check_address,
+    connect_wait_s,
+    dev_mode,
+    env_int,
+    env_str,
+    kafka_replication,
+    redis_url,
+    secret,
+    token_ttl_s,
+)
+from rummy_service.preflight import Needs
+from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
@@ -42,11 +57,19 @@ class MatchmakingConfig:
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
     turn_timeout_ms: int = 0  # turn limit of queue tables (0 = the engine's default)
-    token_secret: str = DEV_SECRET
+    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
+    token_ttl_s: int = DEFAULT_TTL_S  # lifetime of the seat tokens it hands out
+    connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
+    tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to its peers
 
     @property
     def embedded(self) -> bool:
         return not self.kafka
+
+    def needs(self) -> Needs:
+        """What must answer before it starts (`rummy_service.preflight`)."""
+        data = (("MATCHMAKING_DATA_DIR", self.data_dir),) if self.embedded else ()
+        return Needs(self.kafka, self.redis, data, self.connect_wait_s)
 
     @property
     def group_id(self) -> str:
@@ -80,13 +103,13 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
     """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS,
-    REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET)."""
+    REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_TOKEN_TTL_S, MELDSTREAM_DEV, TLS_*)."""
     d = MatchmakingConfig()
     config = MatchmakingConfig(
-        address=env_str("MATCHMAKING_ADDRESS", d.address, env),
+        address=address_setting("MATCHMAKING_ADDRESS", d.address, env),
         advertised=env_str("MATCHMAKING_ADVERTISED_ADDRESS", d.advertised, env),
         kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
-        redis=env_str("REDIS_URL", d.redis, env),
+        redis=redis_url("REDIS_URL", env),
         group=env_str("MATCHMAKING_GROUP", d.group, env),
         topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
         scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
@@ -99,6 +122,11 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
         turn_timeout_ms=env_int("MATCHMAKING_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
-        token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
+        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev_mode(env)),
+        token_ttl_s=token_ttl_s(env),
+        connect_wait_s=connect_wait_s(env),
+        tls=load_tls(env),
     )
+    if config.advertised:
+        check_address(config.advertised, "MATCHMAKING_ADVERTISED_ADDRESS")
     return config

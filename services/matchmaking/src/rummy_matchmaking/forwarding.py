@@ -24,6 +24,7 @@ import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_service.errors import ServiceError, Unavailable
+from rummy_service.tls import PLAINTEXT, Tls
 
 from rummy_matchmaking.app import NOT_OWNER, MatchmakingApp
 
@@ -56,10 +57,13 @@ def _key(message: mm.WatchTicketResponse) -> tuple[int, str]:
 class Router:
     """Runs a call here when this instance serves its partition, else at the partition's owner."""
 
-    def __init__(self, app: MatchmakingApp, owners: Owners, wait_s: float = ROUTE_WAIT_S) -> None:
+    def __init__(
+        self, app: MatchmakingApp, owners: Owners, wait_s: float = ROUTE_WAIT_S, tls: Tls = PLAINTEXT
+    ) -> None:
         self._app = app
         self._owners = owners
         self._wait_s = wait_s
+        self._tls = tls  # peers are called as clients are: over TLS when TLS_CA_FILE is set
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     async def close(self) -> None:
@@ -69,7 +73,7 @@ class Router:
     def _stub(self, address: str) -> Any:
         channel = self._channels.get(address)
         if channel is None:
-            channel = self._channels[address] = grpc.aio.insecure_channel(address)
+            channel = self._channels[address] = self._tls.channel(address)
         return mm_grpc.MatchmakingServiceStub(channel)
 
     def _forwarded_metadata(self, context: Context, extra: tuple[tuple[str, str], ...]) -> list[Any]:

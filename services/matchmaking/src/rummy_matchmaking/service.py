@@ -165,7 +165,7 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     except BaseException:
         journal_log.close()
         raise
-    tokens = TokenIssuer(config.token_secret)
+    tokens = TokenIssuer(config.token_secret, config.token_ttl_s)
     app = MatchmakingApp(
         journal_log, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
     )
@@ -192,8 +192,9 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
 
     if ownership is not None:
         app.claimed_elsewhere = ownership.claimed_elsewhere
-    host = ServiceHost(config.address, [SERVICE_NAME], ready)
-    router = Router(app, ownership.owner_of if ownership is not None else lambda partition: None)
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
+    owners = ownership.owner_of if ownership is not None else lambda partition: None
+    router = Router(app, owners, tls=config.tls)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
         MatchmakingServicer(app, tokens, router), host.server
     )

@@ -12,7 +12,7 @@ def main() -> None:
     def describe(scoring: RunningScoring) -> str:
         return f"scoring listening on {scoring.address}"
 
-    run_service(lambda: start_scoring(scoring_config.load()), describe, "SCORING_METRICS_ADDRESS")
+    run_service("rummy_scoring", scoring_config.load, start_scoring, describe, "SCORING_METRICS_ADDRESS")
 
 
 if __name__ == "__main__":

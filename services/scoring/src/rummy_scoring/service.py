@@ -102,7 +102,7 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     async def ready() -> bool:
         return await asyncio.to_thread(probe)
 
-    host = ServiceHost(config.address, [SERVICE_NAME], ready)
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(
         ScoringServicer(ScoreReader(client, config.key_prefix)), host.server
     )

@@ -3,30 +3,24 @@ ENGINE_ADDRESS, MATCHMAKING_ADDRESS, SCORING_ADDRESS, MELDSTREAM_TOKEN_SECRET)."
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import signal
-
-from rummy_service import logs
+from rummy_service.process import run_service
+from rummy_service.server import check_listen
 
 from meldstream_web import config
-from meldstream_web.server import start_gateway
+from meldstream_web.config import WebConfig
+from meldstream_web.server import RunningGateway, start_gateway
 
 
-async def _serve() -> None:
-    logs.configure()
-    gateway = await start_gateway(config.load())
-    print(f"meldstream web on {gateway.url}", flush=True)
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await gateway.stop()
+async def _start(settings: WebConfig) -> RunningGateway:
+    check_listen(settings.address)  # a port in use is one line naming it, as for the gRPC services
+    return await start_gateway(settings)
 
 
 def main() -> None:
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve())
+    def describe(gateway: RunningGateway) -> str:
+        return f"meldstream web on {gateway.url}"
+
+    run_service("meldstream_web", config.load, _start, describe)
 
 
 if __name__ == "__main__":

@@ -46,11 +46,13 @@ HTTP_STATUS = {
 
 
 class BadRequest(Exception):
-    """The request itself is wrong (a missing field, no token): 400 or 401 with the reason."""
+    """The request itself is wrong (a missing field, no token): 400 or 401 with the reason, and a code
+    the app acts on (`token_expired`: sign in again)."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(self, message: str, status: int = 400, code: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
 
 
 def refusal(status: grpc.StatusCode, details: str) -> JSONResponse:
@@ -85,13 +87,20 @@ class Gateway:
         try:
             return self.tokens.verify(token, time.time()).subject
         except AuthError as exc:
-            raise BadRequest(str(exc), 401) from None
+            raise BadRequest(str(exc), 401, exc.code) from None
 
     def _auth(self, token: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),)
 
     def client(self, token: str) -> GameClient:
-        return GameClient(self.config.engine, token, retry_for_s=15.0)
+        tls = self.config.tls
+        return GameClient(
+            self.config.engine,
+            token,
+            retry_for_s=15.0,
+            credentials=tls.channel_credentials(),
+            options=tls.channel_options(),
+        )
 
     # --- handlers -------------------------------------------------------------------------------
 
@@ -101,12 +110,15 @@ class Gateway:
         return JSONResponse({"variants": list(PLAYABLE_VARIANTS), "contracts": contracts})
 
     async def sign_in(self, request: Request) -> Response:
-        """A development token for a name: who you are is who you say (the dev issuer)."""
+        """A token for a name: who you are is who you say (the platform's issuer, no accounts). It
+        expires (`expires_at`, Unix seconds); the app signs in again with the same name before then."""
         body = await _json_body(request)
         name = str(body.get("name", "")).strip()
         if not NAME.match(name) or name.startswith(BOT_PREFIX):
             raise BadRequest(f"a name is 1-32 letters, digits, '.', '_' or '-', not starting {BOT_PREFIX!r}")
-        return JSONResponse({"player": name, "token": self.tokens.issue(name)})
+        token = self.tokens.issue(name)
+        _, expires_at = self.tokens.claims(token, time.time())
+        return JSONResponse({"player": name, "token": token, "expires_at": expires_at})
 
     async def rating(self, request: Request) -> Response:
         token = self.token(request)
@@ -137,7 +149,7 @@ class Gateway:
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
         for seat, bot in enumerate(bots, start=1):
-            self.bots.start(self.config.engine, self.tokens.issue(bot), game_id, seat, pace)
+            self.bots.start(self.config.engine, self.tokens.renewing(bot), game_id, seat, pace)
         self.games.add(game_id, variant, [player, *bots])
         return JSONResponse({"game_id": game_id, "seat": 0, "token": token})
 

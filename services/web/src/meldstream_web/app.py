@@ -35,7 +35,7 @@ async def _grpc_error(_request: Request, exc: Exception) -> Response:
 
 async def _bad_request(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, BadRequest)
-    return JSONResponse({"status": "BAD_REQUEST", "code": "", "message": str(exc)}, exc.status)
+    return JSONResponse({"status": "BAD_REQUEST", "code": exc.code, "message": str(exc)}, exc.status)
 
 
 async def _index(_request: Request) -> Response:
@@ -49,14 +49,13 @@ def create_app(config: WebConfig, games: LiveGames | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        bots = BotSeats()
+        bots = BotSeats(config.tls)
         async with (
-            grpc.aio.insecure_channel(config.matchmaking) as matchmaking,
-            grpc.aio.insecure_channel(config.scoring) as scoring,
+            config.tls.channel(config.matchmaking) as matchmaking,
+            config.tls.channel(config.scoring) as scoring,
         ):
-            holder["gateway"] = Gateway(
-                config, TokenIssuer(config.token_secret), bots, directory, matchmaking, scoring
-            )
+            tokens = TokenIssuer(config.token_secret, config.token_ttl_s)
+            holder["gateway"] = Gateway(config, tokens, bots, directory, matchmaking, scoring)
             try:
                 yield
             finally:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rummy_service.auth import DEV_SECRET
-from rummy_service.config import ConfigError, env_int, env_str
+from rummy_service.auth import DEFAULT_TTL_S, DEV_SECRET
+from rummy_service.config import ConfigError, address_setting, dev_mode, env_int, secret, token_ttl_s
+from rummy_service.preflight import Needs
+from rummy_service.tls import PLAINTEXT, Tls, load_tls
 
 DEFAULT_ADDRESS = "127.0.0.1:8080"
 
@@ -22,8 +24,14 @@ class WebConfig:
     engine: str = "127.0.0.1:50051"
     matchmaking: str = "127.0.0.1:50052"
     scoring: str = "127.0.0.1:50053"
-    token_secret: str = DEV_SECRET
+    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
+    token_ttl_s: int = DEFAULT_TTL_S  # lifetime of the tokens it signs players in with
     bot_pace_ms: int = 700
+    tls: Tls = PLAINTEXT  # TLS_CA_FILE: the services are called over TLS
+
+    def needs(self) -> Needs:
+        """Nothing to wait for: the services it bridges to are called when a browser asks."""
+        return Needs()
 
     @property
     def host_port(self) -> tuple[str, int]:
@@ -39,12 +47,16 @@ class WebConfig:
 
 
 def load(env: Mapping[str, str] | None = None) -> WebConfig:
+    """Read WEB_ADDRESS, WEB_BOT_PACE_MS, the services' addresses, MELDSTREAM_TOKEN_SECRET,
+    MELDSTREAM_TOKEN_TTL_S, MELDSTREAM_DEV and TLS_*."""
     d = WebConfig()
     return WebConfig(
-        address=env_str("WEB_ADDRESS", d.address, env),
-        engine=env_str("ENGINE_ADDRESS", d.engine, env),
-        matchmaking=env_str("MATCHMAKING_ADDRESS", d.matchmaking, env),
-        scoring=env_str("SCORING_ADDRESS", d.scoring, env),
-        token_secret=env_str("MELDSTREAM_TOKEN_SECRET", d.token_secret, env),
+        address=address_setting("WEB_ADDRESS", d.address, env),
+        engine=address_setting("ENGINE_ADDRESS", d.engine, env),
+        matchmaking=address_setting("MATCHMAKING_ADDRESS", d.matchmaking, env),
+        scoring=address_setting("SCORING_ADDRESS", d.scoring, env),
+        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev_mode(env)),
+        token_ttl_s=token_ttl_s(env),
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
+        tls=load_tls(env),
     )
