@@ -17,8 +17,9 @@ from rummy_scoring.service import start_scoring
 from rummy_store.embedded_log import EmbeddedEventLog
 
 
-def _append_game(log: EmbeddedEventLog, game_id: str) -> None:
-    """A kalooki game as the engine logs it: started and seated, the deal's end, the game's end."""
+def _append_game(log: EmbeddedEventLog, game_id: str, *, ended: bool = True) -> None:
+    """A kalooki game as the engine logs it: started and seated, the deal's end, the game's end (or,
+    not `ended`, only started and seated: a game being played)."""
     commands = [
         (
             "engine/create",
@@ -36,7 +37,7 @@ def _append_game(log: EmbeddedEventLog, game_id: str) -> None:
         ),
     ]
     seq = 0
-    for command, batch in appends(game_id, commands):
+    for command, batch in appends(game_id, commands if ended else commands[:1]):
         log.append(game_id, command, seq, batch)
         seq += len(batch)
 
@@ -49,7 +50,7 @@ async def _code(call: Any) -> str:
     return "OK"
 
 
-async def _scenario(tmp_path: Path) -> tuple[sc.MatchScored, list[str], int, int]:
+async def _scenario(tmp_path: Path) -> tuple[sc.MatchScored, list[str], int, int, list[str]]:
     config = ScoringConfig(
         address="127.0.0.1:0",
         data_dir=str(tmp_path / "scoring"),
@@ -61,6 +62,7 @@ async def _scenario(tmp_path: Path) -> tuple[sc.MatchScored, list[str], int, int
     games = EmbeddedEventLog(config.game_file)
     try:
         _append_game(games, "g1")
+        _append_game(games, "g2", ended=False)
         async with grpc.aio.insecure_channel(scoring.address) as channel:
             stub: Any = sc_grpc.ScoringServiceStub(channel)
             for _ in range(200):  # the consumer loop follows the engine's log
@@ -77,7 +79,13 @@ async def _scenario(tmp_path: Path) -> tuple[sc.MatchScored, list[str], int, int
                 await _code(stub.GetLeaderboard(sc.GetLeaderboardRequest(variant="kalooki", period="month"))),
                 await _code(stub.GetLeaderboard(sc.GetLeaderboardRequest(variant="kalooki", limit=500))),
                 await _code(stub.GetRatingHistory(sc.GetRatingHistoryRequest(player_id="ann"))),
+                await _code(stub.ListLiveGames(sc.ListLiveGamesRequest(limit=101))),
             ]
+            for _ in range(200):
+                live = await stub.ListLiveGames(sc.ListLiveGamesRequest())
+                if live.games:
+                    break
+                await asyncio.sleep(0.05)
             board = await stub.GetLeaderboard(sc.GetLeaderboardRequest(variant="kalooki"))
             history = await stub.GetRatingHistory(
                 sc.GetRatingHistoryRequest(player_id="bob", variant="kalooki")
@@ -88,14 +96,15 @@ async def _scenario(tmp_path: Path) -> tuple[sc.MatchScored, list[str], int, int
             await asyncio.sleep(0.05)
         published = EmbeddedEventLog(tmp_path / "scoring" / "scores.sqlite").last_seq("g1")
         assert [(e.player_id, e.wins) for e in board.entries] == [("bob", 1.0)]
-        return reply.match, codes, len(history.changes), published
+        listed = [f"{g.game_id} {g.variant} {' '.join(g.player_ids)}" for g in live.games]
+        return reply.match, codes, len(history.changes), published, listed
     finally:
         games.close()
         await scoring.stop()
 
 
 def test_scoring_runs_on_the_embedded_store(tmp_path: Path) -> None:
-    match, codes, rated, published = asyncio.run(_scenario(tmp_path))
+    match, codes, rated, published, live = asyncio.run(_scenario(tmp_path))
     assert list(match.player_ids) == ["ann", "bob", "cy"] and list(match.winners) == ["bob"]
     assert list(match.totals) == [30, 0, 12]
     assert codes == [
@@ -104,5 +113,7 @@ def test_scoring_runs_on_the_embedded_store(tmp_path: Path) -> None:
         "INVALID_ARGUMENT bad_period",
         "INVALID_ARGUMENT bad_limit",
         "INVALID_ARGUMENT missing_variant",
+        "INVALID_ARGUMENT bad_limit",
     ]
+    assert live == ["g2 kalooki ann bob cy"]  # g1 ended
     assert rated == 1 and published == 5  # a hand, the match and three rating changes

@@ -19,6 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_scoring import handlers as handlers_module
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.results import FORMAT
@@ -139,6 +140,33 @@ def test_tournament_standings_count_a_game_once_whichever_topic_arrives_first(
     handlers.on_matchmaking_record(formed("b"))
     handlers.on_matchmaking_record(formed("b"))  # redelivered
     assert reader.standings("T") == [("ann", 5, 2), ("cy", 19, 2), ("bob", 40, 2)]
+
+
+def test_live_games_are_the_games_seated_and_not_ended_newest_first_and_bounded(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handlers, reader, _, _ = setup
+    monkeypatch.setattr(handlers_module, "LIVE_KEPT", 3)
+    games = {
+        name: _at(_game(name, ["ann", "bob"], [0, 9], 0), Timestamp(seconds=1_790_000_000 + i))
+        for i, name in enumerate(("a", "b", "c", "d", "e"))
+    }
+    for records in games.values():  # started, seated and a card drawn, one game after another
+        handlers.on_game_records(records[:3])
+    handlers.on_game_records(games["d"][3:])  # d ends
+    handlers.on_game_records(games["e"][:3])  # redelivered: changes nothing
+    listed = reader.live_games(10)
+    assert [game_id for game_id, _, _ in listed] == ["e", "c"]  # d ended; a and b fell off (3 kept)
+    _, started, state = listed[0]
+    assert started == 1_790_000_004 and state.players == ("ann", "bob") and state.variant == "kalooki"
+    assert [game_id for game_id, _, _ in reader.live_games(1)] == ["e"]
+
+
+def _at(records: list[EventRecord], at: Timestamp) -> list[EventRecord]:
+    """The records with every event at time `at`."""
+    return [
+        _record(r.game_id, r.seq, ev.GameEvent.FromString(r.payload), r.command_id, at=at) for r in records
+    ]
 
 
 def test_a_poll_spanning_game_ends_and_redeliveries_scores_as_one_record_at_a_time(

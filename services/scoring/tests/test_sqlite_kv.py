@@ -23,6 +23,10 @@ def _script(r: Any, p: str) -> list[Any]:
         replies.append(r.zincrby(f"{p}z", amount, member))
     replies += [r.zrange(f"{p}z", 0, -1, withscores=True), r.zrevrange(f"{p}z", 0, -1, withscores=True)]
     replies += [r.zrevrange(f"{p}z", 1, 2, withscores=True), r.zrange(f"{p}z", 0, 1), r.zcard(f"{p}z")]
+    replies += [r.zadd(f"{p}y", {"g1": 3.0, "g2": 1.5}), r.zadd(f"{p}y", {"g1": 4.0, "g3": 2.0})]
+    replies += [r.zrevrange(f"{p}y", 0, -1, withscores=True), r.zremrangebyrank(f"{p}y", 0, -3)]
+    replies += [r.zrange(f"{p}y", 0, -1), r.zrem(f"{p}y", "g3", "none"), r.zrem(f"{p}y", "g1")]
+    replies += [r.type(f"{p}y")]  # the last member gone: the key too
     replies += [
         r.sadd(f"{p}t", "x"),
         r.sadd(f"{p}t", "x"),

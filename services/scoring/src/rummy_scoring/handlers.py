@@ -48,7 +48,7 @@ from rummy_scoring.config import MATCHMAKING_TOPIC
 from rummy_scoring.outbox import entry
 from rummy_scoring.ratings import Ladder, Order, Rating, rate
 from rummy_scoring.results import GameScore, ScoringError, ranks, read, step
-from rummy_scoring.store import Keys, Store, ladder_of
+from rummy_scoring.store import LIVE_KEPT, Keys, Store, ladder_of
 
 log = logging.getLogger("rummy_scoring")
 Write = tuple[str, tuple[Any, ...], dict[str, Any]]  # a Redis command queued after MULTI
@@ -144,6 +144,7 @@ class Handlers:
         states = dict(before)
         scored: list[_Scored] = []
         unusable: list[Skip] = []
+        live: dict[str, float | None] = {}  # game id -> start time when seated, None when ended
         for record, envelope in readable:
             state = states[record.game_id]
             if state is not None and record.seq <= state.seq:
@@ -154,6 +155,10 @@ class Handlers:
                 unusable.append((record, f"{type(exc).__name__}: {exc}"))
                 continue
             states[record.game_id] = new
+            if record.event_type == "table_seated":
+                live[record.game_id] = envelope.occurred_at.ToNanoseconds() / 1e9
+            elif record.event_type == "game_ended":
+                live[record.game_id] = None
             if outputs:
                 scored.append(_Scored(record, envelope, new, outputs))
         ended = [s for s in scored if s.outputs[0].HasField("match_scored")]
@@ -176,6 +181,7 @@ class Handlers:
             )
             published[game_id] += len(corrected)
             count += len(corrected)
+        writes.extend(self._live_writes(live))
         pipe.multi()
         _apply(pipe, writes)
         for game_id, state in states.items():
@@ -189,6 +195,14 @@ class Handlers:
         for item in ended:
             telemetry.result_scored(item.record.game_id, item.outputs[0].match_scored)
         return count, unusable
+
+    def _live_writes(self, live: dict[str, float | None]) -> list[Write]:
+        """The live list's changes: seated games in (the newest LIVE_KEPT kept), ended games out."""
+        key = self.keys.live()
+        started = {game_id: at for game_id, at in live.items() if at is not None}
+        writes = [_w("zadd", key, started), _w("zremrangebyrank", key, 0, -LIVE_KEPT - 1)] if started else []
+        ended = [game_id for game_id, at in live.items() if at is None]
+        return writes + ([_w("zrem", key, *ended)] if ended else [])
 
     def _read_for(self, pipe: Any, ended: list[_Scored]) -> _Reads:
         """WATCH and read the ladders, tournament links and standings the finished games touch."""

@@ -87,3 +87,24 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
         rows = await asyncio.to_thread(self._reader.payouts, request.player_id)
         payouts = [sc.Payout(game_id=game_id, amount=amount) for game_id, amount in rows]
         return sc.GetPayoutsResponse(payouts=payouts, total=sum(amount for _, amount in rows))
+
+    @unary_errors
+    async def ListLiveGames(
+        self, request: sc.ListLiveGamesRequest, context: Context
+    ) -> sc.ListLiveGamesResponse:
+        limit = request.limit or 20
+        if limit > MAX_PAGE:
+            raise InvalidArgument("bad_limit", f"limit is at most {MAX_PAGE}")
+        rows = await asyncio.to_thread(self._reader.live_games, limit)
+        return sc.ListLiveGamesResponse(
+            games=[
+                sc.LiveGame(
+                    game_id=game_id,
+                    variant=state.variant,
+                    player_ids=state.players,
+                    started_at=started,
+                    deals_scored=state.deals,
+                )
+                for game_id, started, state in rows
+            ]
+        )

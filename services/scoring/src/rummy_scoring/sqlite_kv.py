@@ -155,6 +155,31 @@ class _Commands:
         ).fetchone()
         return float(row[0])
 
+    def zadd(self, key: str, mapping: Mapping[str, float]) -> int:
+        added = 0
+        for member, score in mapping.items():
+            known = self._db.execute(
+                "SELECT 1 FROM zsets WHERE key = ? AND member = ?", (_key(key), _bytes(member))
+            ).fetchone()
+            added += known is None
+            self._db.execute(
+                "INSERT OR REPLACE INTO zsets VALUES (?, ?, ?)", (_key(key), _bytes(member), _score(score))
+            )
+        return added
+
+    def zrem(self, key: str, *members: Value) -> int:
+        removed = 0
+        for member in members:
+            cursor = self._db.execute(
+                "DELETE FROM zsets WHERE key = ? AND member = ?", (_key(key), _bytes(member))
+            )
+            removed += cursor.rowcount
+        return removed
+
+    def zremrangebyrank(self, key: str, start: int, end: int) -> int:
+        gone = [member for member, _ in self._zrange(key, start, end, descending=False)]
+        return self.zrem(key, *gone)
+
     def zcard(self, key: str) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM zsets WHERE key = ?", (_key(key),)).fetchone()[0])
 

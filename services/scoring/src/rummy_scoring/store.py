@@ -19,6 +19,7 @@ from rummy_scoring.results import GameScore
 from rummy_scoring.sqlite_kv import SqliteKV
 
 Store = redis.Redis | SqliteKV
+LIVE_KEPT = 1000  # live games listed at most: a game never ended (its store lost) must not stay forever
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,10 @@ class Keys:
 
     def match(self, game_id: str) -> str:
         return f"{self.prefix}scoring:game:{game_id}:match"
+
+    def live(self) -> str:
+        """The games seated and not ended, scored by their start time (ListLiveGames)."""
+        return f"{self.prefix}scoring:live"
 
     def game_tournament(self, game_id: str) -> str:
         return f"{self.prefix}scoring:game:{game_id}:tournament"
@@ -98,6 +103,16 @@ class ScoreReader:
     def match(self, game_id: str) -> sc.MatchScored | None:
         raw = self._r.get(self.keys.match(game_id))
         return sc.MatchScored.FromString(raw) if raw is not None else None
+
+    def live_games(self, limit: int) -> list[tuple[str, float, GameScore]]:
+        """The newest `limit` live games: id, start time and scoring's state of each."""
+        rows = self._r.zrevrange(self.keys.live(), 0, limit - 1, withscores=True)
+        states = self._r.mget([self.keys.game(member.decode()) for member, _ in rows]) if rows else []
+        return [
+            (member.decode(), float(started), GameScore.loads(raw))
+            for (member, started), raw in zip(rows, states, strict=True)
+            if raw is not None
+        ]
 
     def rating(self, variant: str, player: str) -> Rating:
         return rating_of(self._r.hgetall(self.keys.rating(variant, player)))
