@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -205,14 +205,12 @@ async def demo(
     tables: int,
     *,
     pace_s: float = 0.0,
-    on_table: Callable[[str, str, list[str]], None] | None = None,
 ) -> None:
     """Bots that go the whole way, round after round: queue, get seated by rating, play, get scored.
 
     Each round every bot queues for the round's variant (the variants in turn); matchmaking forms
     `tables` tables of three from the ratings scoring published; each result is printed as its game ends.
-    Each bot waits `pace_s` before each move (`--pace`, so people can watch); `on_table(game, variant,
-    players)` hears of each table formed (the web gateway lists them to watch).
+    Each bot waits `pace_s` before each move (`--pace`, so people can watch).
     """
     players = [
         f"{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}" for i in range(TABLE * tables)
@@ -245,8 +243,6 @@ async def demo(
                     at_table, key=lambda p: next(s.seat for s in seats[p].seats if s.player_id == p)
                 )
                 print(f"  table {game_id}: {', '.join(ordered)}", flush=True)
-                if on_table is not None:
-                    on_table(game_id, variant, ordered)
             await asyncio.gather(
                 *(
                     _table(engine, scores, variant, at_table, seats, tokens=tokens, pace_s=pace_s)

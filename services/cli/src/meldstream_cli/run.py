@@ -186,7 +186,7 @@ async def _serve(
         )
     for line in services.lines:
         print(line, flush=True)
-    print(f"meldstream web on {web.gateway.url}   (open it in a browser to play)", flush=True)
+    print(f"meldstream web on {web.url}   (open it in a browser to play)", flush=True)
     bots = (
         asyncio.create_task(
             demo(
@@ -195,7 +195,6 @@ async def _serve(
                 tokens,
                 tables,
                 pace_s=pace_s,
-                on_table=web.games.add,
             )
         )
         if tables
@@ -207,7 +206,7 @@ async def _serve(
     if bots is not None:
         bots.cancel()
         await asyncio.gather(bots, return_exceptions=True)
-    await web.gateway.stop()
+    await web.stop()
     await services.stop()
     await asyncio.to_thread(_stop_engines, others)
     await engine.stop()

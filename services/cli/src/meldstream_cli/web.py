@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from meldstream_web import config as web_config
-from meldstream_web.directory import LiveGames
 from meldstream_web.server import RunningGateway, start_gateway
 from rummy_engine.config import EngineConfig
 from rummy_infra.local import free_port
@@ -16,13 +15,7 @@ from rummy_service.server import check_listen
 from meldstream_cli.platform_services import PlatformServices
 
 
-@dataclass(slots=True)
-class RunningWeb:
-    gateway: RunningGateway
-    games: LiveGames  # the demo adds its tables here, for spectators to pick
-
-
-async def start_web(config: EngineConfig, services: PlatformServices, address: str | None) -> RunningWeb:
+async def start_web(config: EngineConfig, services: PlatformServices, address: str | None) -> RunningGateway:
     """The gateway on `address` (or WEB_ADDRESS), bridged to this run's engine, matchmaking and scoring.
     When neither is given and the default port is busy (another run, a test), a free port is used: the
     printed URL says which."""
@@ -36,14 +29,13 @@ async def start_web(config: EngineConfig, services: PlatformServices, address: s
         scoring=services.scoring.address,
         token_secret=config.token_secret,
     )
-    games = LiveGames()
     if explicit:
         check_listen(settings.address)  # a port in use is one line naming it, not a fallback
     try:
-        return RunningWeb(await start_gateway(settings, games), games)
+        return await start_gateway(settings)
     except OSError as exc:
         if explicit or exc.errno != errno.EADDRINUSE:
             raise
     host, _ = settings.host_port
     fallback = replace(settings, address=f"{host}:{free_port()}")
-    return RunningWeb(await start_gateway(fallback, games), games)
+    return await start_gateway(fallback)

@@ -26,13 +26,13 @@ from starlette.responses import JSONResponse, Response
 from meldstream_web import sse
 from meldstream_web.bots import BotSeats
 from meldstream_web.config import WebConfig
-from meldstream_web.directory import LiveGames
 from meldstream_web.jsonpb import action_from_json, to_json
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 BOT_PREFIX = "bot-"
 MAX_TABLE = 8
 BOT_NAMES = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")  # MAX_TABLE - 1 of them
+LIVE_LISTED = 30  # live games the lobby lists
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
     grpc.StatusCode.UNAUTHENTICATED: 401,
@@ -69,7 +69,6 @@ class Gateway:
     config: WebConfig
     tokens: TokenIssuer
     bots: BotSeats
-    games: LiveGames
     matchmaking: grpc.aio.Channel
     scoring: grpc.aio.Channel
 
@@ -150,7 +149,6 @@ class Gateway:
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
         for seat, bot in enumerate(bots, start=1):
             self.bots.start(self.config.engine, self.tokens.renewing(bot), game_id, seat, pace)
-        self.games.add(game_id, variant, [player, *bots])
         return JSONResponse({"game_id": game_id, "seat": 0, "token": token})
 
     async def enqueue(self, request: Request) -> Response:
@@ -181,8 +179,6 @@ class Gateway:
             )
             try:
                 async for reply in call:
-                    if reply.state == mm.TICKET_STATE_SEATED:
-                        self.games.add(reply.game_id, "", [s.player_id for s in reply.seats])
                     yield sse.message({**to_json(reply), "you": player}, event="ticket")
             except grpc.aio.AioRpcError as error:
                 yield sse.message({"message": error.details() or error.code().name}, event="failure")
@@ -198,31 +194,13 @@ class Gateway:
         return JSONResponse(to_json(reply))
 
     async def live_games(self, request: Request) -> Response:
-        """The games this gateway saw start that the engine says are still being played."""
-        token = self.token(request)
-        live = []
-        async with self.client(token) as client:
-            for listed in self.games.newest_first():
-                try:
-                    view = await client.view(listed.game_id)
-                except RpcFailure as failure:
-                    if failure.status == grpc.StatusCode.NOT_FOUND:
-                        continue  # not created yet (a queued table the engine has still to open)
-                    raise
-                if view.phase == 4:  # PHASE_GAME_OVER
-                    self.games.drop(listed.game_id)
-                    continue
-                players = [seat.player_id for seat in view.seats]
-                live.append(
-                    {
-                        "game_id": listed.game_id,
-                        "variant": view.variant,
-                        "players": players,
-                        "deal": view.deal,
-                        "seq": view.seq,
-                    }
-                )
-        return JSONResponse({"games": live})
+        """The games being played now on the whole platform, newest first: scoring's list (it follows
+        every game's events, whichever engine or gateway started them). A spectator watches any game."""
+        self.player(self.token(request))  # signed in: the list is for the lobby
+        reply = await sc_grpc.ScoringServiceStub(self.scoring).ListLiveGames(
+            sc.ListLiveGamesRequest(limit=LIVE_LISTED)
+        )
+        return JSONResponse(to_json(reply))
 
     async def updates(self, request: Request) -> Response:
         """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after

@@ -18,7 +18,6 @@ from starlette.staticfiles import StaticFiles
 from meldstream_web.api import BadRequest, Gateway, refusal
 from meldstream_web.bots import BotSeats
 from meldstream_web.config import WebConfig
-from meldstream_web.directory import LiveGames
 
 STATIC = Path(__file__).parent / "static"
 
@@ -42,9 +41,7 @@ async def _index(_request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
-def create_app(config: WebConfig, games: LiveGames | None = None) -> Starlette:
-    """The app for `config`; `games` is the live-game directory (shared with `meldstream run`'s demo)."""
-    directory = games if games is not None else LiveGames()
+def create_app(config: WebConfig) -> Starlette:
     holder: dict[str, Gateway] = {}
 
     @asynccontextmanager
@@ -55,7 +52,7 @@ def create_app(config: WebConfig, games: LiveGames | None = None) -> Starlette:
             config.tls.channel(config.scoring) as scoring,
         ):
             tokens = TokenIssuer(config.token_secret, config.token_ttl_s)
-            holder["gateway"] = Gateway(config, tokens, bots, directory, matchmaking, scoring)
+            holder["gateway"] = Gateway(config, tokens, bots, matchmaking, scoring)
             try:
                 yield
             finally:

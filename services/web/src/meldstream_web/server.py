@@ -11,7 +11,6 @@ import uvicorn
 
 from meldstream_web.app import create_app
 from meldstream_web.config import WebConfig
-from meldstream_web.directory import LiveGames
 
 
 class _EmbeddedServer(uvicorn.Server):
@@ -34,7 +33,7 @@ class RunningGateway:
         await self._task
 
 
-async def start_gateway(config: WebConfig, games: LiveGames | None = None) -> RunningGateway:
+async def start_gateway(config: WebConfig) -> RunningGateway:
     """Serve the gateway; returns once it accepts connections. The socket is bound here, so an address
     in use is an OSError to the caller (uvicorn would exit the whole process instead)."""
     host, port = config.host_port
@@ -47,7 +46,7 @@ async def start_gateway(config: WebConfig, games: LiveGames | None = None) -> Ru
         raise
     server = _EmbeddedServer(
         uvicorn.Config(
-            create_app(config, games),
+            create_app(config),
             host=host,
             port=port,
             log_level="warning",

@@ -64,7 +64,9 @@ async function refreshLive() {
       watch.textContent = "Watch";
       watch.className = "watch";
       watch.addEventListener("click", () => { location.hash = `#/watch/${g.game_id}`; });
-      li.append(`${g.variant} · ${g.players.join(", ")} · deal ${g.deal} `, watch);
+      const minutes = Math.max(0, Math.round((Date.now() / 1000 - g.started_at) / 60));
+      const scored = g.deals_scored ? ` · ${g.deals_scored} deal${g.deals_scored > 1 ? "s" : ""} scored` : "";
+      li.append(`${g.variant} · ${g.player_ids.join(", ")} · started ${minutes} min ago${scored} `, watch);
       return li;
     }));
     if (!reply.games.length) $("live-games").textContent = "No live games right now.";
