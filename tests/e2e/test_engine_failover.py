@@ -1,9 +1,10 @@
 """Rebalance without loss (issue 13, item 2), with engine processes on real Kafka + Redis.
 
 Bots play tables through the SDK with a short turn limit; every client targets the first engine only.
-A second engine is killed (SIGKILL) mid-play: its partitions move once the group's session expires,
-its open games resume on the survivor with their turn timers (a seat that never acts keeps being
-timed out), and the bots carry on. A third engine then joins and takes partitions, and is stopped
+A second engine is killed (SIGKILL) mid-play: its fence group (two partitions, owned and written
+whole) moves once the group's session expires, its open games resume on the survivor with their
+turn timers (a seat that never acts keeps being timed out), and the bots carry on. A third engine
+then joins and takes partitions, and is stopped
 (SIGTERM): it hands them back, and no client sees a failed call. At the end the game topic is read
 back: every seq range an answer acknowledged holds that command's events, once, in gap-free games,
 and every stream a bot followed saw each seq once, in order, across the moves.
@@ -35,7 +36,8 @@ from rummy_store.partitioning import partition_for
 
 TOKENS = TokenIssuer(DEV_SECRET)
 PLAYERS = ["ann", "bob"]
-PARTITIONS = 3
+PARTITIONS = 4
+FENCE_GROUPS = 2  # two partitions a group, as deployed (64 in 8): a takeover moves a group whole
 TURN_MS = 3_000  # the tables' turn limit: bots act well within it, the silent seat never does
 PACE_S = 0.15  # a bot's think time: games stay open across the kills
 TIMER_TURN = "engine/turn/"  # command ids of the turns the engine plays for a seat (app._expire)
@@ -137,6 +139,7 @@ def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
         "ENGINE_TOPIC": topic,
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_PARTITIONS": str(PARTITIONS),
+        "ENGINE_FENCE_GROUPS": str(FENCE_GROUPS),
         "ENGINE_TURN_TIMEOUT_MS": "0",
     }
 

@@ -181,6 +181,7 @@ def test_three_of_each_service_one_of_each_killed_mid_play(
         "SCORING_KEY_PREFIX": prefix,
         "SCORING_GROUP": f"{unique_prefix}.scoring",
         "ENGINE_PARTITIONS": str(PARTITIONS),
+        "ENGINE_FENCE_GROUPS": "3",  # two partitions a group: each engine owns one group whole
         "MATCHMAKING_PARTITIONS": str(PARTITIONS),
         "SCORING_PARTITIONS": str(PARTITIONS),
         "MATCHMAKING_PAIRING_INTERVAL_MS": "50",
