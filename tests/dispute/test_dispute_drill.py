@@ -281,3 +281,41 @@ def test_a_player_verifies_the_export_and_get_history_without_the_store(
     export_file.write_text(json.dumps(doc))
     assert main(["verify", "--file", str(export_file)]) == 1
     assert "deal 1          seq 1     DOES NOT MATCH" in capsys.readouterr().out
+
+
+async def _other_refusals(address: str) -> int:
+    """A seated player's moves refused for other reasons than the rules', and a stranger's attempt;
+    the seat that sent the seated player's refusals."""
+    clients = {p: GameClient(address, TOKENS.issue(p)) for p in [*PLAYERS, "zed"]}
+    try:
+        await clients["ann"].create_game("kalooki", PLAYERS, "others", turn_timeout_ms=600_000)
+        turn = (await clients["ann"].view("others")).turn
+        other = (turn + 1) % len(PLAYERS)
+        sender = clients[PLAYERS[turn]]
+        draw = gs.Action(draw_from_stock=gs.DrawFromStock())
+        for seat, action, command_id, code in (
+            (other, draw, "not-mine", "not_your_seat"),  # another seat's move
+            (turn, gs.Action(), "empty", "malformed_action"),  # no action at all
+        ):
+            with pytest.raises(RpcFailure) as refused:
+                await sender.submit("others", seat, action, command_id)
+            assert refused.value.code == code
+        with pytest.raises(RpcFailure) as stranger:  # holds no seat: refused, and not on the game's record
+            await clients["zed"].submit("others", turn, draw, "stranger")
+        assert stranger.value.code == "not_your_seat"
+        return turn
+    finally:
+        for client in clients.values():
+            await client.close()
+
+
+def test_refusals_other_than_the_rules_are_on_record_for_the_games_players_only(
+    store: tuple[ServiceProcess, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine, data = store
+    turn = asyncio.run(_other_refusals(engine.address))
+    export = json.loads(_replay(capsys, "others", "--data-dir", str(data), "--format", "json"))
+    assert [(r["player"], r["seat"], r["command_id"], r["code"]) for r in export["refused"]] == [
+        (PLAYERS[turn], (turn + 1) % len(PLAYERS), "not-mine", "not_your_seat"),
+        (PLAYERS[turn], turn, "empty", "malformed_action"),
+    ]

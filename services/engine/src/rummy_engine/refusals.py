@@ -1,4 +1,4 @@
-"""Refused commands on record: who, when, what and the rule code, in an audit stream beside the game's.
+"""Refused commands on record: who, when, what and the code, in an audit stream beside the game's.
 
 "The server refused my legal move" can only be settled if the refusal left a trace. A refusal changes
 no game state, so it is never an event of the game's stream (folds, seqs and snapshots stay as they
@@ -13,12 +13,16 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from rummy_service.auth import Principal
+from rummy_service.errors import ServiceError
 from rummy_store import ConcurrencyError, EventLog, NewEvent, StoreError
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
@@ -69,6 +73,18 @@ class RefusalStream:
         with self._lock:
             if self._log is not None:
                 self._log.close()
+
+
+TRANSIENT: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+
+def on_record(refused: ServiceError, players: Sequence[str], principal: Principal) -> bool:
+    """Whether a refused SubmitAction goes on record: every refusal of a move by one of the game's
+    players (the rules', and the others: another seat's move, a malformed action, a reused command
+    id), since any of them can be the move a player says was legal. Not a transient answer (the store
+    or the game's owner is away: the client retries, nothing was decided), and not a caller who holds
+    no seat: anyone could otherwise write to any game's record."""
+    return refused.status not in TRANSIENT and principal.is_player_named(players)
 
 
 def refusal(

@@ -21,7 +21,6 @@ from rummy_client import wire
 from rummy_service import logs
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import (
-    FailedPrecondition,
     InvalidArgument,
     ServiceError,
     stream_errors,
@@ -106,23 +105,24 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     async def _submit(self, request: gs.SubmitActionRequest, context: Context) -> gs.SubmitActionResponse:
         limits.check(request)
-        caller = await self._caller(context, request.game_id, request.seat)
-        live = caller.live
+        principal = self._principal(context)
+        live = await self._app.game(request.game_id)
         try:
-            command = wire.command_from_pb(request.seat, request.action)
-        except wire.CodecError as exc:
-            raise InvalidArgument("malformed_action", str(exc)) from None
-        digest = hashlib.sha256(request.action.SerializeToString(deterministic=True)).hexdigest()[:16]
-        try:
+            access.check_seat(live.state, principal, request.seat)
+            try:
+                command = wire.command_from_pb(request.seat, request.action)
+            except wire.CodecError as exc:
+                raise InvalidArgument("malformed_action", str(exc)) from None
+            digest = hashlib.sha256(request.action.SerializeToString(deterministic=True)).hexdigest()[:16]
             outcome = await self._app.submit(
                 request.game_id, request.seat, request.command_id, command, digest
             )
-        except FailedPrecondition as exc:  # a move the rules refuse: on record before the answer
-            if self._refused is not None:
+        except ServiceError as exc:  # a refused move of one of the game's players: on record first
+            if self._refused is not None and refusals.on_record(exc, live.state.table.players, principal):
                 entry = refusals.refusal(
                     game_id=request.game_id,
                     seat=request.seat,
-                    player=caller.principal.subject,
+                    player=principal.subject,
                     at=time.time(),
                     after_seq=live.seq,
                     command_id=request.command_id,
