@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from rummy_service.auth import OPERATOR, PLAYER, SERVICE, AuthError, Principal, TokenIssuer, bearer
+from rummy_service.auth import (
+    EXPIRED,
+    OPERATOR,
+    PLAYER,
+    SERVICE,
+    AuthError,
+    Principal,
+    RenewingToken,
+    TokenIssuer,
+    authenticate,
+    bearer,
+)
 from rummy_service.config import ConfigError, env_int
+from rummy_service.errors import Unauthenticated
 
 ISSUER = TokenIssuer("secret-one")
 
@@ -43,8 +57,48 @@ def test_forged_or_malformed_tokens_are_refused(token: str) -> None:
 def test_an_expired_token_is_refused() -> None:
     token = ISSUER.issue("ann", expires_at=100)
     assert ISSUER.verify(token, now=99).subject == "ann"
-    with pytest.raises(AuthError, match="expired"):
+    with pytest.raises(AuthError, match="expired") as refused:
         ISSUER.verify(token, now=100)
+    assert refused.value.code == EXPIRED
+
+
+def test_a_token_lives_the_issuers_lifetime_from_its_issue() -> None:
+    before = time.time()
+    principal, expires = ISSUER.claims(ISSUER.issue("ann"), before)
+    assert principal == Principal("ann", PLAYER)
+    assert before + 3600 - 2 <= expires <= time.time() + 3600  # ISSUER's default: an hour
+    short = TokenIssuer("secret-one", ttl_s=90)
+    assert before + 88 <= short.claims(short.issue("ann"), before)[1] <= time.time() + 90
+
+
+def test_a_token_minted_with_a_past_expiry_is_refused_at_the_service_saying_to_get_a_new_one() -> None:
+    token = ISSUER.issue("ann", expires_at=int(time.time()) - 300)
+    with pytest.raises(Unauthenticated) as refused:
+        authenticate(ISSUER, (("authorization", f"Bearer {token}"),))
+    assert refused.value.code == EXPIRED
+    assert "expired 5 min ago: get a new one" in refused.value.message
+
+
+def test_a_token_without_an_expiry_from_an_older_meldstream_is_refused() -> None:
+    never = ISSUER.issue("ann", expires_at=0)  # what issue() wrote before tokens expired
+    with pytest.raises(AuthError, match=r"without an expiry.*get a new one") as refused:
+        ISSUER.verify(never, now=0)
+    assert refused.value.code == EXPIRED
+
+
+def test_a_renewing_token_is_minted_again_once_half_its_lifetime_has_passed() -> None:
+    issuer = TokenIssuer("secret-one", ttl_s=100)
+    clock = [1000.0]
+    renewing = RenewingToken(issuer, "matchmaking", SERVICE, clock=lambda: clock[0])
+    first = renewing()
+    clock[0] = 1049.0
+    assert renewing() == first  # still more than half its life ahead
+    clock[0] = 1050.0
+    second = renewing()
+    assert second != first
+    assert issuer.claims(second, 1149.0) == (Principal("matchmaking", SERVICE), 1150)
+    with pytest.raises(AuthError):
+        issuer.verify(first, 1100.0)  # the first would have expired by then; the renewed one lives on
 
 
 def test_bearer_reads_the_authorization_metadata() -> None:

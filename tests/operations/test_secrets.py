@@ -1,0 +1,135 @@
+"""Development mode and secrets: the public development values only with MELDSTREAM_DEV=1, real secrets
+of 32 bytes or more otherwise; and the settings checked before anything listens (addresses, Redis URL,
+TLS files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from meldstream_web import config as web_config
+from rummy_engine import config as engine_config
+from rummy_engine.seeds import DEV_SEED_KEY
+from rummy_matchmaking import config as matchmaking_config
+from rummy_service.auth import DEV_SECRET
+from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret, token_ttl_s
+from rummy_service.tls import load_tls
+
+GOOD = "0123456789abcdef0123456789abcdef"  # 32 bytes
+LOADERS: dict[str, Callable[[Mapping[str, str]], Any]] = {
+    "engine": engine_config.load,
+    "matchmaking": matchmaking_config.load,
+    "web": web_config.load,
+}
+
+
+def production(**env: str) -> dict[str, str]:
+    return {"MELDSTREAM_DEV": "0", "MELDSTREAM_TOKEN_SECRET": GOOD, "ENGINE_SEED_KEY": GOOD[::-1], **env}
+
+
+@pytest.mark.parametrize(
+    ("raw", "dev"), [("", False), ("0", False), ("1", True), ("true", True), ("no", False)]
+)
+def test_development_mode_is_explicit(raw: str, dev: bool) -> None:
+    assert dev_mode({"MELDSTREAM_DEV": raw}) is dev
+
+
+def test_a_development_mode_that_is_not_yes_or_no_is_refused() -> None:
+    with pytest.raises(ConfigError, match="MELDSTREAM_DEV='maybe'"):
+        dev_mode({"MELDSTREAM_DEV": "maybe"})
+
+
+def test_a_secret_outside_development_mode_must_be_set_real_and_long() -> None:
+    assert secret("S", "public", {"S": GOOD}, dev=False) == GOOD
+    with pytest.raises(ConfigError, match=r"S is not set: .*openssl rand -hex 32.*MELDSTREAM_DEV=1"):
+        secret("S", "public", {}, dev=False)
+    with pytest.raises(ConfigError, match="S is empty"):
+        secret("S", "public", {"S": ""}, dev=False)
+    with pytest.raises(ConfigError, match="S is the public development value, refused"):
+        secret("S", "public", {"S": "public"}, dev=False)
+    with pytest.raises(ConfigError, match="S is 31 bytes, too short"):
+        secret("S", "public", {"S": GOOD[:31]}, dev=False)
+
+
+def test_development_mode_takes_the_public_value_but_still_refuses_a_short_secret() -> None:
+    assert secret("S", "public", {}, dev=True) == "public"
+    assert secret("S", "public", {"S": "public"}, dev=True) == "public"
+    with pytest.raises(ConfigError, match="too short"):
+        secret("S", "public", {"S": "short"}, dev=True)
+
+
+@pytest.mark.parametrize("service", LOADERS)
+def test_every_service_refuses_the_development_token_secret_without_development_mode(service: str) -> None:
+    load = LOADERS[service]
+    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_SECRET is not set"):
+        load({"MELDSTREAM_DEV": "0", "ENGINE_SEED_KEY": GOOD})
+    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_SECRET is the public development value"):
+        load(production(MELDSTREAM_TOKEN_SECRET=DEV_SECRET))
+    assert load(production()).token_secret == GOOD
+    assert load({"MELDSTREAM_DEV": "1"}).token_secret == DEV_SECRET
+
+
+def test_the_engine_refuses_the_development_seed_key_and_a_short_one_without_development_mode() -> None:
+    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is the public development value"):
+        engine_config.load(production(ENGINE_SEED_KEY=DEV_SEED_KEY))
+    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is 16 bytes, too short"):
+        engine_config.load(production(ENGINE_SEED_KEY=GOOD[:16]))
+    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is not set"):
+        engine_config.load({"MELDSTREAM_DEV": "0", "MELDSTREAM_TOKEN_SECRET": GOOD})
+    assert engine_config.load({"MELDSTREAM_DEV": "1"}).seed_key == DEV_SEED_KEY
+
+
+def test_replay_and_verify_need_no_secret_to_read_the_log() -> None:
+    loaded = engine_config.load({"MELDSTREAM_DEV": "0"}, secrets=False)
+    assert loaded.embedded  # reads on without MELDSTREAM_TOKEN_SECRET or ENGINE_SEED_KEY
+
+
+def test_a_development_configuration_starts_its_other_engines_in_development_mode() -> None:
+    loaded = engine_config.load({"MELDSTREAM_DEV": "1"})
+    assert loaded.to_env()["MELDSTREAM_DEV"] == "1"
+    assert "MELDSTREAM_DEV" not in engine_config.load(production()).to_env()
+
+
+def test_token_lifetime_is_an_hour_unless_set_and_at_least_a_minute() -> None:
+    assert token_ttl_s({}) == 3600
+    assert token_ttl_s({"MELDSTREAM_TOKEN_TTL_S": "900"}) == 900
+    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_TTL_S=30 is below the minimum 60"):
+        token_ttl_s({"MELDSTREAM_TOKEN_TTL_S": "30"})
+    assert (
+        matchmaking_config.load({"MELDSTREAM_DEV": "1", "MELDSTREAM_TOKEN_TTL_S": "600"}).token_ttl_s == 600
+    )
+
+
+@pytest.mark.parametrize("value", ["localhost", "127.0.0.1:99999", ":50051", "::1:50051", "127.0.0.1:port"])
+def test_an_address_is_host_and_a_port_in_range(value: str) -> None:
+    with pytest.raises(ConfigError, match=r"X=.* (is not HOST:PORT|IPv6 host in brackets)"):
+        address_setting("X", "127.0.0.1:1", {"X": value})
+
+
+@pytest.mark.parametrize("value", ["0.0.0.0:0", "[::1]:50051", "engine:65535"])
+def test_good_addresses_pass(value: str) -> None:
+    assert address_setting("X", "127.0.0.1:1", {"X": value}) == value
+
+
+def test_a_redis_url_is_a_url() -> None:
+    assert redis_url("R", {"R": "redis://redis:6379/0"}) == "redis://redis:6379/0"
+    with pytest.raises(ConfigError, match="R='redis:6379' is not a Redis URL"):
+        redis_url("R", {"R": "redis:6379"})
+
+
+def test_tls_files_are_checked_once_at_start(tmp_path: Path) -> None:
+    assert not load_tls({}).serves and not load_tls({}).calls
+    with pytest.raises(ConfigError, match="set both TLS_CERT_FILE and TLS_KEY_FILE"):
+        load_tls({"TLS_CERT_FILE": "cert.pem"})
+    with pytest.raises(ConfigError, match=r"TLS_CA_FILE='.*missing.pem' cannot be read"):
+        load_tls({"TLS_CA_FILE": str(tmp_path / "missing.pem")})
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate")
+    with pytest.raises(ConfigError, match=r"TLS_CA_FILE=.* holds no PEM certificate"):
+        load_tls({"TLS_CA_FILE": str(junk)})
+    with pytest.raises(ConfigError, match="are not a certificate and its key"):
+        load_tls({"TLS_CERT_FILE": str(junk), "TLS_KEY_FILE": str(junk)})
+    with pytest.raises(ConfigError, match=r"TLS_CLIENT_CA_FILE .* needs TLS_CERT_FILE"):
+        load_tls({"TLS_CLIENT_CA_FILE": str(junk)})
