@@ -57,7 +57,7 @@ go-client: venv ## the Go client (clients/go): plugins from the Go module proxy,
 test-unit: venv protos ## fast inner loop: tests that need no servers
 	$(BIN)/pytest -m "not integration and not slow" $(PYTEST_ARGS)
 
-lint: venv protos ## ruff, mypy (strict), buf lint, and deploy/k8s rendered and validated offline
+lint: venv protos ## ruff, mypy (strict), buf lint, deploy/k8s rendered and validated offline, deploy/compose.yaml loaded by compose-go
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli -p meldstream_web
@@ -69,6 +69,7 @@ lint: venv protos ## ruff, mypy (strict), buf lint, and deploy/k8s rendered and 
 	$(BIN)/mypy services/matchmaking/tests services/scoring/tests
 	deploy/local/buf.sh lint
 	deploy/k8s/validate.sh
+	deploy/compose-check/check.sh
 
 lint-kube: venv protos ## render deploy/k8s with kustomize (built once) and validate every object against the Kubernetes schemas
 	deploy/k8s/validate.sh
@@ -78,6 +79,9 @@ fmt: venv ## format and autofix
 	$(BIN)/ruff check --fix .
 
 bench: bench-rules bench-eventlog bench-engine bench-scale bench-platform ## every benchmark
+
+# The benchmarks start services on throwaway stores with the public development secrets.
+bench bench-eventlog bench-engine bench-scale bench-platform: export MELDSTREAM_DEV = 1
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
 	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2

@@ -1,20 +1,49 @@
-# One image recipe for every service, built from the repository root so the image gets libs/ and the
-# protos it generates code from (nothing generated is committed):
+# syntax=docker/dockerfile:1
+# One image recipe for every service, and the meldstream command, built from the repository root so the
+# image gets libs/ and the protos it generates code from (nothing generated is committed):
 #   docker build -f deploy/service.Dockerfile --build-arg SERVICE=engine -t meldstream-engine .
-# SERVICE is the folder under services/ (engine, matchmaking, scoring); the image runs `python -m rummy_<SERVICE>`,
-# configured by environment variables only (services/<name>/src/*/config.py).
-FROM python:3.11-slim
-ARG SERVICE
-WORKDIR /app
+# SERVICE (engine, matchmaking or scoring) is what the container runs, `python -m rummy_<SERVICE>`,
+# configured by environment variables only (services/<name>/src/*/config.py). Every image holds every
+# package, so the meldstream command works in any of them against the cluster, e.g.
+#   docker compose -f deploy/compose.yaml exec engine meldstream verify GAME --kafka kafka:9092 --redis redis://redis:6379/0
+#
+# Two stages. `build` has protoc (grpcio-tools, pinned as requirements/lock.txt pins it), generates the
+# Python code of protos/ and builds a wheel of each local package. The runtime stage installs only
+# requirements/runtime.txt (no compiler, protoc, mypy, ruff or pytest) and those wheels, checks the set is
+# complete (pip check), and runs as an unprivileged user (uid 10001, as deploy/k8s runs it). Its
+# HEALTHCHECK asks the service's gRPC health, over TLS when TLS_CA_FILE is set (meldstream_cli.health).
+# Not built on the development machine (no Docker engine there): tests/operations/test_image.py reads it.
+
+ARG PYTHON_IMAGE=python:3.11-slim
+
+FROM ${PYTHON_IMAGE} AS build
+WORKDIR /src
 COPY requirements/lock.txt requirements/lock.txt
-RUN pip install --no-cache-dir -r requirements/lock.txt
+RUN pip install --no-cache-dir "$(grep -i '^grpcio-tools==' requirements/lock.txt)"
 COPY protos protos
 COPY libs libs
-COPY services/${SERVICE} services/${SERVICE}
+COPY services services
 RUN python -m grpc_tools.protoc -I protos --python_out=libs/rummy_proto/src --grpc_python_out=libs/rummy_proto/src \
         $(find protos -name '*.proto') \
-    && pip install --no-cache-dir --no-deps libs/rummy_rules libs/rummy_proto libs/rummy_store \
-        libs/rummy_service libs/rummy_client services/${SERVICE}
-ENV SERVICE_MODULE=rummy_${SERVICE} PYTHONUNBUFFERED=1
+    && find libs/rummy_proto/src/rummy -type d -exec touch {}/py.typed \; \
+    && pip wheel --no-cache-dir --no-deps --wheel-dir /wheels libs/*/ services/*/
+
+FROM ${PYTHON_IMAGE}
+ARG SERVICE=engine
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 MELDSTREAM_SERVICE=${SERVICE}
+COPY requirements/runtime.txt /tmp/runtime.txt
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    pip install --no-cache-dir --no-deps -r /tmp/runtime.txt /wheels/*.whl \
+    && pip check \
+    && rm /tmp/runtime.txt \
+    && groupadd --system --gid 10001 meldstream \
+    && useradd --system --uid 10001 --gid meldstream --home-dir /data --create-home --shell /usr/sbin/nologin meldstream
+# The embedded store's default (.local/) lands here if a container runs without Kafka; on Kafka and Redis
+# the services write no files, and the root filesystem may be read-only.
+WORKDIR /data
+USER 10001:10001
+EXPOSE 50051 50052 50053 9464
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["sh", "-c", "exec python -m meldstream_cli.health --service \"$MELDSTREAM_SERVICE\""]
 # exec: the service itself receives SIGTERM and stops cleanly (rummy_service.process).
-CMD ["sh", "-c", "exec python -m \"$SERVICE_MODULE\""]
+CMD ["sh", "-c", "exec python -m \"rummy_$MELDSTREAM_SERVICE\""]

@@ -1,8 +1,10 @@
 """`meldstream health [ADDRESS] [--service NAME]`: ask a service's gRPC health (grpc.health.v1) once.
 
-Exit status 0 when it answers SERVING, 1 with one line otherwise: the image's HEALTHCHECK
-(deploy/service.Dockerfile) and a check by hand. Over TLS when TLS_CA_FILE (or --ca-file) names the CA
-of the service's certificate; with mutual TLS, the process's own TLS_CERT_FILE goes along.
+Exit status 0 when it answers SERVING, 1 with one line otherwise: a check by hand, and the image's
+HEALTHCHECK (deploy/service.Dockerfile), which runs it as `python -m meldstream_cli.health` every few
+seconds: that imports only this module, not every subcommand's. Over TLS when TLS_CA_FILE (or
+--ca-file) names the CA of the service's certificate; with mutual TLS, the process's own TLS_CERT_FILE
+goes along.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Final
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from rummy_service.config import address_setting, check_address
+from rummy_service.config import ConfigError, address_setting, check_address
 from rummy_service.tls import load_tls
 
 SERVICES: Final = {
@@ -24,13 +26,21 @@ SERVICES: Final = {
 WILDCARDS: Final = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}  # listen everywhere: ask on loopback
 
 
+DESCRIPTION: Final = (
+    "Ask grpc.health.v1 Check at ADDRESS, or where the --service listens (its *_ADDRESS variable; "
+    "0.0.0.0 is asked on 127.0.0.1). Exit 0 when SERVING, 1 otherwise."
+)
+
+
 def register(commands: Any) -> None:
     parser = commands.add_parser(
-        "health",
-        help="ask a service's gRPC health once (exit 0 when SERVING)",
-        description="Ask grpc.health.v1 Check at ADDRESS, or where the --service listens (its *_ADDRESS "
-        "variable; 0.0.0.0 is asked on 127.0.0.1). Exit 0 when SERVING, 1 otherwise.",
+        "health", help="ask a service's gRPC health once (exit 0 when SERVING)", description=DESCRIPTION
     )
+    _arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("address", nargs="?", help="HOST:PORT of the service (default: --service's address)")
     parser.add_argument(
         "--service",
@@ -43,7 +53,17 @@ def register(commands: Any) -> None:
         "--ca-file", default="", help="CA of the service's certificate: TLS (default TLS_CA_FILE)"
     )
     parser.add_argument("--timeout", type=float, default=3.0, metavar="S", help="seconds to wait (default 3)")
-    parser.set_defaults(handler=run)
+
+
+def main() -> int:
+    """`python -m meldstream_cli.health`: `meldstream health` with only this module's imports."""
+    parser = argparse.ArgumentParser(prog="python -m meldstream_cli.health", description=DESCRIPTION)
+    _arguments(parser)
+    try:
+        return run(parser.parse_args())
+    except ConfigError as exc:
+        print(f"meldstream health: {exc}", file=sys.stderr)
+        return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,3 +100,7 @@ def _why(error: grpc.RpcError) -> str:
         cause = details.rpartition(": ")[2].lower() or "unavailable"
         return f"no answer ({cause}): is it running there, and is TLS (--ca-file) as it serves?"
     return f"{code.name}: {details}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
