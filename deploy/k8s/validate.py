@@ -13,6 +13,9 @@ Each container of a Deployment (named after its service folder, services/<name>)
   manifests hold no setting that does nothing; one that another variable's value uses as
   $(NAME) (the pod's IP from the downward API) is a part of that one;
 - take every configMapKeyRef from a ConfigMap of the same rendering that has the key;
+- take each secret its service reads (MELDSTREAM_TOKEN_SECRET, ENGINE_SEED_KEY) from a secretKeyRef, never
+  a literal or a ConfigMap, and not set MELDSTREAM_DEV: the pods run in production mode, where a service
+  without its secrets refuses to start;
 - listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
   containerPort, and the grpc probes ask a containerPort.
 Every problem is reported, naming the rendering and the object; the exit status is 1 if there was any.
@@ -35,6 +38,7 @@ from rummy_service import logs
 
 EXPANDS = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")  # Kubernetes' $(VAR) in an env value
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+SECRET_VARIABLES = ("MELDSTREAM_TOKEN_SECRET", "ENGINE_SEED_KEY")
 
 Object = dict[str, Any]
 
@@ -127,6 +131,12 @@ def container_errors(container: Object, config_maps: dict[str, Object], secrets:
                 yield f"container {name}: {var}={env['value']} is not 0.0.0.0 (every address of the pod)"
     if reads and listen in reads and listen not in {e["name"] for e in envs}:
         yield f"container {name}: {listen} is not set (its default listens on loopback only)"
+    by_name = {e["name"]: e for e in envs}
+    if "MELDSTREAM_DEV" in by_name:
+        yield f"container {name}: MELDSTREAM_DEV is set: pods run in production mode, with real secrets"
+    for var in SECRET_VARIABLES:
+        if var in reads and "secretKeyRef" not in (by_name.get(var, {}).get("valueFrom") or {}):
+            yield f"container {name}: {var} does not come from a Secret (secretKeyRef): it must, and be set"
     for probe in PROBES:
         grpc = (container.get(probe) or {}).get("grpc")
         if grpc is not None and grpc.get("port") not in ports:
