@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_client services/engine services/web services/cli services/matchmaking services/scoring
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/engine services/web services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
 .PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
@@ -62,9 +62,9 @@ lint: venv protos ## ruff, mypy (strict), buf lint, deploy/k8s rendered and vali
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli -p meldstream_web
 	$(BIN)/mypy services/web/tests tests/browser services/cli/tests
-	$(BIN)/mypy -p rummy_service -p rummy_client -p rummy_engine
+	$(BIN)/mypy -p rummy_service -p rummy_contracts -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
-	$(BIN)/mypy services/engine/tests libs/rummy_service/tests
+	$(BIN)/mypy services/engine/tests libs/rummy_service/tests libs/rummy_contracts/tests
 	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring
 	$(BIN)/mypy services/matchmaking/tests services/scoring/tests
 	deploy/local/buf.sh lint

@@ -6,7 +6,7 @@ import re
 import typing
 
 from rummy.game.v1 import events_pb2
-from rummy_engine import facts
+from rummy_contracts import facts
 from rummy_rules import events
 
 CASES = {field.name: field for field in events_pb2.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields}
@@ -43,7 +43,7 @@ def test_envelope_numbers_never_collide_with_event_cases() -> None:
 
 
 def test_every_oneof_case_is_a_rules_event_or_an_engine_fact() -> None:
-    """Cases 10-39 mirror rules events; from 40 the engine's facts, field for field (rummy_engine.facts)."""
+    """Cases 10-39 mirror rules events; from 40 the engine's facts (rummy_contracts.facts), field by field."""
     rules = {snake(cls.__name__): cls for cls in typing.get_args(events.Event)}
     engine = {snake(cls.__name__): cls for cls in typing.get_args(facts.Fact)}
     assert set(CASES) == set(rules) | set(engine)

@@ -26,7 +26,7 @@ import redis
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
-from rummy_engine import codec
+from rummy_contracts.event_format import message_of
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_service.auth import DEV_SECRET, TokenIssuer
@@ -245,6 +245,6 @@ def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
                 assert all(b == a + 1 for a, b in itertools.pairwise(seqs)), f"{game_id}: stream seqs {seqs}"
     silent_game = next(iter(next(t for t in tables.tables if t.silent).bots))
     timed = [r for r in records[silent_game] if r.command_id.startswith(TIMER_TURN)]
-    after_kill = [r for r in timed if codec.message_of(r).occurred_at.ToNanoseconds() / 1e9 > kill_wall]
+    after_kill = [r for r in timed if message_of(r).occurred_at.ToNanoseconds() / 1e9 > kill_wall]
     assert after_kill, "no turn of the silent seat was timed out after the kill"
     assert figures["SDK retries and stream resumes around SIGTERM"] <= len(tables.clients)  # one each at most

@@ -22,8 +22,8 @@ from kafka import KafkaProducer
 from meldstream_cli.main import main
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
-from rummy_engine import codec
-from rummy_engine.facts import TableSeated
+from rummy_contracts.event_format import SCHEMA_VERSION, envelope, event_type
+from rummy_contracts.facts import TableSeated
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules import bots
@@ -53,7 +53,7 @@ class Stray:
         self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
 
     def write(
-        self, game_id: str, seq: int, payload: bytes, schema_version: int = codec.SCHEMA_VERSION
+        self, game_id: str, seq: int, payload: bytes, schema_version: int = SCHEMA_VERSION
     ) -> None:
         event = NewEvent("card_drawn", payload, schema_version)
         self._producer.send(
@@ -79,12 +79,12 @@ def _write_finished_game(log: KafkaEventLog, stray: Stray, game_id: str, poison_
     seated = TableSeated(tuple(PLAYERS), 0, (("deals_per_match", 1),), "test")
     logged = [game.events[0], seated, *game.events[1:]]
     for seq, event in enumerate(logged, start=1):
-        payload = codec.envelope(game_id, seq, f"c{seq}", event, time.time()).SerializeToString()
+        payload = envelope(game_id, seq, f"c{seq}", event, time.time()).SerializeToString()
         if seq == poison_at:
             stray.write(game_id, seq, GARBAGE)
             stray.write(game_id, seq + 1, payload, STRAY_FORMAT)
         log.append(
-            game_id, f"c{seq}", seq - 1, [NewEvent(codec.event_type(event), payload, codec.SCHEMA_VERSION)]
+            game_id, f"c{seq}", seq - 1, [NewEvent(event_type(event), payload, SCHEMA_VERSION)]
         )
     return len(logged)
 

@@ -29,10 +29,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_scoring.handlers import Handlers, periods
-from rummy_scoring.results import FORMAT
 from rummy_scoring.store import ScoreReader
 from rummy_store import EventRecord, NewEvent
 from rummy_store.kafka_log import KafkaEventLog
@@ -65,9 +65,9 @@ class Game:
         over = ev.GameEvent(game_ended=ev.GameEnded(winners=[self.winner], totals=self.penalties))
         events = [started, seated, drawn, deal, over]
         for seq, event in enumerate(events, 1):
-            event.game_id, event.seq, event.schema_version = self.id, seq, FORMAT
+            event.game_id, event.seq, event.schema_version = self.id, seq, SCHEMA_VERSION
             event.occurred_at.CopyFrom(self.ended)
-        new = [NewEvent(e.WhichOneof("event") or "", e.SerializeToString(), FORMAT) for e in events]
+        new = [NewEvent(e.WhichOneof("event") or "", e.SerializeToString(), SCHEMA_VERSION) for e in events]
         return [
             (self.id, "engine/create", 1, new[:2]),
             (self.id, "draw", 3, new[2:3]),

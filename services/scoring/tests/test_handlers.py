@@ -19,10 +19,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
+from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_scoring import handlers as handlers_module
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
-from rummy_scoring.results import FORMAT
 from rummy_scoring.sqlite_kv import SqliteKV
 from rummy_scoring.store import ScoreReader, Store
 from rummy_store import EventRecord, LogPosition
@@ -35,11 +35,11 @@ ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
 def _record(
     game_id: str, seq: int, message: ev.GameEvent, command_id: str = "c", at: Timestamp = ENDED_AT
 ) -> EventRecord:
-    message.game_id, message.seq, message.schema_version = game_id, seq, FORMAT
+    message.game_id, message.seq, message.schema_version = game_id, seq, SCHEMA_VERSION
     message.occurred_at.CopyFrom(at)
     case = message.WhichOneof("event") or ""
     return EventRecord(
-        game_id, seq, command_id, case, FORMAT, message.SerializeToString(), LogPosition(0, seq)
+        game_id, seq, command_id, case, SCHEMA_VERSION, message.SerializeToString(), LogPosition(0, seq)
     )
 
 
@@ -205,7 +205,7 @@ def test_records_scoring_cannot_apply_are_skipped_and_the_rest_of_their_poll_app
     late = ev.GameEvent(game_ended=ev.GameEnded(winners=[1], totals=[9, 0, 3]))
     bad = [
         replace(first[3], payload=b"\x00not a GameEvent"),
-        replace(second[3], schema_version=FORMAT + 1),
+        replace(second[3], schema_version=SCHEMA_VERSION + 1),
         replace(first[2], event_type="card_burned"),
         replace(first[3], payload=second[3].payload),  # g2's deal under g1's headers
         _record("g3", 4, ev.GameEvent(deal_ended=ev.DealEnded(winner=0, penalties=[0, 1]))),  # not started
@@ -225,7 +225,7 @@ def test_records_scoring_cannot_apply_are_skipped_and_the_rest_of_their_poll_app
     ]
     assert [r.getMessage().split(": ", 1)[1] for r in lines] == [
         "the payload is not a GameEvent",
-        f"event format {FORMAT + 1}; scoring reads {FORMAT}",
+        f"event format {SCHEMA_VERSION + 1}; this meldstream reads format {SCHEMA_VERSION}",
         "unknown event type 'card_burned'",
         "the payload is deal_ended seq 4 of game 'g2', not what its headers say",
         "ScoringError: game g3: deal_ended at seq 4 before game_started",

@@ -9,9 +9,9 @@ import time
 
 import pytest
 from kafka import KafkaProducer
+from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_scoring.bench import game_events
 from rummy_scoring.config import ScoringConfig
-from rummy_scoring.results import FORMAT
 from rummy_scoring.service import start_scoring
 from rummy_scoring.store import ScoreReader
 from rummy_store.publisher import KafkaPublisher
@@ -39,9 +39,9 @@ def _write_games_and_poison(kafka: str, topic: str) -> None:
                 command, events = commands[step]
                 publisher.publish(f"g{i}", command, sum(len(e) for _, e in commands[:step]) + 1, events)
             if step == 0:
-                _raw(producer, topic, "g0", 3, version=FORMAT, payload=b"\x00not a GameEvent")
+                _raw(producer, topic, "g0", 3, version=SCHEMA_VERSION, payload=b"\x00not a GameEvent")
             if step == 1:
-                _raw(producer, topic, "g1", 4, version=FORMAT + 1, payload=games[1][2][1][0].payload)
+                _raw(producer, topic, "g1", 4, version=SCHEMA_VERSION + 1, payload=games[1][2][1][0].payload)
         producer.flush()
     finally:
         producer.close()

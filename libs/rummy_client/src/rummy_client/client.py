@@ -23,8 +23,7 @@ from typing import Any, Final
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
-
-from rummy_client.wire import option_to_pb
+from rummy_contracts.wire import option_to_pb
 
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 OWNER_TRAILER: Final = "meldstream-owner"

@@ -1,4 +1,4 @@
-"""A seat's position as rules values, rebuilt from its view (cards, melds and actions: `wire`).
+"""A seat's position as rules values, rebuilt from its view (cards, melds, actions: `rummy_contracts.wire`).
 
 Only what a client can see is converted: a view holds the seat's own hand and the public table, so
 the position rebuilt here has empty hands for every other seat and no stock or seed.
@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Final
 
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_contracts.wire import card_from_pb, cards_from_pb, meld_from_pb, option_from_pb
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import rules_for
-
-from rummy_client.wire import card_from_pb, cards_from_pb, meld_from_pb, option_from_pb
 
 _PHASES: Final = {
     gs.PHASE_DRAW: Phase.DRAW,

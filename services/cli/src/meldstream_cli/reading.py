@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from rummy_engine.codec import SCHEMA_VERSION, OtherEventFormat
+from rummy_contracts.event_format import check_format
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_store import EventLog
 from rummy_store.catch_up import CatchUpReader, Step
@@ -20,8 +20,7 @@ def game_steps(log: EventLog, game_id: str) -> Iterator[Step[EngineState | None]
     first = next(records, None)
     if first is None:
         return
-    if first.schema_version != SCHEMA_VERSION:
-        raise OtherEventFormat(f"game {game_id!r} (seq {first.seq})", first.schema_version)
+    check_format(first)
     yield from CatchUpReader(log, GameProjection()).steps(game_id, itertools.chain([first], records))
 
 

@@ -14,7 +14,14 @@ from typing import Any
 
 from google.protobuf import json_format
 from rummy.game.v1 import events_pb2, game_service_pb2
-from rummy_engine.codec import Logged, event_from_pb, event_of, rules_events
+from rummy_contracts.event_format import (
+    SCHEMA_VERSION,
+    Logged,
+    OtherEventFormat,
+    event_from_pb,
+    event_of,
+    rules_events,
+)
 from rummy_engine.verify import verify_shuffles
 from rummy_rules.events import Event
 
@@ -39,7 +46,9 @@ def register(commands: Any) -> None:
 
 
 def from_file(path: Path) -> list[Logged]:
-    """The logged events of a replay export or of GetHistory's JSON; ValueError for anything else."""
+    """The logged events of a replay export or of GetHistory's JSON; ValueError for anything else, and
+    `OtherEventFormat` for GetHistory's events of another event format. A replay export's events are
+    of the format its writer read (it reads no other), so they carry none of their own."""
     doc = json.loads(path.read_text())
     messages: list[events_pb2.GameEvent] = []
     if isinstance(doc, dict) and str(doc.get("format", "")).startswith("meldstream.replay/"):
@@ -48,7 +57,8 @@ def from_file(path: Path) -> list[Logged]:
                 raise ValueError(f"seq {entry['seq']}: this export hides the deck (a seat's or a live view)")
             messages.append(
                 json_format.ParseDict(
-                    {"seq": entry["seq"], entry["type"]: entry["event"]}, events_pb2.GameEvent()
+                    {"seq": entry["seq"], "schema_version": SCHEMA_VERSION, entry["type"]: entry["event"]},
+                    events_pb2.GameEvent(),
                 )
             )
     elif isinstance(doc, dict) and "entries" in doc:
@@ -65,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
     if args.file is not None:
         try:
             return report(rules_events(from_file(args.file)), str(args.file))
+        except OtherEventFormat as exc:  # its remedy is a new store; a file's reader needs only the format
+            print(f"meldstream verify: {args.file}: {exc.reason}")
+            return 1
         except (OSError, ValueError, KeyError, TypeError, json_format.ParseError) as exc:
             print(f"meldstream verify: {args.file}: {exc}")
             return 1

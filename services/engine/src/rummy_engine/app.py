@@ -22,7 +22,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar
 
 from rummy.game.v1 import events_pb2
-from rummy_client import wire
+from rummy_contracts import event_format, wire
+from rummy_contracts.event_format import Logged
+from rummy_contracts.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules.commands import Command
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, OptionValue
@@ -50,11 +52,10 @@ from rummy_store import (
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.records import Append
 
-from rummy_engine import codec, limits, telemetry
+from rummy_engine import limits, telemetry
 from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
-from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import game_seed
 from rummy_engine.stores import Stores
@@ -72,7 +73,7 @@ MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may n
 HANDOVER_S: Final = 10.0  # how long a partition given up is followed until the directory names its new owner
 HANDOVER_POLL_S: Final = 0.05
 RESUMES_AT_ONCE: Final = 8  # open games loaded together when partitions are claimed (snapshot reads overlap)
-Plan = Callable[[EngineState], list[codec.Logged]]
+Plan = Callable[[EngineState], list[Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
 
 
@@ -521,8 +522,8 @@ class GameApp:
                 f"a command id is 1-{MAX_COMMAND_ID} characters, not starting with {ENGINE_PREFIX!r}",
             )
 
-        def plan(state: EngineState) -> list[codec.Logged]:
-            back: list[codec.Logged] = [PlayerReturned(seat)] if state.away[seat] else []
+        def plan(state: EngineState) -> list[Logged]:
+            back: list[Logged] = [PlayerReturned(seat)] if state.away[seat] else []
             return back + self._decide(game_id, state.game, command)
 
         async with self._locked(game_id) as live:
@@ -574,17 +575,17 @@ class GameApp:
         raise AssertionError("unreachable")
 
     async def _append_events(
-        self, game_id: str, command_id: str, expected: int, produced: list[codec.Logged], digest: str = ""
+        self, game_id: str, command_id: str, expected: int, produced: list[Logged], digest: str = ""
     ) -> Any:
         now = self._clock()
         try:
             new = [
                 NewEvent(
-                    codec.event_type(event),
-                    codec.envelope(
+                    event_format.event_type(event),
+                    event_format.envelope(
                         game_id, expected + 1 + i, command_id, event, now, digest=digest
                     ).SerializeToString(),
-                    codec.SCHEMA_VERSION,
+                    event_format.SCHEMA_VERSION,
                 )
                 for i, event in enumerate(produced)
             ]
@@ -606,7 +607,7 @@ class GameApp:
         self,
         live: LiveGame,
         command_id: str,
-        produced: list[codec.Logged],
+        produced: list[Logged],
         positions: Sequence[Any],
         digest: str = "",
     ) -> None:
@@ -616,7 +617,8 @@ class GameApp:
         for event, position in zip(produced, positions, strict=True):
             live.seq += 1
             live.state = self._projection.fold(live.state, command_id, live.seq, event, digest)
-            live.fanout.publish(update_for(live.seq, command_id, event, codec.event_type(event), live.state))
+            kind = event_format.event_type(event)
+            live.fanout.publish(update_for(live.seq, command_id, event, kind, live.state))
             if type(event) in telemetry.NOTED:
                 telemetry.noted(live.game_id, live.seq, event, live.state)
             last = position
@@ -660,7 +662,7 @@ class GameApp:
             return self._config.away_grace_ms
         return state.table.turn_timeout_ms or self._config.turn_timeout_ms
 
-    def _default_turn(self, game_id: str, state: EngineState, seq: int) -> list[codec.Logged]:
+    def _default_turn(self, game_id: str, state: EngineState, seq: int) -> list[Logged]:
         """TurnTimedOut (and PlayerAway at the limit), then the default action until the turn passes.
 
         One command holds the whole default turn, so the log says in one place that the engine
@@ -670,7 +672,7 @@ class GameApp:
         seat = game.turn
         away = state.away[seat]
         in_a_row = state.timeouts[seat] + 1
-        out: list[codec.Logged] = [TurnTimedOut(seat, in_a_row, away, self._limit_ms(state, seat))]
+        out: list[Logged] = [TurnTimedOut(seat, in_a_row, away, self._limit_ms(state, seat))]
         if not away and in_a_row >= self._config.away_after:
             out.append(PlayerAway(seat))
         for step in range(MAX_DEFAULT_STEPS):
@@ -688,7 +690,7 @@ class GameApp:
             if live.seq != seq or self._closed or live.evicted:
                 return
 
-            def plan(state: EngineState) -> list[codec.Logged]:
+            def plan(state: EngineState) -> list[Logged]:
                 # After a reload (another writer moved the game) the turn is no longer the timed one.
                 return self._default_turn(live.game_id, state, seq) if live.seq == seq else []
 
@@ -706,7 +708,7 @@ class GameApp:
     async def return_to_table(self, game_id: str, seat: int) -> LiveGame:
         """PlayerReturned for an away seat (its timer is the turn limit again); else nothing."""
 
-        def plan(state: EngineState) -> list[codec.Logged]:
+        def plan(state: EngineState) -> list[Logged]:
             return [PlayerReturned(seat)] if state.away[seat] else []
 
         async with self._locked(game_id) as live:
@@ -715,7 +717,7 @@ class GameApp:
 
     # --- reading --------------------------------------------------------------------------------------
 
-    async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, codec.Logged]]:
+    async def history(self, game_id: str) -> list[tuple[EventRecord, events_pb2.GameEvent, Logged]]:
         """Every record of the game with its envelope and rules event, read from the log; a record the
         fold skips (a stray or unreadable one, reported by the reader) is left out as loads leave it."""
         await self.game(game_id)
@@ -725,8 +727,8 @@ class GameApp:
             raise Unavailable("store_unavailable", str(exc)) from None
         out = []
         for step in steps:
-            message = codec.message_of(step.record)
-            out.append((step.record, message, codec.event_from_pb(message)))
+            message = event_format.message_of(step.record)
+            out.append((step.record, message, event_format.event_from_pb(message)))
         return out
 
     async def states(self, game_id: str, after_seq: int, upto: int) -> list[Update]:
@@ -756,7 +758,7 @@ class GameApp:
     async def verify(self, game_id: str) -> Verification:
         entries = await self.history(game_id)
         try:
-            return verify_shuffles(codec.rules_events(event for _, _, event in entries))
+            return verify_shuffles(event_format.rules_events(event for _, _, event in entries))
         except ValueError as exc:
             raise FailedPrecondition("game_not_over", str(exc)) from None
 

@@ -13,13 +13,11 @@ from typing import Any
 
 from google.protobuf.message import Message
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import wire
+from rummy_contracts import event_format, wire
+from rummy_contracts.facts import Fact
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variant import variant_named
-
-from rummy_engine import codec
-from rummy_engine.facts import Fact
 
 
 def states_by_seq(entries: Iterable[gs.HistoryEntry]) -> dict[int, GameState]:
@@ -27,7 +25,7 @@ def states_by_seq(entries: Iterable[gs.HistoryEntry]) -> dict[int, GameState]:
     states: dict[int, GameState] = {}
     state: GameState | None = None
     for entry in entries:
-        event = codec.event_from_pb(entry.event)
+        event = event_format.event_from_pb(entry.event)
         if not isinstance(event, Fact):  # the engine's facts change no cards
             state = evolve(state, event)
         assert state is not None, "a history starts with GameStarted"

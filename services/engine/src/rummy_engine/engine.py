@@ -58,8 +58,8 @@ class RunningEngine:
 async def start_engine(config: EngineConfig) -> RunningEngine:
     """Open the stores and serve; health turns SERVING once both stores answer.
 
-    A store another event format wrote is refused first (`codec.OtherEventFormat`), before anything
-    listens.
+    A store another event format wrote is refused first (`event_format.OtherEventFormat`), before
+    anything listens.
     """
     stores = open_stores(config)
     try:

@@ -1,8 +1,8 @@
 """A game as the engine folds it from its log: rules state, the table's players, and turn-timer record.
 
-Everything here comes from events (rules events and the engine's facts, `facts.py`), never from
-command ids or memory, so a restarted engine, a replay and a snapshot all agree on who sits where,
-who timed out and who is away. Command ids only identify commands (idempotency).
+Everything here comes from events (rules events and the engine's facts, `rummy_contracts.facts`),
+never from command ids or memory, so a restarted engine, a replay and a snapshot all agree on who sits
+where, who timed out and who is away. Command ids only identify commands (idempotency).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from rummy.game.v1 import events_pb2
+from rummy_contracts import event_format
+from rummy_contracts.event_format import Logged
+from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules import serialize
 from rummy_rules.events import BuyRequested, GameStarted
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 from rummy_store import EventRecord
-
-from rummy_engine import codec
-from rummy_engine.facts import Fact, PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 
 ENGINE_PREFIX: Final = "engine/"
 """Command ids the engine writes itself (`engine/create`, `engine/turn/<seq>`, ...); refused from clients."""
@@ -39,12 +39,12 @@ UNSEATED: Final = Table((), 0)
 """The table between GameStarted and TableSeated (both are appended by one command)."""
 
 
-def actor(event: codec.Logged) -> int | None:
+def actor(event: Logged) -> int | None:
     seat = getattr(event, "seat", None)
     return seat if isinstance(seat, int) else None
 
 
-def _sender(state: EngineState, event: codec.Logged) -> int:
+def _sender(state: EngineState, event: Logged) -> int:
     """The seat whose command opens with `event`.
 
     Only a buy is out of turn (rules `decide`), and its first event names the buyer, as a returning
@@ -119,21 +119,20 @@ class GameProjection:
         """The state after `record`; raises for a record that is not this game's next event as the
         engine writes it (another event format, a payload that does not parse or is not what its
         headers say, an event the rules refuse), which `CatchUpReader` skips and reports."""
-        if record.schema_version != codec.SCHEMA_VERSION:  # a whole older store is refused at start
-            raise ValueError(
-                f"event format {record.schema_version}; this engine reads {codec.SCHEMA_VERSION}"
-            )
-        message = codec.message_of(record)
-        says = (message.game_id, message.seq, message.WhichOneof("event"))
-        if says != (record.game_id, record.seq, record.event_type):
-            raise ValueError(
-                f"the payload is game {says[0]!r:.50} seq {says[1]} {says[2]}, not what its headers say"
-            )
-        event = codec.event_from_pb(message)
+        try:
+            message = event_format.message_of(record)
+            says = (message.game_id, message.seq, message.WhichOneof("event"))
+            if says != (record.game_id, record.seq, record.event_type):
+                raise ValueError(
+                    f"the payload is game {says[0]!r:.50} seq {says[1]} {says[2]}, not what its headers say"
+                )
+            event = event_format.event_from_pb(message)
+        except event_format.OtherEventFormat as exc:  # one stray record; a whole store is refused at start
+            raise ValueError(exc.reason) from None
         return self.fold(state, record.command_id, record.seq, event, message.command_digest)
 
     def fold(
-        self, state: EngineState | None, command_id: str, seq: int, event: codec.Logged, digest: str = ""
+        self, state: EngineState | None, command_id: str, seq: int, event: Logged, digest: str = ""
     ) -> EngineState:
         if state is None:
             if not isinstance(event, GameStarted):

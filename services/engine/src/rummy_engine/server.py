@@ -1,6 +1,7 @@
 """The gRPC face of the engine: thin aio servicers that authenticate, check access, translate, delegate.
 
-Rules and storage live in `app.py`; (de)serialisation in `codec.py`; who may do what in `access.py`.
+Rules and storage live in `app.py`; views in `rendering.py`, actions in `rummy_contracts.wire`; who may
+do what in `access.py`.
 Every view is built by `views.observe` for the caller's seat (or for nobody, for spectators), so no
 message can carry another seat's hidden cards.
 """
@@ -17,7 +18,7 @@ from typing import Any
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
-from rummy_client import wire
+from rummy_contracts import wire
 from rummy_service import logs
 from rummy_service.auth import Principal, TokenIssuer, authenticate
 from rummy_service.errors import (
@@ -27,10 +28,10 @@ from rummy_service.errors import (
     unary_errors,
 )
 
-from rummy_engine import access, codec, limits, refusals, telemetry
+from rummy_engine import access, limits, refusals, telemetry
 from rummy_engine.app import GameApp, LiveGame
 from rummy_engine.projection import engine_commands
-from rummy_engine.rendering import actions_pb, render, stream_update
+from rummy_engine.rendering import actions_pb, hands_to_pb, render, seats_to_pb, stream_update
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -199,7 +200,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
         response = gs.GetStateAtResponse(view=render(state, seat, request.game_id, seq, None))
         # Whether every hand may be shown depends on the game now, not at `seq` (replay after the end).
         if access.may_see_all_hands(caller.live.state, caller.principal):
-            response.hands.extend(codec.hands_to_pb(state.game))
+            response.hands.extend(hands_to_pb(state.game))
             response.discard_pile.extend(wire.cards_to_pb(state.game.discard))
             response.stock.extend(wire.cards_to_pb(state.game.stock))
         return response
@@ -217,7 +218,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
                 gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
                 for _, message, _ in entries
             ],
-            seats=codec.seats_to_pb(state.table.players, state.timeouts, state.away),
+            seats=seats_to_pb(state.table.players, state.timeouts, state.away),
         )
 
     @unary_errors

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from rummy_contracts.event_format import check_format
 from rummy_store import EventLog, SnapshotStore, StoreError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.embedded_log import EmbeddedEventLog
@@ -14,7 +15,6 @@ from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
-from rummy_engine import codec
 from rummy_engine.config import EngineConfig
 
 log = logging.getLogger("rummy_engine")
@@ -62,15 +62,14 @@ class Stores:
         return True
 
     def check_format(self) -> None:
-        """Refuse, before serving, a store another event format wrote (`codec.OtherEventFormat`).
+        """Refuse, before serving, a store another event format wrote (`OtherEventFormat`).
 
         The first record of each partition is the oldest, so one read per partition finds a store an
         older meldstream began; a clear error at start beats a game that fails to fold on first use.
         """
         for partition in range(self.log.partitions):
             for record in self.log.read_partition(partition):
-                if record.schema_version != codec.SCHEMA_VERSION:
-                    raise codec.OtherEventFormat(self.description, record.schema_version)
+                check_format(record, self.description)
                 break
 
     def close(self) -> None:

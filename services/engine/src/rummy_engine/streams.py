@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from rummy_contracts.event_format import Logged
 from rummy_rules.state import GameState
 
-from rummy_engine.codec import Logged
 from rummy_engine.projection import EngineState, actor
 from rummy_engine.telemetry import SUBSCRIBERS
 

@@ -17,7 +17,8 @@ from typing import Final
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
-from rummy_client import GameClient, RpcFailure, wire
+from rummy_client import GameClient, RpcFailure
+from rummy_contracts import wire
 from rummy_rules.events import OptionValue
 from rummy_service.auth import SERVICE, TokenIssuer
 from rummy_service.consumer import ConsumerLoop

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError
 from rummy.game.v1 import events_pb2 as ev
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.scoring.v1 import scoring_pb2 as sc
-from rummy_client.wire import option_from_pb, option_to_pb
+from rummy_contracts.wire import option_from_pb, option_to_pb
 from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
 from rummy_service.auth import Principal, TokenIssuer

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import redis
 from rummy.game.v1 import events_pb2 as ev
+from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_infra import provide_kafka, provide_redis
 from rummy_service.consumer import ConsumerLoop
 from rummy_store import EventRecord, NewEvent
@@ -31,7 +32,6 @@ from rummy_store.kafka_log import KafkaEventLog
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
-from rummy_scoring.results import FORMAT
 from rummy_scoring.service import start_scoring
 from rummy_scoring.store import Keys
 
@@ -66,10 +66,10 @@ def appends(game_id: str, commands: list[tuple[str, list[ev.GameEvent]]]) -> lis
         for envelope in group:
             seq += 1
             envelope.game_id, envelope.seq, envelope.command_id = game_id, seq, command
-            envelope.schema_version = FORMAT
+            envelope.schema_version = SCHEMA_VERSION
             envelope.occurred_at.GetCurrentTime()
             case = envelope.WhichOneof("event") or ""
-            batch.append(NewEvent(case, envelope.SerializeToString(), FORMAT))
+            batch.append(NewEvent(case, envelope.SerializeToString(), SCHEMA_VERSION))
         out.append((command, batch))
     return out
 

@@ -15,14 +15,14 @@ from typing import Any, Final
 from google.protobuf.message import DecodeError
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
-from rummy_client.wire import option_from_pb
+from rummy_contracts.event_format import OtherEventFormat, check_format
+from rummy_contracts.wire import option_from_pb
 from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.variants import MatchMode, rules_for, variant_named
 from rummy_store import EventRecord
 
 RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
 EVENT_TYPES: Final = frozenset(f.name for f in ev.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields)
-FORMAT: Final = 2  # the engine's event format (rummy_engine.codec.SCHEMA_VERSION) that scoring reads
 
 
 class ScoringError(ValueError):
@@ -36,8 +36,10 @@ def read(record: EventRecord) -> ev.GameEvent | None:
         if record.event_type not in EVENT_TYPES:
             raise ScoringError(f"unknown event type {record.event_type!r}")
         return None
-    if record.schema_version != FORMAT:
-        raise ScoringError(f"event format {record.schema_version}; scoring reads {FORMAT}")
+    try:
+        check_format(record)
+    except OtherEventFormat as exc:  # skipped, not refused: one stray record must not stop every game
+        raise ScoringError(exc.reason) from None
     try:
         envelope = ev.GameEvent.FromString(record.payload)
     except DecodeError:

@@ -17,7 +17,7 @@ from typing import Any, Final
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2
-from rummy_engine import codec
+from rummy_contracts import event_format as codec
 from rummy_engine.projection import EngineState
 from rummy_rules.cards import Card
 from rummy_store.catch_up import Step

@@ -1,60 +1,60 @@
-"""Events and views <-> protobuf messages: what only the engine writes.
+"""The event format of a game's log: its version, its events <-> `GameEvent`, and the check on reading.
+
+The engine writes a game's records; the engine itself (catch-up, history), the CLI (replay, verify),
+scoring and the web gateway's export read them. Each reads through `message_of` / `event_of` /
+`event_from_pb`, which refuse a record or envelope of another event format (`OtherEventFormat`), or
+checks `check_format` first where one stray record must be skipped rather than stop the reader.
 
 Events are mapped by name and field type (a rules event `CardDrawn` is the oneof case `card_drawn`,
 message `CardDrawn`, field for field; the engine's own facts in `facts.py` likewise), so an event
-added to both sides needs no code here; a test walks every oneof case. Views are mapped one by one
-(a view adds table and timer information). Cards, melds and actions, which clients read and write
-too, are in `rummy_client.wire`, shared with the SDK.
+added to both sides needs no code here; a test walks every oneof case. Cards, melds and options
+inside events use `wire`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Final
 
 from google.protobuf.message import Message
-from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import events_pb2 as ev
-from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client.wire import (
+from rummy_rules import events
+from rummy_rules.cards import Card
+from rummy_rules.melds import Meld
+from rummy_service.config import OtherFormat
+from rummy_store import EventRecord
+
+from rummy_contracts import facts
+from rummy_contracts.wire import (
     CodecError,
     card_from_pb,
     card_to_pb,
     cards_from_pb,
-    cards_to_pb,
     meld_from_pb,
     meld_to_pb,
     option_from_pb,
-    option_to_pb,
+    options_to_pb,
 )
-from rummy_rules import events
-from rummy_rules.cards import Card
-from rummy_rules.melds import Meld
-from rummy_rules.state import GameState, Phase
-from rummy_rules.variants import Rules
-from rummy_rules.views import PlayerView
-from rummy_service.config import OtherFormat
-from rummy_store import EventRecord
-
-from rummy_engine import facts
 
 SCHEMA_VERSION: Final = 2
 """The event format of a game's records (header `schema-version`, `GameEvent.schema_version`).
 
 2: seq 2 is `TableSeated`, turn timeouts and away seats are facts, `GameStarted` holds only the seed
-commitment (the engine derives the seed, `seeds.py`). 1: players in the first command id, timeouts and
-away seats in command ids, a random seed in `GameStarted`. A format-1 game cannot be continued (its
-players are in no event and its seed is not the one the engine derives), so its records are refused.
+commitment (the engine derives the seed). 1: players in the first command id, timeouts and away seats
+in command ids, a random seed in `GameStarted`. A format-1 game cannot be continued (its players are
+in no event and its seed is not the one the engine derives), so its records are refused.
 """
 
 
 class OtherEventFormat(OtherFormat):
-    """A store written by a meldstream of another event format: start from a new store."""
+    """A store written by a meldstream of another event format: start from a new store.
+
+    `reason` is the short form, for a reader that skips one such record and goes on.
+    """
 
     def __init__(self, where: str, version: int) -> None:
         super().__init__(
@@ -67,14 +67,14 @@ class OtherEventFormat(OtherFormat):
             "matchmaking and scoring beside it in .local) or choose another with --data-dir / "
             "ENGINE_DATA_DIR; on Kafka, use a new --topic / ENGINE_TOPIC.",
         )
+        self.reason = f"event format {version}; this meldstream reads format {SCHEMA_VERSION}"
 
 
-_PHASE_TO_PB: Final = {
-    Phase.DRAW: gs.PHASE_DRAW,
-    Phase.PLAY: gs.PHASE_PLAY,
-    Phase.DEAL_OVER: gs.PHASE_DEAL_OVER,
-    Phase.GAME_OVER: gs.PHASE_GAME_OVER,
-}
+def check_format(record: EventRecord, where: str = "") -> None:
+    """`OtherEventFormat` unless this build's event format wrote `record` (its `schema-version`
+    header); `where` names the store or game in the message, by default the record's game and seq."""
+    if record.schema_version != SCHEMA_VERSION:
+        raise OtherEventFormat(where or f"game {record.game_id!r} (seq {record.seq})", record.schema_version)
 
 
 # --- events: by name and field type ----------------------------------------------------------------
@@ -106,18 +106,6 @@ EVENT_CLASSES: Final[dict[str, type[Any]]] = {
 def rules_events(logged: Iterable[Logged]) -> list[events.Event]:
     """The rules events of a stream, in order (what `rummy_rules.game.replay` folds)."""
     return [event for event in logged if not isinstance(event, facts.Fact)]
-
-
-@functools.lru_cache(maxsize=256)  # every view carries them; `asdict` is slow and rules are immutable
-def rules_options(rules: Rules) -> tuple[tuple[str, events.OptionValue], ...]:
-    """Every option value of a game's rules (defaults included), so a client can rebuild its rules."""
-    values = dataclasses.asdict(rules.options)
-    return tuple((name, value) for name, value in sorted(values.items()) if value is not None)
-
-
-def options_to_pb(target: Any, options: Iterable[tuple[str, events.OptionValue]]) -> None:
-    for name, value in options:
-        target[name].CopyFrom(option_to_pb(value))
 
 
 def _encode_field(target: Message, name: str, hint: Any, value: Any) -> None:
@@ -187,7 +175,10 @@ def event_to_pb(event: Logged, envelope: ev.GameEvent) -> ev.GameEvent:
 
 
 def event_from_pb(envelope: ev.GameEvent) -> Logged:
-    """The event an envelope carries; CodecError for a case neither the rules nor the engine know."""
+    """The event an envelope carries (read from a record or from GetHistory); `OtherEventFormat` when
+    another event format wrote it, CodecError for a case neither the rules nor the engine know."""
+    if envelope.schema_version != SCHEMA_VERSION:
+        raise OtherEventFormat(f"game {envelope.game_id!r} (seq {envelope.seq})", envelope.schema_version)
     case = envelope.WhichOneof("event")
     cls = EVENT_CLASSES.get(case or "")
     if cls is None:
@@ -216,8 +207,7 @@ def envelope(
 
 def message_of(record: EventRecord) -> ev.GameEvent:
     """A record's envelope; `OtherEventFormat` when another event format wrote it."""
-    if record.schema_version != SCHEMA_VERSION:
-        raise OtherEventFormat(f"game {record.game_id!r} (seq {record.seq})", record.schema_version)
+    check_format(record)
     return ev.GameEvent.FromString(record.payload)
 
 
@@ -229,66 +219,3 @@ def event_of(record: EventRecord) -> Logged:
 def event_type(event: Logged) -> str:
     """The oneof case name of an event (also the log's `event-type` header)."""
     return _snake(type(event).__name__)
-
-
-# --- views -----------------------------------------------------------------------------------------
-
-
-def view_to_pb(view: PlayerView, game_id: str, seq: int) -> gs.PlayerView:
-    """A rules view as sent to a client; it holds nothing `views.observe` did not put in it."""
-    message = gs.PlayerView(
-        game_id=game_id,
-        seq=seq,
-        variant=view.variant,
-        hand=cards_to_pb(view.hand or ()),
-        hand_sizes=view.hand_sizes,
-        opened=view.opened,
-        melds=[gs.TableMeld(index=m.index, owner=m.owner, meld=meld_to_pb(m.meld)) for m in view.melds],
-        discard_size=view.discard_size,
-        stock_size=view.stock_size,
-        turn=view.turn,
-        phase=_PHASE_TO_PB[view.phase],
-        dealer=view.dealer,
-        deal=view.deal,
-        active=view.active,
-        totals=view.totals,
-        last_penalties=view.last_penalties,
-        winners=view.winners,
-        payouts=view.payouts,
-        seed_commitment=view.seed_commitment,
-        seed=view.seed or b"",
-    )
-    if view.seat is not None:
-        message.seat = view.seat
-    if view.discard_top is not None:
-        message.discard_top.CopyFrom(card_to_pb(view.discard_top))
-    if view.taken is not None:
-        message.taken.CopyFrom(card_to_pb(view.taken))
-    message.discard_pile.extend(cards_to_pb(view.discard_pile))  # rummy500 only: its pile is spread
-    message.credits.extend(gs.MeldCredits(seats=seats) for seats in view.credits)
-    message.buys.extend(view.buys)
-    if view.offer is not None:
-        message.offer.CopyFrom(card_to_pb(view.offer))
-    if view.offer_from is not None:
-        message.offer_from = view.offer_from
-    if view.buy_request is not None:
-        message.buy_request = view.buy_request
-    return message
-
-
-def hands_to_pb(state: GameState) -> list[gs.Hand]:
-    """Every hand: only for histories of ended games (the caller checks)."""
-    return [gs.Hand(seat=seat, cards=cards_to_pb(hand)) for seat, hand in enumerate(state.hands)]
-
-
-def timestamp(seconds: float) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromNanoseconds(int(seconds * 1e9))
-    return stamp
-
-
-def seats_to_pb(players: Sequence[str], timeouts: Sequence[int], away: Sequence[bool]) -> list[gs.SeatInfo]:
-    return [
-        gs.SeatInfo(seat=seat, player_id=player, timeouts=timeouts[seat], away=away[seat])
-        for seat, player in enumerate(players)
-    ]

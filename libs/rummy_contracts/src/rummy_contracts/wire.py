@@ -1,17 +1,17 @@
 """The wire format of cards, melds, options and actions: rules values <-> protobuf, for both sides.
 
-One codec for the engine (which decodes clients' actions strictly and lists legal actions as messages)
-and for Python clients and bots (which weigh the engine's legal actions as rules commands). It lives
-in the SDK because the engine already depends on it (bench, tests) and a client must produce exactly
-what the engine parses; a separate package would add a package for ~250 lines. Events and views,
-which only the engine writes, stay in `rummy_engine.codec`. Malformed input raises `CodecError`.
+One codec for the engine (which decodes clients' actions strictly and lists legal actions as messages),
+for Python clients and bots (which weigh the engine's legal actions as rules commands), and for
+matchmaking and scoring (table options): a client must produce exactly what the engine parses. Events
+are in `event_format`; views, which only the engine renders, in `rummy_engine.rendering`. Malformed
+input raises `CodecError`.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
@@ -91,6 +91,12 @@ def option_to_pb(value: OptionValue) -> ev.OptionValue:
     if isinstance(value, str):
         return ev.OptionValue(string_value=value)
     return ev.OptionValue()
+
+
+def options_to_pb(target: Any, options: Iterable[tuple[str, OptionValue]]) -> None:
+    """Fill a protobuf map of options (`target`: an event's, a view's or a table's `options`)."""
+    for name, value in options:
+        target[name].CopyFrom(option_to_pb(value))
 
 
 def option_from_pb(message: ev.OptionValue) -> OptionValue:

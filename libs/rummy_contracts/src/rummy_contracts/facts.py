@@ -3,7 +3,8 @@
 The rules engine knows seats, not people or clocks: who sits where, which turns the engine played for
 an absent player and who is away are the engine's business. They are events (cases 40+ of
 `GameEvent`, mapped by name like the rules events) so that a restart, a replay and every consumer of
-the topic read them from the log instead of from command-id conventions or memory.
+the topic read them from the log instead of from command-id conventions or memory. The engine writes
+them, every reader of a game's log decodes them: they are part of the event format, kept here with it.
 """
 
 from __future__ import annotations

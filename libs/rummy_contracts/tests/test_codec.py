@@ -1,4 +1,5 @@
-"""The codec: every GameEvent oneof case has an encoder and a decoder; events, actions, views round-trip."""
+"""The contracts' codecs: every GameEvent oneof case has an encoder and a decoder; events and actions
+round-trip; a record or envelope of another event format is refused."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import random
 import pytest
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import wire
-from rummy_engine import codec
-from rummy_engine.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_contracts import event_format, wire
+from rummy_contracts.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules import bots
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped
@@ -19,7 +19,8 @@ from rummy_rules.melds import Meld, MeldKind
 from rummy_rules.simulate import simulate
 from rummy_rules.state import Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS
-from rummy_rules.views import observe
+from rummy_service.config import ConfigError
+from rummy_store import EventRecord, LogPosition
 
 CASES = [field.name for field in events_pb2.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields]
 
@@ -37,7 +38,7 @@ def _games() -> list[tuple[str, list[Event]]]:
 GAMES = _games()
 # Cases a short simulation may not reach, built by hand: a joker swap, a void deal (no winner), and
 # the engine's facts (no simulation makes them).
-EXTRA: list[codec.Logged] = [
+EXTRA: list[event_format.Logged] = [
     JokerSwapped(1, 0, parse_cards("5H"), Meld(MeldKind.RUN, parse_cards("4H 5H 6H"), 4, Suit.HEARTS)),
     DealEnded(None, False, (0, 0, 0)),
     TableSeated(("ann", "bob"), 0, (), "ann"),
@@ -51,15 +52,15 @@ EXTRA: list[codec.Logged] = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_every_oneof_case_has_an_encoder_and_a_decoder(case: str) -> None:
-    cls = codec.EVENT_CLASSES.get(case)
+    cls = event_format.EVENT_CLASSES.get(case)
     if cls is None:
         pytest.skip(f"the rules engine has no {case} event yet (contract rummy, issue 4)")
     samples = [e for _, events in GAMES for e in [*events, *EXTRA] if type(e) is cls]
     assert samples, f"no {case} sample: add one to EXTRA"
     for event in samples:
-        message = codec.envelope("g", 1, "c", event, 0.0)
+        message = event_format.envelope("g", 1, "c", event, 0.0)
         assert message.WhichOneof("event") == case
-        decoded = codec.event_from_pb(events_pb2.GameEvent.FromString(message.SerializeToString()))
+        decoded = event_format.event_from_pb(events_pb2.GameEvent.FromString(message.SerializeToString()))
         assert decoded == event
 
 
@@ -69,11 +70,11 @@ def test_events_of_whole_games_round_trip_and_replay_to_the_same_state() -> None
         state = None
         decoded_state = None
         for seq, event in enumerate(events, start=1):
-            raw = codec.envelope("g", seq, f"c{seq}", event, 1.5).SerializeToString()
-            back = codec.event_from_pb(events_pb2.GameEvent.FromString(raw))
-            seen.add(codec.event_type(back))
+            raw = event_format.envelope("g", seq, f"c{seq}", event, 1.5).SerializeToString()
+            back = event_format.event_from_pb(events_pb2.GameEvent.FromString(raw))
+            seen.add(event_format.event_type(back))
             state = evolve(state, event)
-            (rules_event,) = codec.rules_events([back])
+            (rules_event,) = event_format.rules_events([back])
             decoded_state = evolve(decoded_state, rules_event)
         assert decoded_state == state
     # The simulations exercise the common events; a missing one here means the fixture games shrank.
@@ -98,20 +99,6 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
                 state = evolve(state, event)
 
 
-def test_a_view_holds_only_the_seats_own_hand() -> None:
-    _, events = GAMES[0]
-    state = None
-    for event in events[:10]:
-        state = evolve(state, event)
-    assert state is not None
-    for seat in range(3):
-        message = codec.view_to_pb(observe(state, seat), "g", 10)
-        assert wire.cards_from_pb(message.hand) == state.hands[seat]
-        assert message.seed == b""
-    spectator = codec.view_to_pb(observe(state, None), "g", 10)
-    assert not spectator.hand and not spectator.HasField("seat")
-
-
 @pytest.mark.parametrize(
     "action",
     [
@@ -127,3 +114,45 @@ def test_a_view_holds_only_the_seats_own_hand() -> None:
 def test_malformed_actions_are_refused(action: gs.Action) -> None:
     with pytest.raises(wire.CodecError):
         wire.command_from_pb(0, action)
+
+
+def _record(schema_version: int) -> EventRecord:
+    """Seq 1 of game `g` as the engine logs it, under the `schema-version` header given."""
+    event = TableSeated(("ann", "bob"), 0, (), "ann")
+    payload = event_format.envelope("g", 1, "c", event, 0.0).SerializeToString()
+    return EventRecord("g", 1, "c", "table_seated", schema_version, payload, LogPosition(0, 0))
+
+
+def test_a_record_of_the_current_format_is_read() -> None:
+    record = _record(event_format.SCHEMA_VERSION)
+    event_format.check_format(record)
+    assert event_format.event_of(record) == TableSeated(("ann", "bob"), 0, (), "ann")
+
+
+@pytest.mark.parametrize("version", [1, event_format.SCHEMA_VERSION + 1])
+def test_a_record_of_another_format_is_refused_with_one_error(version: int) -> None:
+    """Every way to read a record checks its header; the error is a ConfigError, so a service or the CLI
+    that meets it at start says so in one line, and `reason` is the short form a skipping reader logs."""
+    record = _record(version)
+    for read in (event_format.check_format, event_format.message_of, event_format.event_of):
+        with pytest.raises(event_format.OtherEventFormat) as refused:
+            read(record)
+        assert isinstance(refused.value, ConfigError) and refused.value.version == version
+        assert str(refused.value).startswith("game 'g' (seq 1) was written by a")
+        assert f"(event format {version}; this one reads format {event_format.SCHEMA_VERSION})" in str(
+            refused.value
+        )
+        assert refused.value.reason == (
+            f"event format {version}; this meldstream reads format {event_format.SCHEMA_VERSION}"
+        )
+    with pytest.raises(event_format.OtherEventFormat, match=r"^the store X was written by an older"):
+        event_format.check_format(_record(1), "the store X")
+
+
+def test_an_envelope_of_another_format_is_refused() -> None:
+    """An envelope read without its record (GetHistory, a file) carries its format: it is checked too."""
+    message = event_format.envelope("g", 7, "c", PlayerAway(1), 0.0)
+    assert event_format.event_from_pb(message) == PlayerAway(1)
+    message.schema_version = 1
+    with pytest.raises(event_format.OtherEventFormat, match=r"^game 'g' \(seq 7\) was written by an older"):
+        event_format.event_from_pb(message)
