@@ -4,6 +4,7 @@ browser). Screenshots are kept in .local/test-artifacts/browser/ for a person to
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -19,15 +20,19 @@ from pathlib import Path
 import pytest
 from rummy_infra.local import free_port
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.wait import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".local" / "test-artifacts" / "browser"
 WAIT_S = 60.0
+GAME_S = 120.0  # the longest a page may wait for the game to move on (bots, a deal's end)
 
 
 @dataclass
@@ -83,6 +88,9 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
         out.close()
 
 
+Chooser = Callable[[WebDriver, list["Move"]], "Move"]
+
+
 def _chromium_missing() -> str:
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
     return (
@@ -135,3 +143,82 @@ def console_errors(browser: WebDriver) -> list[str]:
     """What the page logged at error level (an uncaught exception, a failed request) since last asked."""
     entries = browser.execute("getLog", {"type": "browser"})["value"]  # WebDriver.get_log, typed
     return [str(entry["message"]) for entry in entries if entry["level"] == "SEVERE"]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move button the page offers (one of the engine's legal actions)."""
+
+    element: WebElement
+    kind: str  # the Action's kind, e.g. "draw_from_stock"
+    index: int | None  # a Rummy 500 pick's pile position
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    over: bool  # the game-over result is shown
+    moves: list[Move]
+
+
+# The page's state in one WebDriver round trip (on a busy machine each round trip counts).
+_PAGE = """
+const result = document.getElementById("result");
+const moves = [...document.querySelectorAll("#moves button.move")];
+return [!result.hidden && result.textContent.includes("Game over"),
+  moves.map((b) => [b, b.dataset.kind, b.dataset.index ?? null])];
+"""
+_ANSWERED = """
+return !arguments[0].isConnected || document.getElementById("message").textContent.includes("Refused");
+"""
+
+
+def page(browser: WebDriver) -> Page:
+    over, moves = browser.execute_script(_PAGE)
+    return Page(bool(over), [Move(m[0], str(m[1]), None if m[2] is None else int(m[2])) for m in moves])
+
+
+def game_over(browser: WebDriver) -> bool:
+    return page(browser).over
+
+
+def start_quick_play(browser: WebDriver, variant: str, players: int, length: str = "full") -> None:
+    """From the lobby: a table of the signed-in player and bots; returns once the hand is dealt."""
+    Select(browser.find_element(By.ID, "variant")).select_by_value(variant)
+    Select(browser.find_element(By.ID, "players")).select_by_value(str(players))
+    Select(browser.find_element(By.ID, "length")).select_by_value(length)
+    browser.find_element(By.ID, "quickplay").click()
+    until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#hand .card"))
+
+
+def play(browser: WebDriver, choose: Chooser, *, moves: int | None = None, lost_race: str = "") -> int:
+    """Click offered moves, as `choose` picks them, until the game is over (or `moves` were made);
+    returns the moves made. Each click waits for the page to be redrawn (the engine took the move)
+    and no move may be refused (the page offers only legal ones) but a race lost to a bot that the
+    rules settle first come, first served (`lost_race`, a pattern of the refusal)."""
+    clicks = 0
+    while moves is None or clicks < moves:
+        now = page(browser)
+        if now.over:
+            break
+        if not now.moves:
+            until(browser, lambda d: (shown := page(d)).over or shown.moves, timeout_s=GAME_S)
+            continue
+        try:
+            move = choose(browser, now.moves)
+            move.element.click()
+            until(browser, functools.partial(_answered, move.element), timeout_s=GAME_S)
+        except StaleElementReferenceException:
+            continue  # redrawn before the click landed (a bot moved): look again
+        clicks += 1
+        message = browser.find_element(By.ID, "message").text
+        assert "Refused" not in message or (lost_race and re.search(lost_race, message)), message
+    return clicks
+
+
+def _answered(element: WebElement, browser: WebDriver) -> bool:
+    """The page was redrawn after a click (the engine took the move), or shows a refusal."""
+    try:
+        return bool(browser.execute_script(_ANSWERED, element))
+    except StaleElementReferenceException:
+        return True

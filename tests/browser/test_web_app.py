@@ -3,66 +3,46 @@ live game, and steps through a replay; no page may log an error. Each test keeps
 
 from __future__ import annotations
 
-import functools
-
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.select import Select
 
-from .conftest import Platform, console_errors, screenshot, sign_in, until
+from .conftest import (
+    Move,
+    Platform,
+    console_errors,
+    game_over,
+    play,
+    screenshot,
+    sign_in,
+    start_quick_play,
+    until,
+)
 
 pytestmark = pytest.mark.slow
 # The move a person clicks when several are offered: going out or melding first, else draw, else discard.
 PREFERENCE = ("go_out", "lay_melds", "lay_off", "draw_from_stock", "take_discard", "discard")
-GAME_S = 120.0
 
 
-def _offered(browser: WebDriver) -> list[WebElement]:
-    return browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
-
-
-def _choose(moves: list[WebElement]) -> WebElement:
-    kinds = [move.get_attribute("data-kind") for move in moves]
-    for kind in PREFERENCE:
-        if kind in kinds:
-            return moves[kinds.index(kind)]
+def choose(_browser: WebDriver, moves: list[Move]) -> Move:
+    kinds = [move.kind for move in moves]
+    for wanted in PREFERENCE:
+        if wanted in kinds:
+            return moves[kinds.index(wanted)]
     return moves[0]
-
-
-def _game_over(browser: WebDriver) -> bool:
-    result = browser.find_element(By.ID, "result")
-    return result.is_displayed() and "Game over" in result.text
 
 
 def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, platform: Platform) -> None:
     sign_in(browser, platform, "zoe")
     until(browser, lambda d: "games)" in d.find_element(By.ID, "rating").text)  # the rating, from matchmaking
-    Select(browser.find_element(By.ID, "variant")).select_by_value("kalooki")  # one deal: a short game
-    Select(browser.find_element(By.ID, "players")).select_by_value("2")
-    browser.find_element(By.ID, "quickplay").click()
-    until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
+    start_quick_play(browser, "kalooki", 2)  # one deal: a short game
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#hand .card")) == 13)
     assert "♠" in browser.find_element(By.ID, "hand").text or "♣" in browser.find_element(By.ID, "hand").text
+    assert "at least 40 points" in browser.find_element(By.ID, "rules-note").text  # kalooki's opening
     screenshot(browser, "table-start")
-    clicks = 0
-    while not _game_over(browser):
-        until(browser, lambda d: _offered(d) or _game_over(d), timeout_s=GAME_S)
-        moves = _offered(browser)
-        if not moves or _game_over(browser):
-            continue
-        move = _choose(moves)
-        try:
-            move.click()
-            until(browser, functools.partial(_stale, move), timeout_s=GAME_S)  # redrawn: the engine took it
-        except StaleElementReferenceException:
-            continue  # redrawn before the click landed (a bot moved): look again
-        clicks += 1
-        assert "Refused" not in browser.find_element(By.ID, "message").text, browser.find_element(
-            By.ID, "message"
-        ).text
+    clicks = play(browser, choose)
+    assert game_over(browser)
     result = browser.find_element(By.ID, "result").text
     assert "winner:" in result and "zoe:" in result and "bot-ada:" in result, result
     until(browser, lambda d: d.find_elements(By.ID, "scored"))  # scoring's result reached the page
@@ -71,18 +51,12 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
     assert console_errors(browser) == []
 
 
-def _stale(element: WebElement, _driver: WebDriver) -> bool:
-    try:
-        element.is_enabled()
-    except StaleElementReferenceException:
-        return True
-    return False
-
-
 def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
     platform.wait_for_line(r"table (\S+): ada, ben, cleo")  # the demo's table is being played
     sign_in(browser, platform, "spectator")
     until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#live-games button.watch"))
+    listed = browser.find_element(By.ID, "live-games").text  # scoring's list of the platform's games
+    assert "ada, ben, cleo" in listed, listed
     browser.find_element(By.CSS_SELECTOR, "#live-games button.watch").click()
     until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
     Select(browser.find_element(By.ID, "pace")).select_by_value("300")
@@ -94,24 +68,77 @@ def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
     assert console_errors(browser) == []
 
 
-def test_step_through_a_replay(browser: WebDriver, platform: Platform) -> None:
+def test_step_through_a_replay_read_from_the_export(browser: WebDriver, platform: Platform) -> None:
     over = platform.wait_for_line(r"game (\S+) over after (\d+) events", timeout_s=120)
     game, events = over.group(1), int(over.group(2))
     sign_in(browser, platform, "ada")  # a player of the demo's game: its history is hers to see
     browser.get(f"{platform.url}/#/replay/{game}")
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text == f"1 / {events}")
+    summary = browser.find_element(By.ID, "replay-summary").text  # the export's summary
+    assert f"Game {game}: " in summary and "0 ada, 1 ben, 2 cleo" in summary, summary
+    assert "Winner: " in summary and f"{events} events" in summary, summary
     verify = browser.find_element(By.ID, "verify")
     assert "Shuffle verified" in verify.text and "ok" in (verify.get_attribute("class") or ""), verify.text
+    exported = browser.execute_async_script(  # the document offered for download is the export format
+        "fetch(arguments[0]).then((r) => r.json()).then(arguments[1])",
+        browser.find_element(By.ID, "replay-download").get_attribute("href"),
+    )
+    assert exported["format"] == "meldstream.replay/1" and exported["game_id"] == game
+    assert len(exported["events"]) == events and exported["finished"] is True
     for _ in range(5):
         browser.find_element(By.ID, "replay-next").click()
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text == f"6 / {events}")
     browser.find_element(By.ID, "replay-prev").click()
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text == f"5 / {events}")
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".replay-hand")) == 3)  # every hand
-    Select(browser.find_element(By.ID, "replay-seat")).select_by_value("1")
+    Select(browser.find_element(By.ID, "replay-seat")).select_by_value("1")  # ben's view: his export
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".replay-hand")) == 1)
     assert browser.find_element(By.CSS_SELECTOR, ".replay-hand").text.startswith("ben:")
+    assert browser.find_element(By.ID, "replay-pos").text == f"5 / {events}"  # the same step
     browser.find_element(By.ID, "replay-last").click()
     until(browser, lambda d: "game ended" in d.find_element(By.ID, "replay-event").text)
     screenshot(browser, "replay")
+    assert console_errors(browser) == []
+
+
+_QUICK_PLAY = """
+const done = arguments[arguments.length - 1];
+fetch("/api/quickplay", {method: "POST", body: JSON.stringify(arguments[0]), headers: {
+  "Content-Type": "application/json", Authorization: `Bearer ${localStorage.getItem("meldstream.token")}`}})
+  .then((reply) => reply.json()).then(done);
+"""
+
+
+def test_the_engine_plays_for_an_idle_player_and_the_replay_marks_it(
+    browser: WebDriver, platform: Platform
+) -> None:
+    """A player who does nothing at a table with a 0.5 s turn limit: the engine plays for her, marks
+    her away, she comes back (and idles again); the replay shows the timeouts, the away periods and
+    every move the engine played, marked, as the export has them."""
+    sign_in(browser, platform, "ida")
+    table = {"variant": "kalooki", "players": 2, "turn_timeout_ms": 500}
+    game = browser.execute_async_script(_QUICK_PLAY, table)["game_id"]
+    browser.get(f"{platform.url}/#/play/{game}/0")
+    until(browser, lambda d: d.find_element(By.ID, "return").is_displayed())  # three timeouts: away
+    assert "away (engine plays)" in browser.find_element(By.CSS_SELECTOR, "#seats .seat.you").text
+    browser.find_element(By.ID, "return").click()
+    until(browser, lambda d: not d.find_element(By.ID, "return").is_displayed())
+    until(browser, game_over, timeout_s=240)
+    assert "engine played" in browser.find_element(By.ID, "log").text
+    browser.find_element(By.ID, "open-replay").click()
+    until(browser, lambda d: d.find_element(By.ID, "replay-pos").text.startswith("1 / "))
+    exported = browser.execute_async_script(
+        "fetch(arguments[0]).then((r) => r.json()).then(arguments[1])",
+        browser.find_element(By.ID, "replay-download").get_attribute("href"),
+    )
+    summary = exported["summary"]
+    assert len(summary["timeouts"]) >= 6 and len(summary["away_periods"]) >= 2, summary
+    assert summary["away_periods"][0]["to"] is not None  # she came back
+    engine_played = [entry["seq"] for entry in exported["events"] if entry["by_engine"]]
+    marked = browser.find_elements(By.CSS_SELECTOR, "#replay-log li .engine")
+    assert engine_played and len(marked) == len(engine_played)
+    text = browser.find_element(By.ID, "replay-summary").text
+    assert f"{len(summary['timeouts'])} timeout(s)" in text and "away period(s)" in text, text
+    assert "Turn limit in force: 0.5 s" in text, text
+    screenshot(browser, "replay-engine-played")
     assert console_errors(browser) == []

@@ -1,5 +1,6 @@
-"""`meldstream play` in a real pseudo-terminal, as a person types: a whole game against a bot, choosing
-only from the numbered moves the engine offers, on a running `meldstream run`."""
+"""`meldstream play` in a real pseudo-terminal, as a person types: whole games against bots, choosing only
+from the numbered moves the engine offers, on a running `meldstream run`: kalooki, and contract rummy
+with its buy window (the person buys a bot's discard once, then passes)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 import pexpect
 import pytest
@@ -18,17 +19,18 @@ from rummy_infra.serving import wait_serving
 pytestmark = pytest.mark.slow
 # Going out or melding first, else drawing, else the first discard offered.
 PREFERENCE = ("Go out", "Meld", "Lay off", "Draw from stock", "Discard")
-PLAY = ["-m", "meldstream_cli.main", "play", "kalooki", "--players", "2", "--name", "tess", "--pace", "0"]
 MENU = re.compile(r"^\s*(\d+)\) (.+?)\s*$", re.M)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _choose(menu: str) -> str:
-    offered = MENU.findall(menu)
-    for word in PREFERENCE:
+def _choose(menu: str, first: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The number to type and the move it is: the first of `first`, else by PREFERENCE."""
+    offered = [(number, ANSI.sub("", text)) for number, text in MENU.findall(menu)]
+    for word in (*first, *PREFERENCE):
         for number, text in offered:
             if text.startswith(word):
-                return str(number)
-    return str(offered[0][0])
+                return number, text
+    return offered[0]
 
 
 def _groups(child: pexpect.spawn[str]) -> tuple[str, ...]:
@@ -36,7 +38,9 @@ def _groups(child: pexpect.spawn[str]) -> tuple[str, ...]:
     return tuple(str(group) for group in child.match.groups())
 
 
-def test_a_whole_game_against_a_bot_in_the_terminal(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`meldstream run` on free ports; yields the environment that reaches it."""
     engine = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
@@ -45,28 +49,65 @@ def test_a_whole_game_against_a_bot_in_the_terminal(tmp_path: Path) -> None:
         "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
         "WEB_ADDRESS": f"127.0.0.1:{free_port()}",
     }
-    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(tmp_path / "store")]
-    with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL) as platform:
+    store = tmp_path_factory.mktemp("terminal") / "store"
+    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(store)]
+    with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL) as running:
         try:
-            wait_serving(engine, platform, timeout_s=90)
-            play = pexpect.spawn(
-                sys.executable,
-                PLAY,
-                env={**env, "COLUMNS": "120", "TERM": "xterm"},
-                encoding="utf-8",
-                timeout=60,
-            )
-            moves = 0
-            while play.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*winner: (\S+)"]) == 0:
-                play.sendline(_choose(str(play.before)))
-                moves += 1
-            winner = _groups(play)[0]
-            play.expect(r"totals: tess (\d+), bot-ada (\d+)")
-            totals = dict(zip(("tess", "bot-ada"), map(int, _groups(play)), strict=True))
-            play.expect(pexpect.EOF)
-            play.close()
-            assert play.exitstatus == 0
-            assert moves > 2 and totals[winner.strip(",")] == 0, (winner, totals)
+            wait_serving(engine, running, timeout_s=90)
+            yield env
         finally:
-            platform.send_signal(signal.SIGINT)
-            platform.wait(30)
+            running.send_signal(signal.SIGINT)
+            running.wait(30)
+
+
+def _play(env: dict[str, str], *arguments: str) -> pexpect.spawn[str]:
+    command = ["-m", "meldstream_cli.main", "play", *arguments, "--name", "tess", "--pace", "0"]
+    return pexpect.spawn(
+        sys.executable, command, env={**env, "COLUMNS": "160", "TERM": "xterm"}, encoding="utf-8", timeout=60
+    )
+
+
+def _totals(play: pexpect.spawn[str], players: tuple[str, ...]) -> dict[str, int]:
+    play.expect(r"totals: " + ", ".join(rf"{re.escape(p)} (-?\d+)" for p in players))
+    return dict(zip(players, map(int, _groups(play)), strict=True))
+
+
+def test_a_whole_game_against_a_bot_in_the_terminal(platform: dict[str, str]) -> None:
+    play = _play(platform, "kalooki", "--players", "2")
+    moves = 0
+    while play.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*winner: (\S+)"]) == 0:
+        play.sendline(_choose(str(play.before))[0])
+        moves += 1
+    winner = _groups(play)[0]
+    totals = _totals(play, ("tess", "bot-ada"))
+    play.expect(pexpect.EOF)
+    play.close()
+    assert play.exitstatus == 0
+    assert moves > 2 and totals[winner.strip(",")] == 0, (winner, totals)
+
+
+def test_contract_in_the_terminal_buying_from_the_buy_window(platform: dict[str, str]) -> None:
+    """Three seats, so a bot's discard may be bought by the person while the other bot is to draw (and
+    that bot waits for the answer); round 1 only (`--short`): eight rounds are ~400 moves."""
+    play = _play(platform, "contract", "--players", "3", "--short")
+    screens: list[str] = []
+    chosen: list[tuple[bool, str]] = []  # (bought before, the move)
+    bought = False
+    while play.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*winner: (\S+)"]) == 0:
+        screen = ANSI.sub("", str(play.before))
+        screens.append(screen)
+        # Bought once the table says so (a buy is granted when the forehand draws; another seat may
+        # have asked first): buy until then, pass after.
+        bought = bought or re.search(r"tess: \d+ cards · score -?\d+ · buys 1", screen) is not None
+        number, move = _choose(screen, ("Pass",) if bought else ("Buy",))
+        play.sendline(number)
+        chosen.append((bought, move))
+    totals = _totals(play, ("tess", "bot-ada", "bot-ben"))
+    play.expect(pexpect.EOF)
+    play.close()
+    assert play.exitstatus == 0
+    assert bought and any(after and move.startswith("Pass") for after, move in chosen), chosen
+    assert all("round 1 (rounds 1-1): contract 1 run and 1 three" in screen for screen in screens)
+    offered = next(screen for screen in screens if "1) Buy" in screen)
+    assert re.search(r"buy window: \S+ \((discarded by bot-ada|the upcard)\) is on offer", offered), offered
+    assert set(totals) == {"tess", "bot-ada", "bot-ben"}

@@ -52,3 +52,5 @@ def test_sign_in_and_the_requests_the_gateway_refuses_itself() -> None:
     assert no_token[0] == 401 and "sign in" in no_token[1]["message"]
     assert bad_action[0] == 400 and bad_action[1]["message"].startswith("not an action")
     assert variants[0] == 200 and "kalooki" in variants[1]["variants"] and len(variants[1]["contracts"]) == 8
+    assert variants[1]["short"]["contract"] == "round 1 only" and "kalooki" not in variants[1]["short"]
+    assert variants[1]["opening"] == {"kalooki": 40, "rummy40": 40, "rummy500": 0, "contract": 0}

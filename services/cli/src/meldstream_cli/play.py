@@ -2,7 +2,9 @@
 
 The player is a client like any other: a development token for `--name`, CreateGame for a table of the
 player and bots, the seat's stream, and the engine's legal actions as a numbered menu. The bots are
-the SDK's, in this process, each waiting `--pace` ms before a move so the player can follow them.
+the SDK's, in this process, each waiting `--pace` ms before a move so the player can follow them, and
+holding a card on offer (contract rummy) until the player buys or passes. `--short` plays the variant's
+shortest match (as the web lobby's "short" does).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import getpass
 import uuid
 from typing import Any
 
-from meldstream_web.bots import play_paced
+from meldstream_web.bots import BuyWindows, play_paced
+from meldstream_web.quickplay import BOT_NAMES, SHORT_MATCH, bot_names, short_options
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
@@ -23,8 +26,6 @@ from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
 from meldstream_cli.platform_args import token_issuer
-
-BOTS = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")
 
 
 def register(commands: Any) -> None:
@@ -38,6 +39,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--players", type=int, default=2, metavar="N", help="table size, you and N-1 bots")
     parser.add_argument("--name", default="", help="your player name (default: your login)")
     parser.add_argument("--pace", type=int, default=600, metavar="MS", help="bots wait MS before each move")
+    short = "; ".join(f"{variant} {text}" for variant, (_, text) in SHORT_MATCH.items())
+    parser.add_argument("--short", action="store_true", help=f"the variant's short match ({short})")
     parser.add_argument("--engine", help="the engine's address (default ENGINE_ADDRESS or 127.0.0.1:50051)")
     parser.add_argument(
         "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
@@ -46,8 +49,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 2 <= args.players <= len(BOTS) + 1:
-        raise SystemExit(f"meldstream play: --players is 2 to {len(BOTS) + 1}")
+    if not 2 <= args.players <= len(BOT_NAMES) + 1:
+        raise SystemExit(f"meldstream play: --players is 2 to {len(BOT_NAMES) + 1}")
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(_play(args))
     return 130
@@ -59,7 +62,8 @@ async def _play(args: argparse.Namespace) -> int:
     engine = args.engine or engine_config.load(secrets=False).address
     tls = load_tls(ca_file=args.ca_file)
     name = args.name or getpass.getuser()
-    bots = [f"bot-{BOTS[i]}" for i in range(args.players - 1)]
+    bots = bot_names(args.players)
+    windows = BuyWindows()
     async with GameClient(
         engine,
         tokens.renewing(name),  # a game may outlast one token
@@ -68,7 +72,8 @@ async def _play(args: argparse.Namespace) -> int:
         options=tls.channel_options(),
     ) as client:
         try:
-            created = await client.create_game(args.variant, [name, *bots])
+            options = short_options(args.variant) if args.short else {}
+            created = await client.create_game(args.variant, [name, *bots], options=options)
         except RpcFailure as failure:
             console.print(f"[red]refused:[/] {failure.details}")
             return 1
@@ -76,19 +81,21 @@ async def _play(args: argparse.Namespace) -> int:
         console.print(f"game {game}: {args.variant}, you ({name}) against {', '.join(bots)}")
         tasks = [
             asyncio.create_task(
-                play_paced(engine, tokens.renewing(bot), game, seat, args.pace / 1000, tls=tls)
+                play_paced(
+                    engine, tokens.renewing(bot), game, seat, args.pace / 1000, windows=windows, tls=tls
+                )
             )
             for seat, bot in enumerate(bots, start=1)
         ]
         try:
-            return await _seat(console, client, game)
+            return await _seat(console, client, game, windows)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _seat(console: Console, client: GameClient, game: str) -> int:
+async def _seat(console: Console, client: GameClient, game: str, windows: BuyWindows) -> int:
     """Follow seat 0's stream; on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
     async for update in client.updates(game, 0):
@@ -104,7 +111,7 @@ async def _seat(console: Console, client: GameClient, game: str) -> int:
             continue
         console.rule()
         console.print(*table_text.table(view), sep="\n")
-        actions = list(update.legal_actions)
+        actions = table_text.menu_order(update.legal_actions)
         for number, offered in enumerate(actions, start=1):
             console.print(f" {number:>2}) {table_text.action(offered, view)}")
         while True:
@@ -112,8 +119,11 @@ async def _seat(console: Console, client: GameClient, game: str) -> int:
             if answer.strip().isdigit() and 1 <= int(answer) <= len(actions):
                 break
             console.print("[yellow]a number from the list, please[/]")
+        chosen = actions[int(answer) - 1]
         try:
-            await client.submit(game, 0, actions[int(answer) - 1], uuid.uuid4().hex)
+            await client.submit(game, 0, chosen, uuid.uuid4().hex)
         except RpcFailure as failure:
             console.print(f"[red]refused:[/] {failure.details}")
+        if chosen.WhichOneof("kind") in ("buy_discard", "pass_buy"):
+            windows.answered(game)  # the bot holding the card for you draws now
     return 1

@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from meldstream_web.export import game_export
 from rummy_engine import refusals
 
 from meldstream_cli import replay_html
-from meldstream_cli.export import game_export
 from meldstream_cli.platform_args import (
     add_store_options,
     config_from,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from meldstream_cli.export import card_text
+from meldstream_web.export import card_text
 
 _FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_rules.contract_rules import CONTRACTS
+from rummy_rules.variants import rules_for
 
 RANKS = ("JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
@@ -43,6 +45,15 @@ def _lay_off(lay: gs.LayOff) -> str:
     return f"lay off {cards(lay.cards)} on meld {lay.meld + 1}{end}"
 
 
+def _then(use: gs.PickFromPile | gs.SwapJoker) -> str:
+    """The meld or layoff a pick (or a freed joker) is used in at once."""
+    if use.HasField("lay_melds"):
+        return f", then meld {_melds(use.lay_melds.melds)}"
+    if use.HasField("lay_off"):
+        return f", then {_lay_off(use.lay_off)}"
+    return ""
+
+
 def action(a: gs.Action, view: gs.PlayerView) -> str:
     """How a legal action reads (the menu of `meldstream play`)."""
     kind = a.WhichOneof("kind")
@@ -63,32 +74,89 @@ def action(a: gs.Action, view: gs.PlayerView) -> str:
             parts.append(f"discard {card(a.go_out.discard)}")
         return "Go out: " + ", ".join(parts)
     if kind == "swap_joker":
-        return f"Swap {cards(a.swap_joker.cards)} for the joker in meld {a.swap_joker.meld + 1}"
+        swap = a.swap_joker
+        return f"Swap {cards(swap.cards)} for the joker in meld {swap.meld + 1}{_then(swap)}"
     if kind == "pick_from_pile":
-        return f"Pick up the pile from position {a.pick_from_pile.index + 1}"
+        pick = a.pick_from_pile
+        above = len(view.discard_pile) - pick.index - 1
+        more = f" and the {above} card{'s' if above > 1 else ''} above it" if above else ""
+        picked = card(view.discard_pile[pick.index]) if pick.index < len(view.discard_pile) else "?"
+        return f"Pick {picked} (pile position {pick.index + 1}){more}{_then(pick)}"
     if kind == "buy_discard":
-        return f"Buy {card(view.offer)}"
+        return f"Buy {card(view.offer)} (with a penalty card from the stock)"
     if kind == "pass_buy":
-        return "Pass (don't buy)"
+        return f"Pass: don't buy {card(view.offer)}"
     return str(kind)
 
 
+# The order the menu lists moves in: answering a card on offer first (a bot waits for it), then the turn's.
+ORDER = (
+    "buy_discard",
+    "pass_buy",
+    "go_out",
+    "lay_melds",
+    "lay_off",
+    "swap_joker",
+    "pick_from_pile",
+    "draw_from_stock",
+    "take_discard",
+    "discard",
+)
+
+
+def menu_order(actions: Iterable[gs.Action]) -> list[gs.Action]:
+    return sorted(actions, key=lambda a: ORDER.index(str(a.WhichOneof("kind"))))
+
+
+def _option(view: gs.PlayerView, name: str) -> int | None:
+    return view.options[name].int_value if name in view.options else None
+
+
+def rules_note(view: gs.PlayerView) -> str:
+    """What a person must know of the rules now that the moves alone do not say: contract rummy's
+    round and contract, Rummy 500's pile, an opening minimum not reached yet."""
+    if view.variant == "contract":
+        first = _option(view, "first_round") or 1
+        last = _option(view, "last_round") or len(CONTRACTS)
+        rnd = first + view.deal - 1
+        contract = CONTRACTS[rnd - 1] if 0 < rnd <= len(CONTRACTS) else "?"
+        rounds = f"rounds {first}-{last}"
+        return f"round {rnd} ({rounds}): contract {contract}; lay it down exactly, then only lay off"
+    if view.variant == "rummy500":
+        return "any pile card may be picked, with every card above it, if it is melded or laid off at once"
+    opening = _option(view, "opening_min_points")
+    if opening is None:
+        opening = rules_for(view.variant, len(view.seats)).opening_min_points
+    if opening and view.HasField("seat") and not view.opened[view.seat]:
+        return f"you have not opened: your first melds must total at least {opening} points"
+    return ""
+
+
 def table(view: gs.PlayerView) -> list[str]:
-    """The table: header, seats with scores, piles, melds, and the viewer's hand when it has one."""
+    """The table: header, seats with scores, piles, the card on offer, melds, what the rules ask now,
+    and the viewer's hand when it has one."""
     players = [s.player_id for s in view.seats]
     over = view.phase in (gs.PHASE_DEAL_OVER, gs.PHASE_GAME_OVER)
     mover = "" if over else f" · [bold]{players[view.turn]}[/] to move"
     lines = [f"[bold]{view.variant}[/] · deal {view.deal} · {PHASES.get(view.phase, '?')}{mover}"]
     for i, seat in enumerate(view.seats):
         away = " · away" if seat.away else ""
-        lines.append(f"  {seat.player_id}: {view.hand_sizes[i]} cards · score {view.totals[i]}{away}")
-    top = card(view.discard_top) if view.discard_size else "-"
-    pile = cards(view.discard_pile) if view.discard_pile else top
+        buys = f" · buys {view.buys[i]}" if view.variant == "contract" and view.buys else ""
+        lines.append(f"  {seat.player_id}: {view.hand_sizes[i]} cards · score {view.totals[i]}{buys}{away}")
+    if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
+        pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
+    else:
+        pile = card(view.discard_top) if view.discard_size else "-"
     lines.append(f"  stock {view.stock_size} · discard ({view.discard_size}): {pile}")
     if view.HasField("offer"):
-        lines.append(f"  buy window: {card(view.offer)} is on offer")
+        who = f"discarded by {players[view.offer_from]}" if view.HasField("offer_from") else "the upcard"
+        asked = f"; {players[view.buy_request]} asked to buy it" if view.HasField("buy_request") else ""
+        until = f" until {players[view.turn]} draws" if not over else ""
+        lines.append(f"  [bold]buy window[/]: {card(view.offer)} ({who}) is on offer{until}{asked}")
     for m in view.melds:
         lines.append(f"  meld {m.index + 1} ({players[m.owner]}): {cards(m.meld.cards)}")
+    if note := rules_note(view):
+        lines.append(f"  [italic]{note}[/]")
     if view.hand:
         lines.append(f"  your hand: {cards(sorted_hand(view.hand))}")
     return lines

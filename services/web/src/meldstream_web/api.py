@@ -4,6 +4,7 @@ keeps no game state: a refused move is the engine's refusal, passed on with its 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -18,7 +19,7 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client import GameClient, RpcFailure
 from rummy_rules.contract_rules import CONTRACTS
-from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_rules.variants import PLAYABLE_VARIANTS, rules_for
 from rummy_service.auth import AuthError, TokenIssuer
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -26,12 +27,12 @@ from starlette.responses import JSONResponse, Response
 from meldstream_web import sse
 from meldstream_web.bots import BotSeats
 from meldstream_web.config import WebConfig
+from meldstream_web.export import history_export
 from meldstream_web.jsonpb import action_from_json, to_json
+from meldstream_web.quickplay import BOT_NAMES, BOT_PREFIX, SHORT_MATCH, bot_names, short_options
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-BOT_PREFIX = "bot-"
-MAX_TABLE = 8
-BOT_NAMES = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")  # MAX_TABLE - 1 of them
+MAX_TABLE = len(BOT_NAMES) + 1
 LIVE_LISTED = 30  # live games the lobby lists
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -104,9 +105,17 @@ class Gateway:
     # --- handlers -------------------------------------------------------------------------------
 
     async def variants(self, _request: Request) -> Response:
-        """The variants and, for contract rummy, each round's contract (the rules' own table)."""
-        contracts = [str(contract) for contract in CONTRACTS]
-        return JSONResponse({"variants": list(PLAYABLE_VARIANTS), "contracts": contracts})
+        """The variants, what a short match of each is, each one's opening minimum (a person must
+        know it before their first meld) and, for contract rummy, each round's contract: the rules'
+        own tables and defaults, read, not restated."""
+        return JSONResponse(
+            {
+                "variants": list(PLAYABLE_VARIANTS),
+                "contracts": [str(contract) for contract in CONTRACTS],
+                "short": {variant: text for variant, (_, text) in SHORT_MATCH.items()},
+                "opening": {v: rules_for(v, 2).opening_min_points for v in PLAYABLE_VARIANTS},
+            }
+        )
 
     async def sign_in(self, request: Request) -> Response:
         """A token for a name: who you are is who you say (the platform's issuer, no accounts). It
@@ -139,12 +148,17 @@ class Gateway:
         size = _int(body.get("players", 2), "players")
         if not 2 <= size <= MAX_TABLE:
             raise BadRequest(f"a table seats 2 to {MAX_TABLE} players")
-        bots = [f"{BOT_PREFIX}{BOT_NAMES[i]}" for i in range(size - 1)]
+        bots = bot_names(size)
         options = body.get("options") or {}
         if not isinstance(options, dict):
             raise BadRequest("options is an object of option names to values")
+        if body.get("length", "full") == "short":
+            options = {**short_options(variant), **options}
+        turn_ms = _int(body.get("turn_timeout_ms", 0), "turn_timeout_ms")  # 0: the engine's default
         async with self.client(token) as client:
-            created = await client.create_game(variant, [player, *bots], options=options)
+            created = await client.create_game(
+                variant, [player, *bots], options=options, turn_timeout_ms=turn_ms
+            )
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
         for seat, bot in enumerate(bots, start=1):
@@ -234,8 +248,11 @@ class Gateway:
             raise BadRequest(f"not an action: {exc}") from None
         seat = _int(body.get("seat"), "seat")
         command_id = str(body.get("command_id") or uuid.uuid4().hex)
+        game_id = request.path_params["game"]
         async with self.client(token) as client:
-            answer = await client.submit(request.path_params["game"], seat, action, command_id)
+            answer = await client.submit(game_id, seat, action, command_id)
+        if action.WhichOneof("kind") in ("buy_discard", "pass_buy"):
+            self.bots.windows.answered(game_id)  # a bot holding the card for this person may draw
         return JSONResponse(to_json(answer))
 
     async def return_to_table(self, request: Request) -> Response:
@@ -254,16 +271,18 @@ class Gateway:
             )
         return JSONResponse(to_json(view))
 
-    async def history(self, request: Request) -> Response:
-        """The whole history (players of a finished game and operators only, as the engine decides)."""
+    async def export(self, request: Request) -> Response:
+        """A finished game's replay export (docs/replay-export.md), the document `meldstream replay
+        --format json` writes, built from GetHistory: only the game's players and operators get it (the
+        engine decides). `seat`: that seat's view, the other hands hidden."""
+        game_id = request.path_params["game"]
+        seat_param = request.query_params.get("seat", "")
+        seat = _int(seat_param, "seat") if seat_param else None
         async with self.client(self.token(request)) as client:
-            return JSONResponse(to_json(await client.history(request.path_params["game"])))
-
-    async def state_at(self, request: Request) -> Response:
-        token = self.token(request)
-        seq = _int(request.query_params.get("seq", 1), "seq")
-        async with self.client(token) as client:
-            return JSONResponse(to_json(await client.state_at(request.path_params["game"], seq)))
+            history = await client.history(game_id)
+        if seat is not None and not 0 <= seat < len(history.seats):
+            raise BadRequest(f"no seat {seat} at this table")
+        return JSONResponse(await asyncio.to_thread(history_export, game_id, history, seat=seat))
 
     async def verify(self, request: Request) -> Response:
         async with self.client(self.token(request)) as client:

@@ -1,21 +1,78 @@
-"""The bots the gateway seats for quick play: SDK clients like any other, paced for a person to follow.
+"""Bots for the seats a person does not fill (web quick play, `meldstream play`): the SDK's greedy
+`BotPlayer`, each a client of the engine like any other, paced so a person can follow the game.
 
-A bot is the SDK's `BotPlayer` on a `GameClient` with `pace_s`: it waits before each move it sends, so a
-person at the table (or watching) sees the moves one at a time instead of the whole round at once.
+A person must also have time to buy (contract rummy): a card on offer may be bought until the forehand
+draws, so a bot about to draw while a person may still buy holds the card on offer for them
+(`BuyWindows`), up to `BUY_WAIT_S`, or until they buy or pass. Their pass appends nothing to the game,
+so the bot's stream cannot tell it: the client that sent the pass says so (`BuyWindows.answered`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
+from typing import Final
 
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import GameClient
+from rummy_client import GameClient, convert
 from rummy_client.bots import BotPlayer
+from rummy_rules.game import buyers
 from rummy_service.tls import PLAINTEXT, Tls
 
+from meldstream_web.quickplay import BOT_PREFIX
+
 log = logging.getLogger(__name__)
+
+BUY_WAIT_S: Final = 10.0  # how long a bot holds a card on offer for a person who may buy it
+
+
+class BuyWindows:
+    """Per game, the bot holding a card on offer for a person, and the person's answer."""
+
+    def __init__(self, wait_s: float = BUY_WAIT_S) -> None:
+        self._wait_s = wait_s
+        self._holding: dict[str, asyncio.Event] = {}
+
+    async def hold(self, game_id: str) -> None:
+        """Wait until a person answers the offer in `game_id` or the wait is over."""
+        answered = self._holding[game_id] = asyncio.Event()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answered.wait(), self._wait_s)
+        finally:
+            if self._holding.get(game_id) is answered:
+                del self._holding[game_id]
+
+    def answered(self, game_id: str) -> None:
+        """A person bought or passed the card on offer in `game_id`: the bot holding it draws."""
+        if (answered := self._holding.get(game_id)) is not None:
+            answered.set()
+
+
+class CourteousBot(BotPlayer):
+    """The greedy bot, holding a card on offer for a person before it draws (the forehand's draw
+    closes the buy window)."""
+
+    def __init__(self, client: GameClient, game_id: str, seat: int, windows: BuyWindows) -> None:
+        super().__init__(client, game_id, seat)
+        self._windows = windows
+
+    async def _act(self, view: gs.PlayerView, actions: list[gs.Action]) -> None:
+        # The update that made it our turn may be the discard, before the offer that follows it in the
+        # same command: the game, asked now, says whether a card is on offer.
+        drawing = view.variant == "contract" and view.turn == self._seat and view.phase == gs.PHASE_DRAW
+        if drawing and _person_may_buy(await self._client.view(self._game_id, self._seat)):
+            await self._windows.hold(self._game_id)
+        await super()._act(view, actions)
+
+
+def _person_may_buy(view: gs.PlayerView) -> bool:
+    if not view.HasField("offer") or view.HasField("buy_request") or view.phase != gs.PHASE_DRAW:
+        return False
+    players = [seat.player_id for seat in view.seats]
+    return any(not players[seat].startswith(BOT_PREFIX) for seat in buyers(convert.position(view)))
 
 
 async def play_paced(
@@ -25,24 +82,29 @@ async def play_paced(
     seat: int,
     pace_s: float,
     *,
+    windows: BuyWindows,
     tls: Tls = PLAINTEXT,
 ) -> gs.PlayerView:
-    """Play `seat` to the end of the game as the greedy bot, `pace_s` before each move. A paced game
-    may outlast one token: `token` is then a `RenewingToken`."""
+    """Play `seat` to the end of the game as the greedy bot, `pace_s` before each move, holding cards
+    on offer for persons through `windows`. A paced game may outlast one token: `token` is then a
+    `RenewingToken`."""
     credentials, options = tls.channel_credentials(), tls.channel_options()
     async with GameClient(engine, token, pace_s=pace_s, credentials=credentials, options=options) as client:
-        return await BotPlayer(client, game_id, seat).play()
+        return await CourteousBot(client, game_id, seat, windows).play()
 
 
 class BotSeats:
-    """The bot tasks the gateway runs; stopped with it."""
+    """The bot tasks the gateway runs, and the buy windows they hold for persons; stopped with it."""
 
     def __init__(self, tls: Tls = PLAINTEXT) -> None:
         self._tasks: set[asyncio.Task[gs.PlayerView]] = set()
         self._tls = tls
+        self.windows = BuyWindows()
 
     def start(self, engine: str, token: Callable[[], str], game_id: str, seat: int, pace_s: float) -> None:
-        task = asyncio.create_task(play_paced(engine, token, game_id, seat, pace_s, tls=self._tls))
+        task = asyncio.create_task(
+            play_paced(engine, token, game_id, seat, pace_s, windows=self.windows, tls=self._tls)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._done)
 

@@ -1,10 +1,16 @@
 """A whole game as one JSON document (`meldstream replay --format json`, docs/replay-export.md).
 
 Like PGN for chess: enough for any tool to replay, summarise or verify a game without the store. The
-text replay, the HTML page and the export are all rendered from this one document, so they cannot
-disagree. Each event is the logged `GameEvent` in protobuf's JSON mapping (stable within v1: changes
-are additive), beside its time, its actor and the state after it; cards the reader may not see are
-left out and named in `redacted`.
+text replay, the HTML page, the export and the web replay viewer are all rendered from this one
+document, so they cannot disagree. Each event is the logged `GameEvent` in protobuf's JSON mapping
+(stable within v1: changes are additive), beside its time, its actor and the state after it; cards the
+reader may not see are left out and named in `redacted`.
+
+Two sources, one document: the operator's store (`game_export`, `meldstream replay`, which also has
+the records it skipped and the refusals stream) and the engine's API (`history_export`, the web
+gateway, from GetHistory: only a finished game's players and operators get it). Either way the events
+are folded by the engine's own projection, so the state after each is the engine's. Replaying a
+finished game's public record is not deciding moves: the gateway still holds no rules of play.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from typing import Any, Final
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2
+from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import event_format as codec
-from rummy_engine.projection import EngineState
+from rummy_engine.projection import EngineState, GameProjection
 from rummy_rules.cards import Card
 from rummy_store.catch_up import Step
 
@@ -124,20 +131,60 @@ def _seconds(message: events_pb2.GameEvent) -> float:
     return float(message.occurred_at.ToNanoseconds()) / 1e9
 
 
+Applied = list[tuple[events_pb2.GameEvent, EngineState]]  # each event and the engine's state after it
+
+
 def game_export(
     game_id: str, steps: Iterable[Step[EngineState | None]], *, seat: int | None, operator: bool
 ) -> dict[str, Any] | None:
     """The export of one game from its steps (`reading.game_steps`); None when it has no record."""
     read = list(steps)
-    applied = [(step, codec.message_of(step.record)) for step in read if not step.skipped]
+    applied: Applied = []
+    for step in read:
+        if not step.skipped:
+            assert step.state is not None  # a record applied: the game has started
+            applied.append((codec.message_of(step.record), step.state))
     if not applied:
         return None
-    finished = any(message.WhichOneof("event") == "game_ended" for _, message in applied)
+    skipped = [
+        {
+            "seq": step.record.seq,
+            "partition": step.record.position.partition,
+            "offset": step.record.position.offset,
+            "command_id": step.record.command_id,
+            "reason": step.skipped,
+        }
+        for step in read
+        if step.skipped
+    ]
+    return _document(game_id, applied, skipped, seat=seat, operator=operator)
+
+
+def history_export(game_id: str, history: gs.GetHistoryResponse, *, seat: int | None) -> dict[str, Any]:
+    """The export of a finished game from the engine's GetHistory answer (every event, every card:
+    only its players and operators get one), as one seat saw it when `seat` is given. The refusals
+    stream is not in the API: the document says so, and `meldstream replay` has them."""
+    projection = GameProjection()
+    state: EngineState | None = None
+    applied: Applied = []
+    for entry in history.entries:
+        event = entry.event
+        state = projection.fold(
+            state, event.command_id, event.seq, codec.event_from_pb(event), event.command_digest
+        )
+        applied.append((event, state))
+    doc = _document(game_id, applied, [], seat=seat, operator=False)
+    doc["shown"] += "; refused commands are on the operator's record only (meldstream replay)"
+    return doc
+
+
+def _document(
+    game_id: str, applied: Applied, skipped: list[dict[str, Any]], *, seat: int | None, operator: bool
+) -> dict[str, Any]:
+    finished = any(message.WhichOneof("event") == "game_ended" for message, _ in applied)
     sight = sight_for(finished, seat, operator)
     entries: list[dict[str, Any]] = []
-    for step, message in applied:
-        state = step.state
-        assert state is not None  # a record applied: the game has started
+    for message, state in applied:
         kind = str(message.WhichOneof("event"))
         body = _json(getattr(message, kind))
         entries.append(
@@ -153,35 +200,22 @@ def game_export(
                 "state": _state(state, sight),
             }
         )
-    last = applied[-1][0].state
-    assert last is not None
     return {
         "format": FORMAT,
         "game_id": game_id,
         "shown": sight.note,
         "finished": finished,
-        "summary": _summary(applied, last),
-        "skipped": [
-            {
-                "seq": step.record.seq,
-                "partition": step.record.position.partition,
-                "offset": step.record.position.offset,
-                "command_id": step.record.command_id,
-                "reason": step.skipped,
-            }
-            for step in read
-            if step.skipped
-        ],
+        "summary": _summary(applied),
+        "skipped": skipped,
         "events": entries,
         "refused": [],
     }
 
 
-def _summary(
-    applied: list[tuple[Step[EngineState | None], events_pb2.GameEvent]], last: EngineState
-) -> dict[str, Any]:
+def _summary(applied: Applied) -> dict[str, Any]:
+    last = applied[-1][1]
     players = list(last.table.players)
-    first_message = applied[0][1]
+    first_message = applied[0][0]
     started = first_message.game_started
     timeouts: list[dict[str, Any]] = []
     away: list[dict[str, Any]] = []
@@ -193,12 +227,11 @@ def _summary(
     engine_played = 0
     turn_limit_ms = 0
     in_force = 0
-    for step, message in applied:
+    for message, state in applied:
         kind = message.WhichOneof("event")
         time = _time(message)
         at: dict[str, Any] = {"seq": message.seq, "time": time}
-        assert step.state is not None
-        if step.state.by_engine(message.command_id) and kind != "turn_timed_out":
+        if state.by_engine(message.command_id) and kind != "turn_timed_out":
             engine_played += 1
         if kind in ("game_started", "deal_started"):
             deals += 1
@@ -233,8 +266,8 @@ def _summary(
         "events": len(applied),
         "started_at": _time(first_message),
         "ended_at": ended_at,
-        "last_event_at": _time(applied[-1][1]),
-        "duration_s": round(_seconds(applied[-1][1]) - _seconds(first_message), 3),
+        "last_event_at": _time(applied[-1][0]),
+        "duration_s": round(_seconds(applied[-1][0]) - _seconds(first_message), 3),
         "turn_limit_ms": turn_limit_ms,
         "turn_limit_in_force_ms": in_force or None,
         "engine_played_events": engine_played,

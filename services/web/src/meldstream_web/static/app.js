@@ -2,12 +2,12 @@
 // Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME).
 import { call, listen, session } from "./api.js";
 import { actionKind, actionLabel, cardText, sameCard } from "./cards.js";
-import { drawHand, drawTable, names, resultText, tickTimers } from "./table.js";
+import { drawHand, drawTable, names, resultText, rulesNote, tickTimers } from "./table.js";
 import { openReplay } from "./replay.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page"];
-let config = { variants: [], contracts: [] };
+let config = { variants: [], contracts: [], short: {}, opening: {} };
 let stream = null; // the open EventSource of the page shown
 let watchTimer = null;
 
@@ -73,11 +73,18 @@ async function refreshLive() {
   } catch (err) { say(err.message, true); }
 }
 
+// The match lengths of the variant chosen: its full match, and its short one where it has one.
+function showLengths() {
+  const short = config.short[$("variant").value];
+  $("length").replaceChildren(new Option("full match", "full"), ...(short ? [new Option(`short: ${short}`, "short")] : []));
+}
+
 function lobby() {
   show("lobby-page");
   if (!$("variant").options.length) {
     for (const v of config.variants) $("variant").append(new Option(v, v));
     for (let n = 2; n <= 6; n++) $("players").append(new Option(`${n}`, `${n}`));
+    showLengths();
   }
   showRating();
   refreshLive();
@@ -91,14 +98,16 @@ function lobby() {
   }));
 }
 
-$("variant").addEventListener("change", showRating);
+$("variant").addEventListener("change", () => { showRating(); showLengths(); });
 $("refresh-live").addEventListener("click", refreshLive);
 $("replay-form").addEventListener("submit", (e) => { e.preventDefault(); location.hash = `#/replay/${$("replay-id").value.trim()}`; });
 
 $("quickplay").addEventListener("click", async () => {
   say("Dealing…");
   try {
-    const reply = await call("POST", "/api/quickplay", { variant: $("variant").value, players: Number($("players").value) });
+    const reply = await call("POST", "/api/quickplay",
+      { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
+        turn_timeout_ms: Number($("turn-time").value) });
     remember(reply.game_id, $("variant").value);
     location.hash = `#/play/${reply.game_id}/${reply.seat}`;
   } catch (err) { say(err.message, true); }
@@ -131,6 +140,9 @@ $("private").addEventListener("click", () => enqueue($("code").value.trim()));
 
 const tableEls = () => ({ info: $("table-info"), seats: $("seats"), stock: $("stock"), discard: $("discard-pile"),
   offer: $("offer"), melds: $("melds") });
+// The order moves are listed in: answering a card on offer first (it waits for you), then the turn's.
+const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off", "swap_joker", "pick_from_pile",
+  "draw_from_stock", "take_discard", "discard"];
 
 function logLine(update, view) {
   const li = document.createElement("li");
@@ -190,6 +202,7 @@ function play(gameId, seat) {
   let actions = [];
   let byRank = false;
   let sending = false;
+  let pileIndex = null; // Rummy 500: the pile card clicked, whose picks alone are listed
 
   const submit = async (action) => {
     if (sending) return;
@@ -202,8 +215,20 @@ function play(gameId, seat) {
     } finally { sending = false; }
   };
 
+  const moveButton = (action) => {
+    const button = document.createElement("button");
+    const kind = actionKind(action);
+    button.className = `move ${kind}`;
+    button.dataset.kind = kind;
+    if (kind === "pick_from_pile") button.dataset.index = `${action.pick_from_pile.index || 0}`;
+    button.textContent = actionLabel(action, view);
+    button.addEventListener("click", () => submit(action));
+    return button;
+  };
+
   const draw = () => {
-    drawTable(view, tableEls(), config.contracts, seat);
+    drawTable(view, tableEls(), config, seat);
+    $("rules-note").textContent = rulesNote(view, config, seat);
     const discards = actions.filter((a) => actionKind(a) === "discard");
     drawHand($("hand"), view.hand, byRank, (card) => {
       const discard = discards.find((a) => sameCard(a.discard.card, card));
@@ -214,14 +239,29 @@ function play(gameId, seat) {
       const text = node.textContent;
       if (discards.some((a) => cardText(a.discard.card) === text)) node.classList.add("playable");
     }
-    $("moves").replaceChildren(...actions.map((action) => {
-      const button = document.createElement("button");
-      button.className = `move ${actionKind(action)}`;
-      button.dataset.kind = actionKind(action);
-      button.textContent = actionLabel(action, view);
-      button.addEventListener("click", () => submit(action));
-      return button;
-    }));
+    // The pile's cards that can be picked now (Rummy 500): a click lists that card's uses.
+    const picks = actions.filter((a) => actionKind(a) === "pick_from_pile");
+    for (const node of $("discard-pile").querySelectorAll(".card[data-index]")) {
+      const index = Number(node.dataset.index);
+      if (!picks.some((a) => (a.pick_from_pile.index || 0) === index)) continue;
+      node.classList.add("pickable");
+      node.classList.toggle("chosen", index === pileIndex);
+      node.addEventListener("click", () => { pileIndex = index === pileIndex ? null : index; draw(); });
+    }
+    if (pileIndex !== null && !picks.some((a) => (a.pick_from_pile.index || 0) === pileIndex)) pileIndex = null;
+    const shown = pileIndex === null ? actions : picks.filter((a) => (a.pick_from_pile.index || 0) === pileIndex);
+    const ordered = [...shown].sort((a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b)));
+    $("moves").replaceChildren(...ordered.map(moveButton));
+    if (pileIndex !== null) {
+      const all = document.createElement("button");
+      all.className = "small";
+      all.id = "all-moves";
+      all.textContent = "all moves";
+      all.addEventListener("click", () => { pileIndex = null; draw(); });
+      $("moves").append(all);
+    }
+    const offered = actions.some((a) => actionKind(a) === "buy_discard");
+    $("moves-title").textContent = offered ? "Your moves — you may buy the card on offer" : "Your moves";
     if (!actions.length) $("moves").textContent = view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…";
     $("return").hidden = !(view.seats[seat] && view.seats[seat].away);
     showResult(view);
@@ -274,7 +314,8 @@ function watch(gameId) {
     while (pace === 0 && queue.length) update = queue.shift();
     shownAt = Date.now();
     if (update.event_type !== "view") logLine(update, update.view);
-    drawTable(update.view, tableEls(), config.contracts);
+    drawTable(update.view, tableEls(), config);
+    $("rules-note").textContent = rulesNote(update.view, config, null);
     showResult(update.view);
   }, 100);
 }
@@ -288,7 +329,7 @@ async function route() {
   const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
   if (page === "play") play(gameId, Number(seat));
   else if (page === "watch") watch(gameId);
-  else if (page === "replay") { show("replay-page"); openReplay(gameId, config.contracts, say); }
+  else if (page === "replay") { show("replay-page"); openReplay(gameId, say); }
   else lobby();
 }
 

@@ -2,10 +2,18 @@
 const SUITS = { SUIT_CLUBS: "♣", SUIT_DIAMONDS: "♦", SUIT_HEARTS: "♥", SUIT_SPADES: "♠" };
 const RANKS = ["JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUIT_ORDER = ["SUIT_CLUBS", "SUIT_DIAMONDS", "SUIT_SPADES", "SUIT_HEARTS", "SUIT_UNSPECIFIED"];
+// The replay export writes cards as text (docs/replay-export.md): rank, then C D H S; JK a joker.
+const TEXT_SUITS = { C: "SUIT_CLUBS", D: "SUIT_DIAMONDS", H: "SUIT_HEARTS", S: "SUIT_SPADES" };
 
 export function cardText(card) {
   if (!card || !card.rank) return "JK";
   return RANKS[card.rank] + (SUITS[card.suit] || "?");
+}
+
+// A card of the export's text ("10H", "JK") as the API's JSON card.
+export function cardOfText(text) {
+  if (text === "JK") return { rank: 0, suit: "SUIT_UNSPECIFIED" };
+  return { rank: RANKS.indexOf(text.slice(0, -1)), suit: TEXT_SUITS[text.slice(-1)] };
 }
 
 export function sameCard(a, b) {
@@ -37,7 +45,7 @@ export function sortCards(cards, byRank) {
 const cards = (list) => (list || []).map(cardText).join(" ");
 const melds = (list) => (list || []).map((m) => cards(m.cards)).join(" | ");
 const END = { RUN_END_LOW: " (low end)", RUN_END_HIGH: " (high end)" };
-const layOff = (l) => `lay off ${cards(l.cards)} on meld ${l.meld + 1}${END[l.at] || ""}`;
+const layOff = (l) => `lay off ${cards(l.cards)} on meld ${(l.meld || 0) + 1}${END[l.at] || ""}`;
 
 function then(action) {
   if (action.lay_melds) return `, then meld ${melds(action.lay_melds.melds)}`;
@@ -58,7 +66,7 @@ export function actionLabel(action, view) {
     case "take_discard": return `Take discard ${cardText(view && view.discard_top)}`;
     case "lay_melds": return `Meld ${melds(body.melds)}`;
     case "lay_off": return layOff(body).replace(/^l/, "L");
-    case "swap_joker": return `Swap ${cards(body.cards)} for the joker in meld ${body.meld + 1}${then(body)}`;
+    case "swap_joker": return `Swap ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}${then(body)}`;
     case "discard": return `Discard ${cardText(body.card)}`;
     case "go_out": {
       const parts = [];
@@ -69,29 +77,37 @@ export function actionLabel(action, view) {
     }
     case "pick_from_pile": {
       const pile = (view && view.discard_pile) || [];
-      return `Pick up the pile from ${cardText(pile[body.index || 0])} (${pile.length - (body.index || 0)} cards)${then(body)}`;
+      const index = body.index || 0;
+      const taken = pile.length - index;
+      const what = taken > 1 ? ` and the ${taken - 1} card${taken > 2 ? "s" : ""} above it` : "";
+      return `Pick ${cardText(pile[index])}${what} from the pile${then(body)}`;
     }
-    case "buy_discard": return `Buy ${cardText(view && view.offer)}`;
-    case "pass_buy": return "Pass (don't buy)";
+    case "buy_discard": return `Buy ${cardText(view && view.offer)} (with a penalty card from the stock)`;
+    case "pass_buy": return `Pass: don't buy ${cardText(view && view.offer)}`;
     default: return kind;
   }
 }
 
-// Events of the history (GameEvent JSON) in one line.
-export function eventKind(event) {
-  const meta = new Set(["game_id", "seq", "command_id", "occurred_at", "schema_version", "command_digest"]);
-  return Object.keys(event).find((k) => !meta.has(k)) || "event";
-}
-
-export function eventLine(event, players) {
-  const kind = eventKind(event);
-  const body = event[kind] || {};
+// One event of a game (its GameEvent oneof case and body, as the replay export writes them) in a line.
+export function eventLine(kind, body, players) {
   const who = body.seat !== undefined && players[body.seat] !== undefined ? `${players[body.seat]}: ` : "";
+  const seat = (s) => players[s] ?? `seat ${s}`;
   const detail = {
-    card_drawn: () => (body.from_discard ? `took ${cardText(body.card)} from the discard pile` : "drew from the stock"),
+    card_drawn: () => (body.from_discard ? `took ${cardText(body.card)} from the discard pile`
+      : `drew ${body.card ? cardText(body.card) + " " : ""}from the stock`),
     card_discarded: () => `discarded ${cardText(body.card)}`,
     melds_laid: () => `laid ${melds(body.melds)}`,
     cards_laid_off: () => `laid off ${cards(body.cards)} on meld ${(body.meld || 0) + 1}`,
+    joker_swapped: () => `swapped ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}`,
+    buy_offered: () => `${cardText(body.card)} on offer`,
+    buy_requested: () => `asked to buy ${cardText(body.card)}`,
+    buy_granted: () => `bought ${cardText(body.card)} (buy ${body.buys_this_round} this round)`,
+    buy_passed: () => (body.taken_by_forehand ? `${cardText(body.card)} taken by the forehand` : `nobody bought ${cardText(body.card)}`),
+    deal_started: () => `deal ${body.deal}, ${seat(body.dealer)} deals`,
+    deal_ended: () => (body.winner !== undefined ? `${seat(body.winner)} went out` : "nobody went out") +
+      ` · penalties ${(body.penalties || []).join(", ")}`,
+    game_ended: () => `winner ${(body.winners || []).map(seat).join(", ") || "nobody"}`,
+    turn_timed_out: () => `out of time (${body.in_a_row} in a row)`,
   }[kind];
   return `${who}${kind.replaceAll("_", " ")}${detail ? " — " + detail() : ""}`;
 }

@@ -1,86 +1,129 @@
-// The replay viewer: a finished game's history (GetHistory), the table at each step (GetStateAt, which
-// shows every hand once the game is over), all hands or one seat's, engine-played moves marked, and
-// the shuffle's verification (VerifyShuffle).
+// The replay viewer reads a finished game's replay export (docs/replay-export.md), the document
+// `meldstream replay --format json` writes, served by the gateway from the engine's history: step
+// forward and back, every hand or one seat's view (that seat's export), engine-played moves marked,
+// refused commands where the export has them, and the shuffle's verification (VerifyShuffle).
 import { call } from "./api.js";
-import { cardsEl, eventLine } from "./cards.js";
-import { drawTable } from "./table.js";
+import { cardEl, cardOfText, eventLine } from "./cards.js";
+import { el } from "./table.js";
 
 const $ = (id) => document.getElementById(id);
 
-export async function openReplay(gameId, contracts, say) {
-  let history;
+const cardsOf = (texts) => {
+  const box = el("span", "cards");
+  for (const text of texts) box.append(cardEl(cardOfText(text)));
+  return box;
+};
+
+function summaryText(doc) {
+  const s = doc.summary;
+  const players = s.players;
+  const away = s.away_periods.length;
+  const refused = doc.refused.length;
+  return [
+    `Game ${doc.game_id}: ${s.variant}, ${players.map((p, i) => `${i} ${p}`).join(", ")}`,
+    `Winner: ${s.winners.join(", ") || "none"} · totals ${players.map((p, i) => `${p} ${s.totals[i]}`).join(", ")}`,
+    `Started ${s.started_at}, ended ${s.ended_at || "—"} · ${s.duration_s.toFixed(1)} s · ${s.events} events · ${s.deals} deal(s)`,
+    `Turn limit in force: ${s.turn_limit_in_force_ms ? `${s.turn_limit_in_force_ms / 1000} s` : "none"} · ` +
+      `${s.timeouts.length} timeout(s) · ${away} away period(s) · ${s.engine_played_events} event(s) played by the engine · ` +
+      `${refused} refused command(s)`,
+    `Shown: ${doc.shown}`,
+  ].join("\n");
+}
+
+function refusalLine(refusal, players) {
+  const who = players[refusal.seat] ?? refusal.player;
+  return `${refusal.time.slice(11, 23)} · ${who}: REFUSED ${refusal.code} — ${refusal.message}`;
+}
+
+function drawState(entry, players, box) {
+  const state = entry.state;
+  box.replaceChildren(el("div", "info", `deal ${state.deal} · ${state.phase.replace("_", " ")} · ${players[state.turn]} to move`));
+  const seats = el("div", "seats");
+  state.hand_sizes.forEach((size, i) => {
+    const away = state.away[i] ? " · away" : "";
+    seats.append(el("div", "seat" + (i === state.turn ? " turn" : ""), `${players[i]} · ${size} cards · score ${state.totals[i]}${away}`));
+  });
+  const piles = el("div", "piles");
+  const stock = el("div", "pile", `Stock: ${state.stock_size} cards`);
+  const discard = el("div", "pile");
+  discard.append(el("div", "", `Discard pile (${state.discard.length})`), cardsOf(state.discard));
+  piles.append(stock, discard);
+  const melds = el("div", "melds");
+  state.melds.forEach((meld, i) => {
+    const row = el("div", "meld", `${i + 1}. ${players[meld.owner]}: `);
+    row.append(cardsOf(meld.cards));
+    melds.append(row);
+  });
+  box.append(seats, piles, melds);
+  state.hands.forEach((hand, i) => {
+    if (hand === null) return; // hidden in this view
+    const row = el("div", "replay-hand", `${players[i]}: `);
+    row.append(cardsOf(hand));
+    box.append(row);
+  });
+}
+
+export async function openReplay(gameId, say) {
+  const exports = new Map(); // "all" or a seat number -> that view's export
+  const exportOf = async (choice) => {
+    if (!exports.has(choice)) {
+      const query = choice === "all" ? "" : `?seat=${choice}`;
+      exports.set(choice, await call("GET", `/api/games/${gameId}/export${query}`));
+    }
+    return exports.get(choice);
+  };
+  let doc;
   let check;
   try {
-    [history, check] = await Promise.all([
-      call("GET", `/api/games/${gameId}/history`),
-      call("GET", `/api/games/${gameId}/verify`),
-    ]);
+    [doc, check] = await Promise.all([exportOf("all"), call("GET", `/api/games/${gameId}/verify`)]);
   } catch (err) {
     say(`No replay: ${err.message}`, true);
     return;
   }
-  const entries = history.entries;
-  const players = history.seats.map((s) => s.player_id);
-  const states = new Map();
+  const players = doc.summary.players;
+  const count = doc.events.length;
   let at = 0;
 
-  $("replay-info").textContent = `Game ${gameId}: ${players.join(", ")} · ${entries.length} events · ` +
-    `${entries.filter((e) => e.by_timer).length} played by the engine`;
+  $("replay-summary").textContent = summaryText(doc);
   const verify = $("verify");
   verify.className = `verify ${check.verified ? "ok" : "bad"}`;
   verify.textContent = check.verified
     ? `✔ Shuffle verified: the revealed seed matches the commitment ${check.seed_commitment.slice(0, 16)}… and re-deals all ${check.shuffles.length} deals and reshuffles`
     : `✘ Shuffle NOT verified (commitment ${check.commitment_matches ? "matches" : "does not match"})`;
+  const download = $("replay-download");
+  URL.revokeObjectURL(download.href);
+  download.href = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 1)], { type: "application/json" }));
+  download.download = `${gameId}.replay.json`;
 
   $("replay-seat").replaceChildren(new Option("all hands", "all"), ...players.map((p, i) => new Option(`${p}'s view`, `${i}`)));
-  $("replay-log").replaceChildren(...entries.map((entry, i) => {
-    const li = document.createElement("li");
-    li.textContent = `seq ${entry.event.seq} · ${eventLine(entry.event, players)}`;
-    if (entry.by_timer) {
-      const tag = document.createElement("span");
-      tag.className = "engine";
-      tag.textContent = "engine played";
-      li.append(" ", tag);
-    }
+  const refusedAfter = (seq) => doc.refused.filter((r) => r.after_seq === seq);
+  const items = [];
+  for (const [i, entry] of doc.events.entries()) {
+    const li = el("li", "", `${entry.time.slice(11, 23)} · seq ${entry.seq} · ${eventLine(entry.type, entry.event, players)}`);
+    if (entry.by_engine) li.append(" ", el("span", "engine", "engine played"));
     li.addEventListener("click", () => go(i));
-    return li;
-  }));
-
-  async function stateAt(seq) {
-    if (!states.has(seq)) states.set(seq, await call("GET", `/api/games/${gameId}/state?seq=${seq}`));
-    return states.get(seq);
+    items.push(li);
   }
+  const refusals = doc.refused.filter((r) => !doc.events.some((e) => e.seq === r.after_seq)).map((r) => el("li", "refused", refusalLine(r, players)));
+  $("replay-log").replaceChildren(...refusals, ...items.flatMap((li, i) => [li, ...refusedAfter(doc.events[i].seq).map((r) => el("li", "refused", refusalLine(r, players)))]));
 
   async function go(index) {
-    at = Math.max(0, Math.min(entries.length - 1, index));
-    const entry = entries[at];
-    const state = await stateAt(entry.event.seq);
-    $("replay-pos").textContent = `${at + 1} / ${entries.length}`;
-    $("replay-event").textContent = `seq ${entry.event.seq}: ${eventLine(entry.event, players)}${entry.by_timer ? " (engine played)" : ""}`;
-    const box = $("replay-table");
-    box.replaceChildren();
-    const parts = {};
-    for (const name of ["info", "seats", "stock", "discard", "offer", "melds"]) {
-      parts[name] = document.createElement("div");
-      box.append(parts[name]);
-    }
-    const view = { ...state.view, discard_pile: state.discard_pile && state.discard_pile.length ? state.discard_pile : state.view.discard_pile };
-    drawTable(view, parts, contracts);
-    const seatChoice = $("replay-seat").value;
-    for (const hand of state.hands || []) {
-      if (seatChoice !== "all" && String(hand.seat) !== seatChoice) continue;
-      const row = document.createElement("div");
-      row.className = "replay-hand";
-      row.append(`${players[hand.seat]}: `, cardsEl(hand.cards));
-      box.append(row);
-    }
-    [...$("replay-log").children].forEach((li, i) => li.classList.toggle("current", i === at));
+    at = Math.max(0, Math.min(count - 1, index));
+    const shown = await exportOf($("replay-seat").value);
+    const entry = shown.events[at];
+    $("replay-pos").textContent = `${at + 1} / ${count}`;
+    const line = $("replay-event");
+    line.replaceChildren(`${entry.time} · seq ${entry.seq}: ${eventLine(entry.type, entry.event, players)}`);
+    if (entry.by_engine) line.append(" ", el("span", "engine", "engine played"));
+    for (const refusal of refusedAfter(entry.seq)) line.append(el("div", "refused", refusalLine(refusal, players)));
+    drawState(entry, players, $("replay-table"));
+    items.forEach((li, i) => li.classList.toggle("current", i === at));
   }
 
   $("replay-first").onclick = () => go(0);
   $("replay-prev").onclick = () => go(at - 1);
   $("replay-next").onclick = () => go(at + 1);
-  $("replay-last").onclick = () => go(entries.length - 1);
-  $("replay-seat").onchange = () => go(at);
+  $("replay-last").onclick = () => go(count - 1);
+  $("replay-seat").onchange = () => go(at).catch((err) => say(err.message, true));
   await go(0);
 }

@@ -1,5 +1,5 @@
 // The table as one seat (or a spectator) sees it, drawn from a PlayerView (protobuf JSON).
-import { cardEl, cardsEl, cardText, sortCards } from "./cards.js";
+import { cardEl, cardsEl, sortCards } from "./cards.js";
 
 const PHASES = { PHASE_DRAW: "draw", PHASE_PLAY: "play", PHASE_DEAL_OVER: "deal over", PHASE_GAME_OVER: "game over" };
 
@@ -7,26 +7,56 @@ export function names(view) {
   return (view.seats || []).map((s) => s.player_id);
 }
 
-function el(tag, cls, text) {
+export function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
   if (text !== undefined) node.textContent = text;
   return node;
 }
 
+function option(view, name) {
+  const value = view.options && view.options[name];
+  return value ? Number(value.int_value) : undefined;
+}
+
+// Contract rummy: the round being played, the rounds of this match, and the round's contract.
 function contractOf(view, contracts) {
-  if (view.variant !== "contract") return "";
-  const first = view.options && view.options.first_round ? Number(view.options.first_round.int_value) : 1;
+  if (view.variant !== "contract") return null;
+  const first = option(view, "first_round") || 1;
+  const last = option(view, "last_round") || contracts.length;
   const round = first + view.deal - 1;
-  return contracts[round - 1] ? ` · round ${round}: contract ${contracts[round - 1]}` : "";
+  return { round, first, last, contract: contracts[round - 1] || "?" };
+}
+
+// What a person must know of the rules now that the moves alone do not say.
+export function rulesNote(view, config, you) {
+  const contract = contractOf(view, config.contracts);
+  if (contract) {
+    const rounds = contract.first === contract.last ? "a one-round match" : `rounds ${contract.first}-${contract.last}`;
+    const buys = you !== null && view.buys && view.buys.length ? ` You have bought ${view.buys[you]} card(s) this round.` : "";
+    const noBuy = contract.round === 8 ? " No buying in round 8." : "";
+    return `Round ${contract.round} (${rounds}): contract ${contract.contract}. Your first laydown is exactly the contract; ` +
+      `after it you may only lay off.${noBuy}${buys}`;
+  }
+  if (view.variant === "rummy500") {
+    return "Any card of the discard pile may be picked, with every card above it, if you meld or lay it off at once: " +
+      "click a card of the pile to see its uses.";
+  }
+  const opening = option(view, "opening_min_points") ?? config.opening[view.variant];
+  if (opening && you !== null && view.opened && !view.opened[you]) {
+    return `You have not opened yet: your first melds must total at least ${opening} points, and only then may you lay off.`;
+  }
+  return "";
 }
 
 // The table's public part: header, seats, piles, buy offer and melds, into the given elements.
-export function drawTable(view, els, contracts, you = null) {
+export function drawTable(view, els, config, you = null) {
   const players = names(view);
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
+  const contract = contractOf(view, config.contracts);
   els.info.textContent = `${view.variant} · deal ${view.deal} · ${PHASES[view.phase] || view.phase}` +
-    contractOf(view, contracts) + (over ? "" : ` · ${players[view.turn]} to move`);
+    (contract ? ` · round ${contract.round}: contract ${contract.contract}` : "") +
+    (over ? "" : ` · ${players[view.turn]} to move`);
   const timer = el("span", "timer");
   timer.id = "timer";
   timer.dataset.deadline = view.turn_deadline || "";
@@ -37,7 +67,7 @@ export function drawTable(view, els, contracts, you = null) {
     const flags = [view.opened && view.opened[i] ? "opened" : "", seat.away ? "away (engine plays)" : "",
       view.active && view.active[i] === false ? "out" : ""].filter(Boolean).join(", ");
     box.textContent = `${seat.player_id}${i === you ? " (you)" : ""} · ${view.hand_sizes[i]} cards · ` +
-      `score ${view.totals[i] ?? 0}` + (view.variant === "contract" && view.buys && view.buys.length ? ` · buys ${view.buys[i]}` : "") +
+      `score ${view.totals[i] ?? 0}` + (contract && view.buys && view.buys.length ? ` · buys ${view.buys[i]}` : "") +
       (flags ? ` · ${flags}` : "");
     return box;
   }));
@@ -45,16 +75,23 @@ export function drawTable(view, els, contracts, you = null) {
   els.stock.replaceChildren(el("div", "", `Stock: ${view.stock_size} cards`));
   const pile = el("div", "", `Discard pile (${view.discard_size})`);
   if ((view.discard_pile || []).length) {
-    els.discard.replaceChildren(pile, cardsEl(view.discard_pile, "whole-pile"));
+    const whole = el("span", "whole-pile");
+    view.discard_pile.forEach((card, index) => {
+      const node = cardEl(card);
+      node.dataset.index = `${index}`;
+      whole.append(node);
+    });
+    els.discard.replaceChildren(pile, whole);
   } else {
     els.discard.replaceChildren(pile, view.discard_top ? cardEl(view.discard_top) : el("span", "", "empty"));
   }
 
   els.offer.textContent = "";
-  if (view.offer && view.offer.rank !== undefined && view.variant === "contract") {
+  els.offer.hidden = !(view.offer && view.offer.rank !== undefined && contract);
+  if (!els.offer.hidden) {
     const from = view.offer_from !== undefined ? ` discarded by ${players[view.offer_from]}` : " (the upcard)";
-    const asked = view.buy_request !== undefined ? ` · ${players[view.buy_request]} asked to buy` : "";
-    els.offer.textContent = `Buy window: ${cardText(view.offer)}${from} is on offer${asked}`;
+    const asked = view.buy_request !== undefined ? ` · ${players[view.buy_request]} asked to buy it` : "";
+    els.offer.append("Buy window: ", cardEl(view.offer), `${from} is on offer until ${players[view.turn]} draws${asked}`);
   }
 
   els.melds.replaceChildren(...(view.melds || []).map((m) => {
