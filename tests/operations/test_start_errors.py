@@ -271,16 +271,26 @@ def test_an_unreachable_redis_is_named_once_kafka_answers(kafka_bootstrap: str, 
     ), outcome.stderr
 
 
-def test_ctrl_c_while_waiting_for_kafka_stops_at_once_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (("-m", "rummy_engine"), "rummy_engine: interrupted while starting"),
+        ((*CLI, "run", "--kafka", "KAFKA", "--redis", "REDIS"), "meldstream run: interrupted"),
+    ],
+)
+def test_ctrl_c_while_waiting_for_kafka_stops_at_once_with_one_line(
+    command: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    kafka, redis = f"127.0.0.1:{free_port()}", f"redis://127.0.0.1:{free_port()}/0"
     env = {
         **os.environ,
         "ENGINE_ADDRESS": "127.0.0.1:0",
-        "KAFKA_BOOTSTRAP": f"127.0.0.1:{free_port()}",
-        "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+        "KAFKA_BOOTSTRAP": kafka,
+        "REDIS_URL": redis,
         "MELDSTREAM_CONNECT_WAIT_S": "60",
     }
-    command = [sys.executable, "-m", "rummy_engine"]
-    with subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True) as proc:
+    argv = [sys.executable, *(kafka if a == "KAFKA" else redis if a == "REDIS" else a for a in command)]
+    with subprocess.Popen(argv, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         assert "waiting for Kafka" in first, first
@@ -290,7 +300,7 @@ def test_ctrl_c_while_waiting_for_kafka_stops_at_once_with_one_line(tmp_path: Pa
         code = proc.wait(30)
     assert time.monotonic() - interrupted < 5
     assert code == 130
-    assert rest.splitlines()[-1] == "rummy_engine: interrupted while starting"
+    assert rest.splitlines()[-1] == said
     assert "Traceback" not in rest
 
 
