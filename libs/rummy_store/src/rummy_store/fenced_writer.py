@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +41,8 @@ from rummy_store.partitioning import partition_for
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition
 
 log = logging.getLogger("rummy_store")
-Reader = Callable[[int, int], Iterator[EventRecord]]
-"""(partition, from_offset) -> the partition's committed records up to its end."""
+Reader = Callable[[Mapping[int, int]], Iterator[EventRecord]]
+"""{partition: from_offset} -> those partitions' committed records up to their ends."""
 _FENCED = (kafka_errors.ProducerFencedError, kafka_errors.InvalidProducerEpochError)
 
 
@@ -122,8 +122,8 @@ class FencedWriter:
             try:
                 producer.init_transactions()  # fences the previous owner, settles its open transaction
                 indexes = self._indexes or {p: self._from_checkpoint(p) for p in self.partitions}
-                for partition, index in indexes.items():
-                    index.fold(self._reader(partition, index.offset))
+                for record in self._reader({p: index.offset for p, index in indexes.items()}):
+                    indexes[record.position.partition].fold((record,))
             except BaseException:
                 _abandon(producer)
                 raise

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -199,7 +199,7 @@ class KafkaEventLog(EventLog):
                 self._bootstrap,
                 self.fences,
                 group,
-                self.read_partition,
+                self.read_partitions,
                 self._checkpoints,
                 timeout_s=self._timeout_s,
                 reclaim=self._on_demand,
@@ -275,55 +275,72 @@ class KafkaEventLog(EventLog):
 
     def read_partition(self, partition: int, from_offset: int = 0) -> Iterator[EventRecord]:
         """Committed records only; offsets of aborted records and transaction markers are stepped over."""
-        if not 0 <= partition < self.partitions:
-            raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
-        end = self._committed_end(partition)
-        tp = TopicPartition(self._topic, partition)
-        offset = from_offset
+        return self.read_partitions({partition: from_offset})
+
+    def read_partitions(self, starts: Mapping[int, int]) -> Iterator[EventRecord]:
+        """`read_partition` of several partitions at once (partition -> first offset), each up to its
+        end as of the call, in order within each partition. One fetch asks for all of them: a takeover
+        reads the tails of a fence group's partitions, one round trip per partition on a busy engine
+        took seconds."""
+        for partition in starts:
+            if not 0 <= partition < self.partitions:
+                raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
+        ends = self._committed_ends(list(starts))
+        offsets = {p: o for p, o in starts.items() if o < ends[p]}
+        tps = {p: TopicPartition(self._topic, p) for p in offsets}
         stalled_since = time.monotonic()
-        while offset < end:
+        while offsets:
+            wanted = {tps[p] for p in offsets}
             with self._reader_lock:
                 # Re-position only when another read moved the shared reader: a seek drops prefetched data.
-                if self._reader.assignment() != {tp} or self._reader.position(tp) != offset:
-                    self._reader.assign([tp])
-                    self._reader.seek(tp, offset)
-                batch = self._reader.poll(timeout_ms=READ_POLL_MS, max_records=2_000).get(tp, [])
-                position = self._reader.position(tp)
-            progressed = position is not None and position > offset
-            for message in batch:
-                if message.offset >= end:
-                    return
-                record = decode(message)
-                if record is not None:
-                    yield record
-            if progressed:
-                offset, stalled_since = position, time.monotonic()
+                if self._reader.assignment() != wanted or any(
+                    self._reader.position(tps[p]) != o for p, o in offsets.items()
+                ):
+                    self._reader.assign(list(wanted))
+                    for partition, offset in offsets.items():
+                        self._reader.seek(tps[partition], offset)
+                batches = self._reader.poll(timeout_ms=READ_POLL_MS, max_records=2_000)
+                positions = {p: self._reader.position(tps[p]) for p in offsets}
+            for tp, messages in batches.items():
+                for message in messages:
+                    if message.offset < ends[tp.partition] and (record := decode(message)) is not None:
+                        yield record
+            moved = {p: at for p, at in positions.items() if at is not None and at > offsets[p]}
+            if moved:
+                stalled_since = time.monotonic()
+                offsets.update(moved)
+                offsets = {p: o for p, o in offsets.items() if o < ends[p]}
             elif time.monotonic() - stalled_since > self._timeout_s * 3:
-                raise StoreError(f"{self._topic}[{partition}]: no records at {offset} below end {end}")
+                behind = ", ".join(f"[{p}] at {o} below end {ends[p]}" for p, o in sorted(offsets.items()))
+                raise StoreError(f"{self._topic}: no records {behind}")
 
-    def _committed_end(self, partition: int) -> int:
-        """The end of the committed records, at least past this writer's own last commit.
+    def _committed_ends(self, partitions: list[int]) -> dict[int, int]:
+        """The ends of the committed records, each at least past this writer's own last commit.
 
         A commit returns once the transaction is decided; its markers land a moment later, and only
-        then does the last stable offset move. Reading the partition it writes, a writer waits (a few
+        then does the last stable offset move. Reading a partition it writes, a writer waits (a few
         ms, bounded) for that, so it reads its own writes.
         """
-        index = self.index(partition)
-        end = self.end_offset(partition)
+        written = {p: index.offset for p in partitions if (index := self.index(p)) is not None}
+        ends = self._end_offsets(partitions)
         deadline = time.monotonic() + self._timeout_s
-        while index is not None and end < index.offset and time.monotonic() < deadline:
+        while any(ends[p] < at for p, at in written.items()) and time.monotonic() < deadline:
             time.sleep(0.002)
-            end = self.end_offset(partition)
-        return end
+            ends = self._end_offsets(partitions)
+        return ends
 
     def end_offset(self, partition: int) -> int:
         """The end of the committed records (the last stable offset)."""
-        tp = TopicPartition(self._topic, partition)
+        return self._end_offsets([partition])[partition]
+
+    def _end_offsets(self, partitions: list[int]) -> dict[int, int]:
+        tps = [TopicPartition(self._topic, p) for p in partitions]
         try:
             with self._reader_lock:
-                return int(self._reader.end_offsets([tp], timeout_ms=int(self._timeout_s * 1000))[tp])
+                ends = self._reader.end_offsets(tps, timeout_ms=int(self._timeout_s * 1000))
         except KafkaError as exc:
-            raise StoreError(f"{self._topic}[{partition}]: end offset unknown ({exc!r})") from exc
+            raise StoreError(f"{self._topic}{partitions}: end offsets unknown ({exc!r})") from exc
+        return {tp.partition: int(end) for tp, end in ends.items()}
 
     def subscribe(self, group_id: str) -> Subscription:
         return _KafkaSubscription(self._bootstrap, self._topic, group_id)

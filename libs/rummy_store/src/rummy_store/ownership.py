@@ -106,6 +106,11 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         address = self._owners.get(partition)
         return address if address != self._address else None
 
+    def claiming(self, partition: int) -> bool:
+        """Whether `partition` is assigned here and not claimed yet (its previous owner is dead, or is
+        being fenced): a call about it can wait for the claim instead of going to that owner."""
+        return self._kafka.fences.group_of(partition) in self._pending
+
     def claimed_elsewhere(self, partition: int) -> bool:
         """Whether the directory, read now, names another instance as `partition`'s last claimer. An
         instance whose share the group has moved on from (its session lapsed under load; the news
@@ -190,7 +195,6 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             log.warning("claiming partitions %s failed (%s); retrying", self._partitions([group]), exc)
         if failed:
             self._stop.wait(1.0)
-        self._pending -= claimed
         if claimed:
             partitions = self._partitions(claimed)
             took = round(time.monotonic() - self._assigned_at, 3)
@@ -203,5 +207,6 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             except redis.RedisError as exc:
                 log.warning("publishing partitions %s failed: %s", sorted(partitions), exc)
             self._assigned(partitions)
+        self._pending -= claimed  # after the app is told: until then calls about them wait (`claiming`)
         if not self._pending and self._assigned_once:
             self.settled.set()

@@ -72,6 +72,7 @@ OWNER_TRAILER: Final = "meldstream-owner"  # trailing metadata of `not_owner`: t
 MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may need a meld before it)
 HANDOVER_S: Final = 10.0  # how long a partition given up is followed until the directory names its new owner
 HANDOVER_POLL_S: Final = 0.05
+CLAIM_WAIT_S: Final = 10.0  # how long a call about a partition being claimed here waits for the claim
 RESUMES_AT_ONCE: Final = 8  # open games loaded together when partitions are claimed (snapshot reads overlap)
 Plan = Callable[[EngineState], list[Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
@@ -138,6 +139,8 @@ class GameApp:
         # those the engines' group assigned and this engine claimed (`ownership.py`).
         self._owned: set[int] = set(range(stores.log.partitions)) if stores.kafka is None else set()
         self.owner_of: Callable[[int], str | None] = lambda partition: None  # set by `ownership`
+        self.claiming: Callable[[int], bool] = lambda partition: False  # set by `ownership`
+        self._claimed = asyncio.Event()  # set, and replaced, whenever partitions are claimed here
         # Partitions this engine gave up (moved, or handed over at a stop), followed in the owners
         # directory until another engine claims them: a call about one of their games waits for that
         # owner to be named rather than being told to retry blind (`_check_owner`).
@@ -181,6 +184,8 @@ class GameApp:
     def partitions_assigned(self, partitions: set[int]) -> None:
         """Claimed partitions (on the loop): their open games are loaded and their timers run here."""
         self._owned |= partitions
+        self._claimed.set()
+        self._claimed = asyncio.Event()
         for partition in partitions:
             self._given.pop(partition, None)
             self._successors.pop(partition, None)
@@ -316,11 +321,19 @@ class GameApp:
     async def _check_owner(self, game_id: str) -> None:
         """Unavailable `not_owner` for a game of a partition another engine owns, naming that engine
         (trailer `meldstream-owner`) when the directory knows it: the SDK goes there. For a partition
-        this engine is giving up, the answer waits until the new owner is known (`_follow`)."""
+        this engine is giving up, the answer waits until the new owner is known (`_follow`); for one
+        it is claiming (assigned here after its owner died or left), until it is claimed, at most
+        CLAIM_WAIT_S: the directory still names the previous owner, and sending clients there had them
+        bounce between a dead engine and this one, loading it while it claimed."""
         partition = self._stores.log.partition_for(game_id)
+        deadline = time.monotonic() + CLAIM_WAIT_S
         while True:
             if partition in self._owned:
                 return
+            if self.claiming(partition) and time.monotonic() < deadline:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._claimed.wait(), deadline - time.monotonic())
+                continue
             owner = self.owner_of(partition) or self._successors.get(partition)
             if owner or partition not in self._given:
                 break

@@ -92,6 +92,7 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         advertised = config.advertised or host.address
         ownership.start(advertised)
         app.owner_of = ownership.owner_of
+        app.claiming = ownership.claiming
         assert stores.redis is not None
         app.follow_handovers(OwnerDirectory(stores.redis, config.key_prefix, config.topic).read, advertised)
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
