@@ -52,9 +52,7 @@ class Stray:
         self._topic = topic
         self._producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
 
-    def write(
-        self, game_id: str, seq: int, payload: bytes, schema_version: int = SCHEMA_VERSION
-    ) -> None:
+    def write(self, game_id: str, seq: int, payload: bytes, schema_version: int = SCHEMA_VERSION) -> None:
         event = NewEvent("card_drawn", payload, schema_version)
         self._producer.send(
             self._topic,
@@ -83,9 +81,7 @@ def _write_finished_game(log: KafkaEventLog, stray: Stray, game_id: str, poison_
         if seq == poison_at:
             stray.write(game_id, seq, GARBAGE)
             stray.write(game_id, seq + 1, payload, STRAY_FORMAT)
-        log.append(
-            game_id, f"c{seq}", seq - 1, [NewEvent(event_type(event), payload, SCHEMA_VERSION)]
-        )
+        log.append(game_id, f"c{seq}", seq - 1, [NewEvent(event_type(event), payload, SCHEMA_VERSION)])
     return len(logged)
 
 
