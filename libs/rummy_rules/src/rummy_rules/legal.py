@@ -134,15 +134,18 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list
     owners = state.owners
     others = rules.layoff_on_others
     held = set(hand)
-    for meld_index, card, at, result in table_index(state.melds, rules).layoffs:
-        if card not in held or (not others and owners[meld_index] != seat):
+    for meld_index, options in enumerate(table_index(state.melds, rules).options):
+        if not others and owners[meld_index] != seat:
             continue
-        if short:
-            try:
-                check_rest(state, seat, without_one(hand, card), set_at(state.melds, meld_index, result))
-            except RuleViolation:
+        for card, at, result in options.layoffs:
+            if card not in held:
                 continue
-        actions.append(lay_off_action(seat, meld_index, card, at))
+            if short:
+                try:
+                    check_rest(state, seat, without_one(hand, card), set_at(state.melds, meld_index, result))
+                except RuleViolation:
+                    continue
+            actions.append(lay_off_action(seat, meld_index, card, at))
     return actions
 
 
@@ -154,24 +157,27 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
     if not index.swaps:
         return actions
     in_hand = set(hand)
-    for meld_index, meld, cards in index.swaps:
-        if not all(card in in_hand for card in cards):
-            continue
-        use: LayMelds | LayOff | None = None
-        if rules.freed_joker_must_be_used:
-            swapped = evolve(state, JokerSwapped(seat, meld_index, cards, swap_joker(meld, cards, rules)))
-            uses = _joker_uses(swapped, seat)
-            if not uses:
+    melds = state.melds
+    for meld_index, options in enumerate(index.options):
+        meld = melds[meld_index]
+        for cards in options.swaps:
+            if not all(card in in_hand for card in cards):
                 continue
-            use = uses[0]
-        action = SwapJoker(seat, meld_index, cards, use)
-        try:
-            decide_command(
-                state, action, PROBE
-            )  # swaps are rare; checking them whole keeps legal_actions exact
-        except RuleViolation:
-            continue
-        actions.append(action)
+            use: LayMelds | LayOff | None = None
+            if rules.freed_joker_must_be_used:
+                swapped = evolve(state, JokerSwapped(seat, meld_index, cards, swap_joker(meld, cards, rules)))
+                uses = _joker_uses(swapped, seat)
+                if not uses:
+                    continue
+                use = uses[0]
+            action = SwapJoker(seat, meld_index, cards, use)
+            try:
+                decide_command(
+                    state, action, PROBE
+                )  # swaps are rare; checking them whole keeps legal_actions exact
+            except RuleViolation:
+                continue
+            actions.append(action)
     return actions
 
 

@@ -4,43 +4,43 @@ table is unchanged and updated meld by meld when it changes."""
 from __future__ import annotations
 
 from rummy_rules.cards import Card
-from rummy_rules.melds import End, Meld, meld_options
+from rummy_rules.melds import End, Meld, MeldOptions, meld_options
 from rummy_rules.rules import Rules
 
-_Layoff = tuple[int, Card, End | None, Meld]  # meld index, card, end, resulting meld
-_Swap = tuple[int, Meld, tuple[Card, ...]]  # meld index, meld, the cards that free a joker
-
-
-_Share = tuple[tuple[_Layoff, ...], tuple[_Swap, ...]]  # one table meld's part of the index
+_Target = tuple[int, End | None]  # a layoff of one card: meld index, end
 
 
 class TableIndex:
-    """The table's single-card layoffs and joker swaps, in the order of a walk over the table.
+    """Each table meld's `meld_options` (its layoffs and swaps), in table order.
 
-    `layoffs` and `swaps` go meld by meld, each meld's in `meld_options` order; `shares` holds each
-    meld's part, so a changed table redoes only the melds that changed. `by_card` (built when first
-    asked) groups the layoffs by card, in the same order, for rummy500 pile picks.
+    A changed table redoes only the melds that changed; nothing is copied per layoff, so an update
+    costs a lookup per meld. `swaps` says whether any meld offers a joker swap; `by_card` (built
+    when first asked) lists each card's layoffs in table order, for rummy500 pile picks.
     """
 
-    __slots__ = ("_by_card", "layoffs", "shares", "swaps")
+    __slots__ = ("_by_card", "options", "swaps")
 
-    def __init__(self, shares: tuple[_Share, ...]) -> None:
-        self.shares = shares
-        self.layoffs = tuple([layoff for share in shares for layoff in share[0]])
-        self.swaps = tuple([swap for share in shares for swap in share[1]])
-        self._by_card: dict[Card, list[_Layoff]] | None = None
+    def __init__(self, options: tuple[MeldOptions, ...]) -> None:
+        self.options = options
+        self.swaps = any([entry.swaps for entry in options])
+        self._by_card: dict[Card, list[_Target]] | None = None
 
-    def by_card(self) -> dict[Card, list[_Layoff]]:
+    def by_card(self) -> dict[Card, list[_Target]]:
         by_card = self._by_card
         if by_card is None:
             by_card = {}
-            for layoff in self.layoffs:
-                by_card.setdefault(layoff[1], []).append(layoff)
+            for meld_index, entry in enumerate(self.options):
+                for card, at, _ in entry.layoffs:
+                    targets = by_card.get(card)
+                    if targets is None:
+                        by_card[card] = [(meld_index, at)]
+                    else:
+                        targets.append((meld_index, at))
             self._by_card = by_card  # a race builds the same dict twice; either is right
         return by_card
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TableIndex) and (self.layoffs, self.swaps) == (other.layoffs, other.swaps)
+        return isinstance(other, TableIndex) and self.options == other.options
 
     __hash__ = None  # type: ignore[assignment]  # compared by content, never a key
 
@@ -52,10 +52,10 @@ def table_index(melds: tuple[Meld, ...], rules: Rules) -> TableIndex:
     """`TableIndex` of `melds`, kept while the table is unchanged and updated when it changes.
 
     The table tuple survives `evolve` until a meld changes, so identity is a cheap, exact key; the
-    entry is read and replaced as one object, so threads never mix two tables. A meld's share
-    depends only on its place, the meld and the rules: shares of melds still at their place are
-    reused (play appends melds or replaces one; a hypothetical table in `_joker_uses` differs
-    in one), and the changed melds' options are memoised per meld (`meld_options`).
+    entry is read and replaced as one object, so threads never mix two tables. A meld's options
+    depend only on the meld and the rules: those of melds still at their place are reused (play
+    appends melds or replaces one; a hypothetical table in `_joker_uses` differs in one), and the
+    changed melds' options are memoised per meld (`meld_options`).
     """
     entry = _LAST_INDEX[0]
     if entry is None or entry[1] is not rules:
@@ -63,32 +63,19 @@ def table_index(melds: tuple[Meld, ...], rules: Rules) -> TableIndex:
     elif entry[0] is melds:
         return entry[2]
     else:
-        index = _updated_index(entry[0], entry[2], melds, rules)
+        old, kept = entry[0], entry[2].options
+        count = len(old)
+        index = TableIndex(
+            tuple(
+                [
+                    kept[i] if i < count and old[i] is meld else meld_options(meld, rules)
+                    for i, meld in enumerate(melds)
+                ]
+            )
+        )
     _LAST_INDEX[0] = (melds, rules, index)
     return index
 
 
 def full_index(melds: tuple[Meld, ...], rules: Rules) -> TableIndex:
-    return TableIndex(tuple(_meld_share(i, meld, rules) for i, meld in enumerate(melds)))
-
-
-def _updated_index(
-    old: tuple[Meld, ...], index: TableIndex, melds: tuple[Meld, ...], rules: Rules
-) -> TableIndex:
-    """The index of `melds` from that of `old`: the shares of melds still at their place are kept."""
-    kept = len(old)
-    shares = index.shares
-    return TableIndex(
-        tuple(
-            shares[i] if i < kept and old[i] is meld else _meld_share(i, meld, rules)
-            for i, meld in enumerate(melds)
-        )
-    )
-
-
-def _meld_share(meld_index: int, meld: Meld, rules: Rules) -> _Share:
-    options = meld_options(meld, rules)
-    return (
-        tuple((meld_index, card, at, result) for card, at, result in options.layoffs),
-        tuple((meld_index, meld, cards) for cards in options.swaps),
-    )
+    return TableIndex(tuple([meld_options(meld, rules) for meld in melds]))

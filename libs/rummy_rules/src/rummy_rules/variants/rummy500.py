@@ -19,7 +19,6 @@ from rummy_rules.events import DealEnded, Event, GameEnded
 from rummy_rules.evolve import evolved
 from rummy_rules.legal import DRAW_FROM_STOCK, TAKE_DISCARD, lay_meld_action, lay_off_action
 from rummy_rules.melds import BITS, find_melds, melds_of_masks
-from rummy_rules.memo import remember
 from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
 from rummy_rules.rules import (
     DISCARD_REQUIRED,
@@ -135,42 +134,25 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
     if pile and _top_free(rules):
         actions.append(TAKE_DISCARD[seat])
     targets = table_index(state.melds, rules).by_card()
-    # Card counts of the cards a pick at `index` would hold (the hand and pile[index:]), grown
-    # from the top of the pile down, so the partner bound of each pick is a few lookups.
-    # The same cards as bit masks (melds.BITS): per suit the ranks held, per rank the suits held.
-    ranks = [0] * 14
-    codes = [0] * 53
-    suit_masks = [0, 0, 0, 0]
-    rank_suits = [0] * 14
+    # The natural cards a pick at `index` would hold (the hand and pile[index:]) as one mask, bit c
+    # for card code c, grown from the top of the pile down: a pick's partner test is one AND.
+    held = 0
     for card in hand:
-        code = card.code
-        ranks[card.rank] += 1
-        codes[code] += 1
-        if code:
-            suit_index, position_bit, rank, suit_bit = BITS[code]
-            suit_masks[suit_index] |= position_bit
-            rank_suits[rank] |= suit_bit
-    held = len(hand)
+        held |= 1 << card.code
     picks: list[list[Command]] = []  # per usable pick index, from the top of the pile down
     for index in range(len(pile) - 1, -1, -1):
         selected = pile[index]
         code = selected.code
-        suit_index, position_bit, rank, suit_bit = BITS[code]
-        ranks[rank] += 1
-        codes[code] += 1
-        suit_masks[suit_index] |= position_bit
-        rank_suits[rank] |= suit_bit
-        held += 1
+        held |= 1 << code
         entries = targets.get(selected)
         if code:
-            # A new meld with the selected card needs two partners of its rank or of its suit within
+            # A new meld with the selected card needs two other cards of its rank or of its suit within
             # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-            a, b, c, d = _NEAR_CODES[code]
-            partnered = ranks[rank] - codes[code] + codes[a] + codes[b] + codes[c] + codes[d] >= 2
+            partnered = (held & _PARTNERS[code]).bit_count() >= 2
             if entries is None and not partnered:
                 continue  # most picks: nothing to do with the card
         uses: list[LayMelds | LayOff] = (
-            [lay_off_action(seat, meld, selected, at) for meld, _, at, _ in entries] if entries else []
+            [lay_off_action(seat, meld, selected, at) for meld, at in entries] if entries else []
         )
         if not code:
             # A joker (option jokers): the melds find_melds makes with it from the cards held then.
@@ -181,23 +163,27 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
         elif partnered:
             # Only cards of the selected card's rank or suit can share a meld with it: the melds
             # of those cards, as find_melds would find them, straight from the masks.
+            suit_index, _, rank, _ = BITS[code]
+            of_rank = held >> rank  # bit 13 * i for suit i
+            rank_suits = of_rank & 1 | of_rank >> 12 & 2 | of_rank >> 24 & 4 | of_rank >> 36 & 8
+            suit_mask = (held >> (13 * suit_index)) & _SUIT_SPAN  # bit r for rank r, as BITS
             uses.extend(
                 lay_meld_action(seat, meld)
-                for meld in melds_of_masks(rank, rank_suits[rank], suit_index, suit_masks[suit_index], rules)
+                for meld in melds_of_masks(rank, rank_suits, suit_index, suit_mask, rules)
                 if selected in meld.cards
             )
         commands: list[Command] = []
-        copies = codes[code] - 1  # copies of the selected card left after a use takes it
+        count = len(hand) + len(pile) - index  # cards held after the pick
         for use in uses:
-            command = _pick_action(seat, index, use)
-            rest = held - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
+            command = PickFromPile(seat, index, use)
+            rest = count - (len(use.cards) if isinstance(use, LayOff) else len(use.melds[0]))
             if rest <= 1:  # only then may the rest be unfinishable (`_check_rest`)
                 if rules.going_out is MELD_ALL:  # no rummy500 rule: ask decide
                     try:
                         decide_command(state, command, PROBE)
                     except RuleViolation:
                         continue
-                elif rest == 1 and copies:
+                elif rest == 1 and (*hand, *pile[index:]).count(selected) > 1:
                     continue  # the last card would be the one taken from the pile (src ¶17)
                 elif rest == 0 and rules.going_out is DISCARD_REQUIRED:
                     continue  # option going_out_requires_discard (D9)
@@ -209,33 +195,22 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
     return tuple(actions)
 
 
-# Card codes of the same suit within two ranks of each card, the ace touching the king.
-_NEAR_CODES: Final = (
-    (),
+# Per card code: a mask of the card codes of its rank in the other suits and of its suit within two
+# ranks, the ace touching the king (`_draws`' partner test).
+_PARTNERS: Final = (
+    0,
     *(
-        tuple(
-            base + other - 1
-            for other in range(1, 14)
-            if 0 < min(abs(other - rank), 13 - abs(other - rank)) <= 2
+        sum(1 << (1 + 13 * other + rank - 1) for other in range(4) if other != suit)
+        | sum(
+            1 << (1 + 13 * suit + near - 1)
+            for near in range(1, 14)
+            if 0 < min(abs(near - rank), 13 - abs(near - rank)) <= 2
         )
-        for base in (1, 14, 27, 40)
+        for suit in range(4)
         for rank in range(1, 14)
     ),
 )
-
-
-_PICK_MEMO: Final[dict[tuple[int, int, int], tuple[LayMelds | LayOff, PickFromPile]]] = {}
-
-
-def _pick_action(seat: int, index: int, use: LayMelds | LayOff) -> PickFromPile:
-    """A pile pick with its use; uses are memoised commands, so these repeat (keyed as `_lay_meld_action`)."""
-    key = (seat, index, id(use))
-    entry = _PICK_MEMO.get(key)
-    if entry is not None and entry[0] is use:
-        return entry[1]
-    command = PickFromPile(seat, index, use)
-    remember(_PICK_MEMO, key, (use, command))
-    return command
+_SUIT_SPAN: Final = 0x3FFE  # bits 1..13: one suit's ranks in `_draws`' held mask, shifted to bit r
 
 
 class Rummy500(StandardVariant):
