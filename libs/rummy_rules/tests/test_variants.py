@@ -63,3 +63,14 @@ def test_rules_for_refuses_bad_input(
     with pytest.raises(RuleViolation) as refused:
         rules_for(variant, players, **options)
     assert refused.value.code == code
+
+
+def test_one_rules_object_per_table_kind_and_still_every_refusal() -> None:
+    """rules_for builds a table kind's Rules once (memos keyed by its identity carry across games);
+    equal keys of another type (True for 1, 2.0 for 2) are still refused as before."""
+    assert rules_for("rummy500", 2, jokers=1) is rules_for("rummy500", 2, jokers=1)
+    assert rules_for("rummy500", 2, jokers=1) is not rules_for("rummy500", 2, jokers=2)
+    assert rules_for("rummy500", 2, jokers=1) is not rules_for("rummy500", 3, jokers=1)
+    for players, options in ((2, {"jokers": True}), (2.0, {"jokers": 1}), (2, {"jokers": [1]})):
+        with pytest.raises(RuleViolation):
+            rules_for("rummy500", players, **options)  # type: ignore[arg-type]

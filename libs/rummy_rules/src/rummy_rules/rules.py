@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, Final
 
 from rummy_rules.errors import RuleViolation
+from rummy_rules.memo import remember
 from rummy_rules.options import VariantOptions
 from rummy_rules.variant import registered, variant_named
 
@@ -170,8 +171,31 @@ def check_players(variant: str, low: int, high: int, players: int) -> None:
 
 
 def rules_for(variant: str, players: int, **options: Any) -> Rules:
-    """The rules of `variant` for `players` players with the given house-rule options."""
+    """The rules of `variant` for `players` players with the given house-rule options.
+
+    One table kind (variant, size, options) gets one `Rules` object, built once: the memos keyed by
+    a `Rules`' identity (a meld's options, the made melds, the table index) then serve every game
+    of that kind instead of starting cold at each one.
+    """
     known = registered()
     if variant not in known:
         raise RuleViolation("unknown_variant", f"no variant {variant!r}; known: {', '.join(known)}")
-    return variant_named(variant).rules(players, options)
+    model = variant_named(variant)
+    # Typed: True == 1 and 2.0 == 2 as keys, but the variant refuses a bool or float where an int goes.
+    key = (
+        model,
+        type(players),
+        players,
+        tuple(sorted((name, type(value), value) for name, value in options.items())),
+    )
+    try:
+        rules = _RULES.get(key)
+    except TypeError:  # an unhashable option value: let the variant refuse it
+        return model.rules(players, options)
+    if rules is None:
+        rules = remember(_RULES, key, model.rules(players, options), _RULES_LIMIT)
+    return rules
+
+
+_RULES_LIMIT: Final = 1_000  # table kinds; services see a handful
+_RULES: Final[dict[tuple[object, type, int, tuple[tuple[str, type, Any], ...]], Rules]] = {}
