@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import redis
-from rummy_scoring.sqlite_kv import SqliteKV
+from rummy_store.sqlite_kv import SqliteKV
 
 
 def _script(r: Any, p: str) -> list[Any]:

@@ -23,11 +23,11 @@ from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_scoring import handlers as handlers_module
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
-from rummy_scoring.sqlite_kv import SqliteKV
 from rummy_scoring.store import ScoreReader, Store
 from rummy_store import EventRecord, LogPosition
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.publisher import EmbeddedPublisher
+from rummy_store.sqlite_kv import SqliteKV
 
 ENDED_AT = Timestamp(seconds=1_790_000_000)  # 2026-09-21 (UTC), ISO week 39
 

@@ -1,11 +1,13 @@
-"""Scoring's embedded store: the Redis commands scoring uses, on one sqlite file (stdlib only).
+"""The embedded key-value store: the Redis commands scoring uses, on one sqlite file (stdlib only).
+
+It lives beside the other stores so that one factory (`rummy_store.locations`) opens Redis or this.
 
 Why this shape: the handlers' correctness rests on one property, effects and tracking seq committed
 together (MULTI/EXEC after WATCH). Giving sqlite the same small command set, with `watch` opening an
 immediate transaction that `execute` commits, keeps one handler, one reader and one outbox relay for
-both stores, and one contract suite (`tests/test_handlers.py`) runs against each. Replies are bytes,
-as redis-py's. Only what scoring calls is here; `watch` never fails (the transaction holds the
-file's write lock, so nothing can change a watched key before `execute`).
+both stores, and one contract suite (scoring's `tests/test_handlers.py`) runs against each. Replies
+are bytes, as redis-py's. Only what scoring calls is here; `watch` never fails (the transaction holds
+the file's write lock, so nothing can change a watched key before `execute`).
 
 One connection serves every thread (consumer loops, the outbox relay, queries), each call under a
 lock; a pipeline holds the lock from `watch` to `execute` or its end.

@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_rules.variant import variant_named
+from rummy_store.locations import KeyValue
 
 from rummy_scoring.ratings import DEFAULT, Ladder, Rating
 from rummy_scoring.results import GameScore
-from rummy_scoring.sqlite_kv import SqliteKV
 
-Store = redis.Redis | SqliteKV
+Store = KeyValue  # Redis, or `SqliteKV` on the embedded store
 LIVE_KEPT = 1000  # live games listed at most: a game never ended (its store lost) must not stay forever
 
 
