@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from typing import Final
 
 from rummy_store.kafka_topic import Replication
+from rummy_store.locations import LocationError, StoreLocation, is_redis_url
 
 DEV_VARIABLE: Final = "MELDSTREAM_DEV"
+STORE_VARIABLE: Final = "MELDSTREAM_STORE"
 MIN_SECRET_BYTES: Final = 32
 TOKEN_TTL_VARIABLE: Final = "MELDSTREAM_TOKEN_TTL_S"
 CONNECT_WAIT_VARIABLE: Final = "MELDSTREAM_CONNECT_WAIT_S"
@@ -66,6 +68,39 @@ def check_store_pair(kafka: str, redis: str, names: str = "KAFKA_BOOTSTRAP and R
     """
     if bool(kafka) != bool(redis):
         raise ConfigError(f"set both {names}, or neither (the embedded store)")
+
+
+def store_location(
+    data_dir_variable: str,
+    default_dir: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    redis_required: bool = True,
+) -> StoreLocation:
+    """The service's store (`rummy_store.locations`): MELDSTREAM_STORE, or the settings it stands for,
+    KAFKA_BOOTSTRAP and REDIS_URL, or neither of them for the embedded store in `data_dir_variable`.
+
+    The one URL or the separate settings, not both: two answers to where the records are would leave
+    one of them silently unused. `redis_required=False`: Kafka without Redis is a deployment too
+    (matchmaking's single instance).
+    """
+    url = env_str(STORE_VARIABLE, "", env)
+    if not url:
+        kafka = env_str("KAFKA_BOOTSTRAP", "", env)
+        redis = redis_url("REDIS_URL", env)
+        if redis_required:
+            check_store_pair(kafka, redis)
+        return StoreLocation(kafka, redis, env_str(data_dir_variable, default_dir, env))
+    for name in ("KAFKA_BOOTSTRAP", "REDIS_URL", data_dir_variable):
+        if env_str(name, "", env):
+            raise ConfigError(
+                f"{STORE_VARIABLE} and {name} are both set: {STORE_VARIABLE} names the whole store, "
+                f"so unset {name}"
+            )
+    try:
+        return StoreLocation.parse(url, STORE_VARIABLE, redis_required=redis_required)
+    except LocationError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def kafka_replication(env: Mapping[str, str] | None = None) -> Replication:
@@ -153,6 +188,6 @@ def redis_url(name: str, env: Mapping[str, str] | None = None) -> str:
     """A Redis URL ("" = none): redis://, rediss:// or unix://, so a bare host:port is caught here and
     not as a connection error later."""
     value = env_str(name, "", env)
-    if value and value.partition("://")[0] not in ("redis", "rediss", "unix"):
+    if value and not is_redis_url(value):
         raise ConfigError(f"{name}={value!r} is not a Redis URL (e.g. redis://127.0.0.1:6379/0)")
     return value

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from rummy_store.locations import StoreLocation
 
 from rummy_service.config import DEFAULT_CONNECT_WAIT_S, ConfigError
 
@@ -38,6 +39,20 @@ class Needs:
     wait_s: float = DEFAULT_CONNECT_WAIT_S
     kafka_setting: str = "KAFKA_BOOTSTRAP"
     redis_setting: str = "REDIS_URL"
+
+
+def store_needs(store: StoreLocation, data_dir_setting: str, wait_s: float) -> Needs:
+    """What a service's `store` needs, each part named by the setting that set it: the one URL
+    (MELDSTREAM_STORE) for all, or KAFKA_BOOTSTRAP, REDIS_URL and `data_dir_setting`."""
+    data = ((store.setting or data_dir_setting, store.directory),) if store.embedded else ()
+    return Needs(
+        store.kafka,
+        store.redis,
+        data,
+        wait_s,
+        kafka_setting=store.setting or "KAFKA_BOOTSTRAP",
+        redis_setting=store.setting or "REDIS_URL",
+    )
 
 
 def check(needs: Needs, say: Say) -> None:
