@@ -123,6 +123,28 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             {**data, "TLS_CERT_FILE": str(at.tmp / "cert.pem")},
             r"^rummy_engine: set both TLS_CERT_FILE and TLS_KEY_FILE",
         ),
+        "engine: store location of an unknown kind": Mistake(
+            engine,
+            {"ENGINE_ADDRESS": "127.0.0.1:0", "MELDSTREAM_STORE": "postgres://db/meldstream"},
+            r"^rummy_engine: MELDSTREAM_STORE='postgres://db/meldstream' is not a store location \(unknown "
+            r"scheme 'postgres'\): write sqlite:///DIR or kafka://",
+        ),
+        "engine: store location in a read-only directory": Mistake(
+            engine,
+            {"ENGINE_ADDRESS": "127.0.0.1:0", "MELDSTREAM_STORE": f"sqlite:///{at.readonly / 'store'}"},
+            r"^rummy_engine: MELDSTREAM_STORE=.* is not a directory this process can write "
+            r"\(Permission denied\)",
+            as_user=True,
+        ),
+        "scoring: store location beside the variable it stands for": Mistake(
+            scoring,
+            {
+                "SCORING_ADDRESS": "127.0.0.1:0",
+                "MELDSTREAM_STORE": "sqlite:///x",
+                "KAFKA_BOOTSTRAP": "kafka:9092",
+            },
+            r"^rummy_scoring: MELDSTREAM_STORE and KAFKA_BOOTSTRAP are both set: .* so unset KAFKA_BOOTSTRAP",
+        ),
         "matchmaking: port out of range": Mistake(
             mm,
             {"MATCHMAKING_ADDRESS": "0.0.0.0:70000"},
@@ -152,6 +174,12 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             (*CLI, "run", "--kafka", f"127.0.0.1:{at.closed}"),
             {"MELDSTREAM_DEV": "1"},
             r"^meldstream run: set both --kafka and --redis",
+        ),
+        "meldstream run: store location of Kafka without Redis": Mistake(
+            (*CLI, "run", "--store", f"kafka://127.0.0.1:{at.closed}"),
+            {"MELDSTREAM_DEV": "1"},
+            rf"^meldstream run: --store='kafka://127.0.0.1:{at.closed}' names no Redis: Kafka needs one "
+            "beside it",
         ),
         "meldstream run: port in use": Mistake(
             (*CLI, "run", "--address", busy, "--data-dir", str(at.tmp / "run-busy" / "engine")),
@@ -190,7 +218,14 @@ def as_user(command: list[str]) -> list[str]:
 def attempt(mistake: Mistake, cwd: Path) -> Outcome:
     command = [sys.executable, *mistake.command]
     env = {**os.environ, "LOG_LEVEL": "INFO", **mistake.env}
-    for name in ("KAFKA_BOOTSTRAP", "REDIS_URL", "TLS_CERT_FILE", "TLS_KEY_FILE", "TLS_CA_FILE"):
+    for name in (
+        "MELDSTREAM_STORE",
+        "KAFKA_BOOTSTRAP",
+        "REDIS_URL",
+        "TLS_CERT_FILE",
+        "TLS_KEY_FILE",
+        "TLS_CA_FILE",
+    ):
         if name not in mistake.env:
             env.pop(name, None)
     done = subprocess.run(

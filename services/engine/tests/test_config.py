@@ -25,3 +25,20 @@ def test_a_configuration_written_as_environment_reads_back_the_same() -> None:
 def test_a_bad_number_is_refused_naming_the_variable(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
         config.load({"MELDSTREAM_DEV": "1", name: value})
+
+
+def test_a_store_named_by_one_url_is_written_back_for_another_engine_process() -> None:
+    """`meldstream run --engines N` starts engines from `to_env`: they open the store this one did, even
+    in an environment whose MELDSTREAM_STORE names another."""
+    loaded = config.load(
+        {"MELDSTREAM_DEV": "1", "MELDSTREAM_STORE": "kafka://kafka:9092?redis=redis://redis:6379/0"}
+    )
+    assert (loaded.kafka, loaded.redis, loaded.store_setting) == (
+        "kafka:9092",
+        "redis://redis:6379/0",
+        "MELDSTREAM_STORE",
+    )
+    inherited = {"MELDSTREAM_STORE": "sqlite:///elsewhere"}
+    again = config.load({**inherited, **loaded.to_env()})
+    assert again == loaded
+    assert again.store == loaded.store

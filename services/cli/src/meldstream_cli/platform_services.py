@@ -2,7 +2,9 @@
 
 Both always run. On the embedded store matchmaking publishes tables to a sqlite file next to the
 engine's, scoring keeps its results in `SqliteKV` files next to both and publishes to its own sqlite
-log, which matchmaking follows for ratings; on Kafka + Redis they use the topics and Redis.
+log, which matchmaking follows for ratings; on Kafka + Redis they use the topics and Redis. "Next to":
+in directories beside `--data-dir` (`matchmaking`, `scoring`), or in the one directory a store URL
+names (`--store sqlite:///DIR`, MELDSTREAM_STORE), as the services started apart would.
 """
 
 from __future__ import annotations
@@ -36,11 +38,16 @@ RESULT_WAIT_S = 30.0
 
 
 def matchmaking_dir(config: EngineConfig) -> Path:
-    return Path(config.data_dir).parent / "matchmaking"
+    return _beside(config, "matchmaking")
 
 
 def scoring_dir(config: EngineConfig) -> Path:
-    return Path(config.data_dir).parent / "scoring"
+    return _beside(config, "scoring")
+
+
+def _beside(config: EngineConfig, service: str) -> Path:
+    data = Path(config.data_dir)
+    return data if config.store_setting else data.parent / service
 
 
 def with_tables(config: EngineConfig) -> EngineConfig:

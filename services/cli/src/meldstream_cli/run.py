@@ -47,11 +47,11 @@ from meldstream_cli.web import start_web
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "run",
-        help="run the platform (embedded store unless --kafka/--redis)",
+        help="run the platform (embedded store unless --store kafka://... or --kafka/--redis)",
         description="Run the engine, matchmaking, scoring and the web app in this process until Ctrl-C: on "
         "the embedded store in --data-dir (development mode, no servers needed), or on Kafka and Redis "
-        "(--kafka and --redis; MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY required). Get a token "
-        "with `meldstream token NAME`.",
+        "(--store kafka://HOST:PORT?redis=URL, or --kafka and --redis; MELDSTREAM_TOKEN_SECRET and "
+        "ENGINE_SEED_KEY required). Get a token with `meldstream token NAME`.",
     )
     add_store_options(parser)
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")
@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from(args)
     if args.engines < 1 or (args.engines > 1 and config.embedded):
         raise SystemExit(
-            "meldstream run: --engines N needs N >= 1, and more than one needs --kafka and --redis "
-            "(the embedded store has one writer)"
+            "meldstream run: --engines N needs N >= 1, and more than one needs Kafka and Redis "
+            "(--store kafka://..., or --kafka and --redis: the embedded store has one writer)"
         )
     if args.address:
         check_address(args.address, "--address")
@@ -97,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
         check_address(args.web, "--web")
     if args.turn_timeout_ms is not None:
         config = replace(config, turn_timeout_ms=args.turn_timeout_ms)
-    wait_for_stores(
-        config, ("--data-dir", str(matchmaking_dir(config))), ("--data-dir", str(scoring_dir(config)))
-    )
+    wait_for_stores(config, str(matchmaking_dir(config)), str(scoring_dir(config)))
     metrics.serve(args.metrics, "--metrics")  # one endpoint: the three services share this process
     started = asyncio.Event()
     try:

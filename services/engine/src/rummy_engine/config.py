@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from rummy_service.auth import DEV_SECRET
@@ -11,20 +11,21 @@ from rummy_service.config import (
     CONNECT_WAIT_VARIABLE,
     DEFAULT_CONNECT_WAIT_S,
     DEV_VARIABLE,
+    STORE_VARIABLE,
     check_address,
-    check_store_pair,
     checked_replication,
     dev_mode,
     env_int,
     env_str,
-    redis_url,
     secret,
+    store_location,
 )
-from rummy_service.preflight import Needs
+from rummy_service.preflight import Needs, store_needs
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.fence_groups import DEFAULT_FENCE_GROUPS
 from rummy_store.kafka_topic import Replication
+from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 from rummy_engine.seeds import DEV_SEED_KEY
@@ -35,7 +36,8 @@ class EngineConfig:
     """Where to listen and store, and the table defaults.
 
     Empty `kafka` and `redis` select the embedded store (sqlite files in `data_dir`); both set select
-    Kafka (source of truth, and the single-writer fence) and Redis (snapshots, checkpoints).
+    Kafka (source of truth, and the single-writer fence) and Redis (snapshots, checkpoints). `store`
+    is the three as one location (`rummy_store.locations`), which opens them.
     """
 
     address: str = "127.0.0.1:50051"
@@ -49,6 +51,7 @@ class EngineConfig:
     replication_factor: int = 0  # of a topic created here: 0 = min(3, brokers)
     min_insync_replicas: int = 0  # of a topic created here: 0 = 2 from 3 replicas, else 1
     data_dir: str = ".local/engine"
+    store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE, --store)
     snapshot_every: int = 50
     turn_timeout_ms: int = 30_000  # 0 = no turn timer
     away_after: int = 3  # timeouts in a row before a seat is marked away
@@ -66,8 +69,12 @@ class EngineConfig:
     finished_grace_ms: int = 60_000  # a finished game is dropped this long after its last use
 
     @property
+    def store(self) -> StoreLocation:
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+
+    @property
     def embedded(self) -> bool:
-        return not self.kafka
+        return self.store.embedded
 
     @property
     def group_id(self) -> str:
@@ -83,14 +90,14 @@ class EngineConfig:
 
     def needs(self) -> Needs:
         """What must answer before it starts (`rummy_service.preflight`)."""
-        data = (("ENGINE_DATA_DIR", self.data_dir),) if self.embedded else ()
-        return Needs(self.kafka, self.redis, data, self.connect_wait_s)
+        return store_needs(self.store, "ENGINE_DATA_DIR", self.connect_wait_s)
 
     def to_env(self) -> dict[str, str]:
         """The environment `load` reads back as this configuration (to start another engine process).
 
         A configuration with a development secret is development mode's, and says so (MELDSTREAM_DEV)."""
         env = {name: str(getattr(self, field)) for name, field, _ in _VARIABLES}
+        env[STORE_VARIABLE] = ""  # the separate settings above name the store
         if self.token_secret == DEV_SECRET or self.seed_key == DEV_SEED_KEY:
             env[DEV_VARIABLE] = "1"
         return env | self.tls.to_env()
@@ -124,29 +131,36 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
 _SECRETS: Final = ("token_secret", "seed_key")  # refused outside development mode when unset or public
+_STORE: Final = ("kafka", "redis", "data_dir")  # or MELDSTREAM_STORE (rummy_service.config.store_location)
 
 
 def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> EngineConfig:
-    """Read ENGINE_* (and KAFKA_BOOTSTRAP, REDIS_URL, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_DEV, TLS_*)
-    from the environment. `secrets=False` (replay, verify: they sign and deal nothing) leaves the two
-    secrets at their development values unread."""
+    """Read ENGINE_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, MELDSTREAM_TOKEN_SECRET,
+    MELDSTREAM_DEV, TLS_*) from the environment. `secrets=False` (replay, verify: they sign and deal
+    nothing) leaves the two secrets at their development values unread."""
     d = EngineConfig()
     dev = dev_mode(env)
     values: dict[str, object] = {}
-    for name, field, minimum in _VARIABLES:
-        default = getattr(d, field)
-        if field in _SECRETS:
-            continue  # last: a store half set is the mistake to name first
+    for name, attr, minimum in _VARIABLES:
+        default = getattr(d, attr)
+        if attr in _SECRETS or attr in _STORE:
+            continue  # secrets last: a store half set is the mistake to name first
         if isinstance(default, int):
-            values[field] = env_int(name, default, env, minimum=minimum)
+            values[attr] = env_int(name, default, env, minimum=minimum)
         else:
-            values[field] = env_str(name, default, env)
+            values[attr] = env_str(name, default, env)
     config = EngineConfig(**values, tls=load_tls(env))  # type: ignore[arg-type]
     check_address(config.address, "ENGINE_ADDRESS")
     if config.advertised:
         check_address(config.advertised, "ENGINE_ADVERTISED_ADDRESS")
-    redis_url("REDIS_URL", env)
-    check_store_pair(config.kafka, config.redis)
+    store = store_location("ENGINE_DATA_DIR", d.data_dir, env)
+    config = replace(
+        config,
+        kafka=store.kafka,
+        redis=store.redis,
+        data_dir=store.directory or d.data_dir,
+        store_setting=store.setting,
+    )
     checked_replication(config.replication_factor, config.min_insync_replicas)
     if not secrets:
         return config

@@ -15,7 +15,6 @@ import logging
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 import grpc
@@ -24,8 +23,6 @@ from google.protobuf.message import Message
 from rummy_service.auth import Principal
 from rummy_service.errors import ServiceError
 from rummy_store import ConcurrencyError, EventLog, NewEvent, StoreError
-from rummy_store.embedded_log import EmbeddedEventLog
-from rummy_store.kafka_log import KafkaEventLog
 
 from rummy_engine.config import EngineConfig
 
@@ -41,11 +38,9 @@ def topic_of(game_topic: str) -> str:
 
 
 def open_refusals(config: EngineConfig) -> EventLog:
-    """The refusal stream of the engine's store (created if missing)."""
-    if config.embedded:
-        return EmbeddedEventLog(Path(config.data_dir) / EMBEDDED_FILE, config.partitions)
-    # Each refusal claims its partition's writer on demand: an engine writes only its own games'.
-    return KafkaEventLog(config.kafka, topic_of(config.topic), config.partitions, writer=True)
+    """The refusal stream of the engine's store (created if missing). On Kafka each refusal claims its
+    partition's writer on demand: an engine writes only its own games'."""
+    return config.store.open().log(topic_of(config.topic), EMBEDDED_FILE, config.partitions, writer=True)
 
 
 class RefusalStream:

@@ -5,20 +5,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import redis
 from rummy_contracts.event_format import check_format
 from rummy_store import EventLog, SnapshotStore, StoreError
-from rummy_store.checkpoints import RedisCheckpoints
-from rummy_store.embedded_log import EmbeddedEventLog
-from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.redis_snapshots import RedisSnapshotStore
 
 from rummy_engine.config import EngineConfig
 
 log = logging.getLogger("rummy_engine")
 _PROBE_GAME = "__health__"
+EVENTS_FILE: Final = "events.sqlite"  # the game log, on the embedded store
+SNAPSHOTS_FILE: Final = "snapshots.sqlite"
 
 
 @dataclass(slots=True)
@@ -78,31 +77,22 @@ class Stores:
 
 
 def open_stores(config: EngineConfig) -> Stores:
-    if config.embedded:
-        data = Path(config.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
-        log = EmbeddedEventLog(data / "events.sqlite", config.partitions)
-        snapshots = EmbeddedSnapshotStore(data / "snapshots.sqlite")
-        return Stores(log, snapshots, f"embedded store in {data.resolve()}")
-    # Bounded waits: a Redis that went away answers UNAVAILABLE in seconds, not at the client's deadline.
-    client = redis.Redis.from_url(
-        config.redis, socket_timeout=config.store_timeout_s, socket_connect_timeout=config.store_timeout_s
-    )
-    kafka_log = KafkaEventLog(
-        config.kafka,
+    """The game log and snapshots at `config.store`; on Kafka, every call bounded by the store timeout
+    (a Redis that went away answers UNAVAILABLE in seconds, not at the client's deadline)."""
+    store = config.store.open(redis_timeout_s=config.store_timeout_s)
+    log = store.log(
         config.topic,
+        EVENTS_FILE,
         config.partitions,
         replication=config.replication,
         writer=True,
         claim_on_demand=False,  # the consumer group says which fence groups this engine owns
         fence_groups=config.fence_groups,
-        checkpoints=RedisCheckpoints(client, config.key_prefix),
+        checkpoints=store.checkpoints(config.key_prefix),
         timeout_s=config.store_timeout_s,
     )
-    return Stores(
-        kafka_log,
-        RedisSnapshotStore(client, config.key_prefix),
-        f"Kafka {config.kafka} topic {config.topic}, Redis {config.redis}",
-        client,
-        kafka_log,
-    )
+    snapshots = store.snapshots(config.key_prefix, SNAPSHOTS_FILE)
+    if isinstance(log, KafkaEventLog):
+        description = f"Kafka {config.kafka} topic {config.topic}, Redis {config.redis}"
+        return Stores(log, snapshots, description, store.redis, log)
+    return Stores(log, snapshots, f"embedded store in {Path(config.data_dir).resolve()}")

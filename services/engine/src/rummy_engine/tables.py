@@ -25,8 +25,6 @@ from rummy_service.consumer import ConsumerLoop
 from rummy_service.errors import AlreadyExists, InvalidArgument, Unavailable
 from rummy_service.tls import PLAINTEXT, Tls
 from rummy_store import EventLog, EventRecord
-from rummy_store.embedded_log import EmbeddedEventLog
-from rummy_store.kafka_log import KafkaEventLog
 
 from rummy_engine.app import OWNER_TRAILER, GameApp
 from rummy_engine.config import EngineConfig
@@ -67,14 +65,9 @@ class TableConsumer:
     @staticmethod
     def open(app: GameApp, config: EngineConfig, loop: asyncio.AbstractEventLoop) -> TableConsumer:
         """Follow `config.tables`: a Kafka topic, or (embedded) matchmaking's sqlite file."""
-        tables: EventLog
-        if config.embedded:
-            Path(config.tables).parent.mkdir(parents=True, exist_ok=True)  # matchmaking may start later
-            tables = EmbeddedEventLog(config.tables, config.partitions)
-        else:
-            tables = KafkaEventLog(
-                config.kafka, config.tables, config.partitions, replication=config.replication
-            )
+        tables = config.store.open().log(
+            config.tables, Path(config.tables).absolute(), config.partitions, replication=config.replication
+        )
         consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret), tls=config.tls)
         consumer._consumer.start()
         return consumer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rummy_service.auth import DEFAULT_TTL_S, DEV_SECRET
 from rummy_service.config import (
@@ -17,19 +18,21 @@ from rummy_service.config import (
     env_int,
     env_str,
     kafka_replication,
-    redis_url,
     secret,
+    store_location,
     token_ttl_s,
 )
-from rummy_service.preflight import Needs
+from rummy_service.preflight import Needs, store_needs
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
+from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 from rummy_matchmaking.pairing import PairingRules
 
 MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
 SCORING_TOPIC = "rummy.scoring.events.v1"
+SCORES_FILE = "scores.sqlite"  # scoring's log, in an embedded store's directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class MatchmakingConfig:
     partitions: int = DEFAULT_PARTITIONS  # for a topic that is missing; an existing one keeps its count
     replication: Replication = FROM_CLUSTER  # of topics created here
     data_dir: str = ".local/matchmaking"
+    store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE)
     pairing_interval_ms: int = 100
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
@@ -63,13 +67,16 @@ class MatchmakingConfig:
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to its peers
 
     @property
+    def store(self) -> StoreLocation:
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+
+    @property
     def embedded(self) -> bool:
-        return not self.kafka
+        return self.store.embedded
 
     def needs(self) -> Needs:
         """What must answer before it starts (`rummy_service.preflight`)."""
-        data = (("MATCHMAKING_DATA_DIR", self.data_dir),) if self.embedded else ()
-        return Needs(self.kafka, self.redis, data, self.connect_wait_s)
+        return store_needs(self.store, "MATCHMAKING_DATA_DIR", self.connect_wait_s)
 
     @property
     def group_id(self) -> str:
@@ -102,22 +109,30 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
-    """Read MATCHMAKING_* (and KAFKA_BOOTSTRAP, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS,
-    REDIS_URL, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_TOKEN_TTL_S, MELDSTREAM_DEV, TLS_*)."""
+    """Read MATCHMAKING_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, KAFKA_REPLICATION_FACTOR,
+    KAFKA_MIN_INSYNC_REPLICAS, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_TOKEN_TTL_S,
+    MELDSTREAM_DEV, TLS_*).
+
+    On Kafka, Redis is optional (the owners directory); MELDSTREAM_STORE's directory holds scoring's
+    log too, so that one is followed unless MATCHMAKING_SCORING_FILE names another."""
     d = MatchmakingConfig()
+    address = address_setting("MATCHMAKING_ADDRESS", d.address, env)
+    store = store_location("MATCHMAKING_DATA_DIR", d.data_dir, env, redis_required=False)
+    scores = str(Path(store.directory) / SCORES_FILE) if store.setting and store.embedded else d.scoring_file
     config = MatchmakingConfig(
-        address=address_setting("MATCHMAKING_ADDRESS", d.address, env),
+        address=address,
         advertised=env_str("MATCHMAKING_ADVERTISED_ADDRESS", d.advertised, env),
-        kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
-        redis=redis_url("REDIS_URL", env),
+        kafka=store.kafka,
+        redis=store.redis,
         group=env_str("MATCHMAKING_GROUP", d.group, env),
         topic=env_str("MATCHMAKING_TOPIC", d.topic, env),
         scoring_topic=env_str("SCORING_TOPIC", d.scoring_topic, env),
-        scoring_file=env_str("MATCHMAKING_SCORING_FILE", d.scoring_file, env),
+        scoring_file=env_str("MATCHMAKING_SCORING_FILE", scores, env),
         key_prefix=env_str("MATCHMAKING_KEY_PREFIX", d.key_prefix, env),
         partitions=env_int("MATCHMAKING_PARTITIONS", d.partitions, env, minimum=1),
         replication=kafka_replication(env),
-        data_dir=env_str("MATCHMAKING_DATA_DIR", d.data_dir, env),
+        data_dir=store.directory or d.data_dir,
+        store_setting=store.setting,
         pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),

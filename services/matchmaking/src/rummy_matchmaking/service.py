@@ -17,13 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import redis
 from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from rummy_service.auth import TokenIssuer
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.server import ServiceHost
 from rummy_store import EventLog, EventRecord
-from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory, PartitionOwnership
 
@@ -36,6 +34,8 @@ from rummy_matchmaking.server import MatchmakingServicer
 log = logging.getLogger("rummy_matchmaking")
 SETTLE_S = 60.0  # how long a start waits for its first partitions (past it, health says NOT_SERVING)
 SERVICE_NAME = matchmaking_pb2.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
+JOURNAL_FILE = "tables.sqlite"  # the journal, on the embedded store
+DIRECTORY_TIMEOUT_S = 5.0  # bound on each call to the owners directory (Redis)
 
 
 @dataclass(slots=True)
@@ -107,20 +107,12 @@ class RunningMatchmaking:
             self.moves_done += 1
 
 
-def _embedded(config: MatchmakingConfig) -> EmbeddedEventLog:
-    data = Path(config.data_dir)
-    data.mkdir(parents=True, exist_ok=True)
-    return EmbeddedEventLog(data / "tables.sqlite", config.partitions)
-
-
 def open_journal(config: MatchmakingConfig, *, writer: bool = False) -> EventLog:
     """Matchmaking's own topic; `writer`: this instance's journal, appended through fenced partition
     writers that its partition ownership claims (embedded: the sqlite log, all of it)."""
-    if config.embedded:
-        return _embedded(config)
-    return KafkaEventLog(
-        config.kafka,
+    return config.store.open().log(
         config.topic,
+        JOURNAL_FILE,
         config.partitions,
         replication=config.replication,
         writer=writer,
@@ -130,26 +122,25 @@ def open_journal(config: MatchmakingConfig, *, writer: bool = False) -> EventLog
 
 def _scoring_log(config: MatchmakingConfig) -> EventLog | None:
     """Scoring's topic (embedded: its sqlite file, if configured) for ratings and tournament results."""
-    if not config.embedded:
-        topic = config.scoring_topic
-        return KafkaEventLog(config.kafka, topic, config.partitions, replication=config.replication)
-    if not config.scoring_file:
+    if config.embedded and not config.scoring_file:
         return None
-    Path(config.scoring_file).parent.mkdir(parents=True, exist_ok=True)  # scoring may start later
-    return EmbeddedEventLog(config.scoring_file, config.partitions)
+    return config.store.open().log(
+        config.scoring_topic,
+        Path(config.scoring_file).absolute(),
+        config.partitions,
+        replication=config.replication,
+    )
 
 
 def _where(config: MatchmakingConfig) -> str:
     if config.embedded:
-        return f"matchmaking journal {(Path(config.data_dir) / 'tables.sqlite').resolve()}"
+        return f"matchmaking journal {(Path(config.data_dir) / JOURNAL_FILE).resolve()}"
     return f"matchmaking journal: Kafka {config.kafka} topic {config.topic}"
 
 
 def _directory(config: MatchmakingConfig) -> OwnerDirectory | None:
-    if not config.redis:
-        return None
-    client = redis.Redis.from_url(config.redis, socket_timeout=5, socket_connect_timeout=5)
-    return OwnerDirectory(client, config.key_prefix, config.topic)
+    client = config.store.open(redis_timeout_s=DIRECTORY_TIMEOUT_S).redis
+    return None if client is None else OwnerDirectory(client, config.key_prefix, config.topic)
 
 
 async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:

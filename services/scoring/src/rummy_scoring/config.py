@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from rummy_service.config import (
     DEFAULT_CONNECT_WAIT_S,
     address_setting,
-    check_store_pair,
     connect_wait_s,
     env_int,
     env_str,
     kafka_replication,
-    redis_url,
+    store_location,
 )
-from rummy_service.preflight import Needs
+from rummy_service.preflight import Needs, store_needs
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
+from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 SCORING_TOPIC = "rummy.scoring.events.v1"
 MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
+GAMES_FILE = "events.sqlite"  # the engine's log, in an embedded store's directory
+TABLES_FILE = "tables.sqlite"  # matchmaking's journal, in an embedded store's directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +33,15 @@ class ScoringConfig:
     """Where to listen, what to read and write: Kafka + Redis, or neither for the embedded store.
 
     Embedded, the store and scoring's topic are sqlite files in `data_dir`, and the games and tables
-    are read from the engine's and matchmaking's sqlite logs (`game_file`, `tables_file`).
+    are read from the engine's and matchmaking's sqlite logs (`game_file`, `tables_file`). `store` is
+    the first three as one location (`rummy_store.locations`), which opens them.
     """
 
     address: str = "127.0.0.1:50053"
     kafka: str = ""
     redis: str = ""
     data_dir: str = ".local/scoring"
+    store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE)
     game_file: str = ".local/engine/events.sqlite"
     tables_file: str = ".local/matchmaking/tables.sqlite"
     game_topic: str = TOPIC
@@ -50,26 +55,38 @@ class ScoringConfig:
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port
 
     @property
+    def store(self) -> StoreLocation:
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+
+    @property
     def embedded(self) -> bool:
-        return not self.kafka
+        return self.store.embedded
 
     def needs(self) -> Needs:
         """What must answer before it starts (`rummy_service.preflight`)."""
-        data = (("SCORING_DATA_DIR", self.data_dir),) if self.embedded else ()
-        return Needs(self.kafka, self.redis, data, self.connect_wait_s)
+        return store_needs(self.store, "SCORING_DATA_DIR", self.connect_wait_s)
 
 
 def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
-    """Read SCORING_* (and KAFKA_BOOTSTRAP, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS,
-    REDIS_URL, ENGINE_TOPIC, MATCHMAKING_TOPIC, TLS_*)."""
+    """Read SCORING_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, KAFKA_REPLICATION_FACTOR,
+    KAFKA_MIN_INSYNC_REPLICAS, ENGINE_TOPIC, MATCHMAKING_TOPIC, TLS_*).
+
+    MELDSTREAM_STORE's directory holds the engine's and matchmaking's logs too, so those are read
+    unless SCORING_GAME_FILE and SCORING_TABLES_FILE name others."""
     d = ScoringConfig()
-    config = ScoringConfig(
-        address=address_setting("SCORING_ADDRESS", d.address, env),
-        kafka=env_str("KAFKA_BOOTSTRAP", d.kafka, env),
-        redis=redis_url("REDIS_URL", env),
-        data_dir=env_str("SCORING_DATA_DIR", d.data_dir, env),
-        game_file=env_str("SCORING_GAME_FILE", d.game_file, env),
-        tables_file=env_str("SCORING_TABLES_FILE", d.tables_file, env),
+    address = address_setting("SCORING_ADDRESS", d.address, env)
+    store = store_location("SCORING_DATA_DIR", d.data_dir, env)
+    games, tables = d.game_file, d.tables_file
+    if store.setting and store.embedded:
+        games, tables = str(Path(store.directory) / GAMES_FILE), str(Path(store.directory) / TABLES_FILE)
+    return ScoringConfig(
+        address=address,
+        kafka=store.kafka,
+        redis=store.redis,
+        data_dir=store.directory or d.data_dir,
+        store_setting=store.setting,
+        game_file=env_str("SCORING_GAME_FILE", games, env),
+        tables_file=env_str("SCORING_TABLES_FILE", tables, env),
         game_topic=env_str("ENGINE_TOPIC", d.game_topic, env),
         matchmaking_topic=env_str("MATCHMAKING_TOPIC", d.matchmaking_topic, env),
         topic=env_str("SCORING_TOPIC", d.topic, env),
@@ -80,5 +97,3 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         connect_wait_s=connect_wait_s(env),
         tls=load_tls(env),
     )
-    check_store_pair(config.kafka, config.redis)
-    return config

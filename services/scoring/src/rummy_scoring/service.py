@@ -1,7 +1,8 @@
 """Starting and stopping one scoring instance: its store, logs, consumer loops, outbox and gRPC server.
 
 Kafka + Redis, or the embedded default (`config.embedded`): a `SqliteKV` in place of Redis, sqlite
-logs in place of the topics. Handlers, queries and the outbox are the same code on both.
+logs in place of the topics, as `config.store` opens them. Handlers, queries and the outbox are the
+same code on both.
 """
 
 from __future__ import annotations
@@ -9,24 +10,23 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-import redis
 from rummy.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.server import ServiceHost
 from rummy_store import EventLog
-from rummy_store.embedded_log import EmbeddedEventLog
-from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.publisher import EmbeddedPublisher, KafkaPublisher, Publisher
+from rummy_store.publisher import Publisher
 
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.outbox import OutboxRelay
 from rummy_scoring.server import ScoringServicer
-from rummy_scoring.sqlite_kv import SqliteKV
 from rummy_scoring.store import ScoreReader, Store
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
+STATE_FILE: Final = "scoring.sqlite"  # on the embedded store: its keys (Redis on Kafka)
+SCORES_FILE: Final = "scores.sqlite"  # on the embedded store: its published events
 
 
 @dataclass(slots=True)
@@ -55,28 +55,16 @@ class RunningScoring:
         self.client.close()
 
 
-def _embedded_log(path: str | Path, partitions: int) -> EmbeddedEventLog:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)  # the engine or matchmaking may start later
-    return EmbeddedEventLog(path, partitions)
-
-
 def open_stores(config: ScoringConfig) -> tuple[Store, Publisher, EventLog, EventLog]:
-    """The store, scoring's topic, and the game and table logs it follows."""
-    if config.embedded:
-        data = Path(config.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
-        return (
-            SqliteKV(data / "scoring.sqlite"),
-            EmbeddedPublisher(_embedded_log(data / "scores.sqlite", config.partitions)),
-            _embedded_log(config.game_file, config.partitions),
-            _embedded_log(config.tables_file, config.partitions),
-        )
+    """The store, scoring's topic, and the game and table logs it follows (embedded: the engine's and
+    matchmaking's files, wherever `game_file` and `tables_file` say)."""
+    store, parts, replication = config.store.open(), config.partitions, config.replication
     return (
-        redis.Redis.from_url(config.redis),
-        KafkaPublisher(config.kafka, config.topic, config.partitions, replication=config.replication),
-        KafkaEventLog(config.kafka, config.game_topic, config.partitions, replication=config.replication),
-        KafkaEventLog(
-            config.kafka, config.matchmaking_topic, config.partitions, replication=config.replication
+        store.key_value(STATE_FILE),
+        store.publisher(config.topic, SCORES_FILE, parts, replication=replication),
+        store.log(config.game_topic, Path(config.game_file).absolute(), parts, replication=replication),
+        store.log(
+            config.matchmaking_topic, Path(config.tables_file).absolute(), parts, replication=replication
         ),
     )
 
