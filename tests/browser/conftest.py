@@ -129,7 +129,22 @@ def sign_in(browser: WebDriver, platform: Platform, name: str) -> None:
 
 
 def until(browser: WebDriver, condition: Callable[[WebDriver], object], timeout_s: float = WAIT_S) -> object:
-    return WebDriverWait(browser, timeout_s, poll_frequency=0.05).until(condition)
+    """`condition`'s first truthy answer; an element it found redrawn meanwhile (the page draws each
+    update anew) is looked for again."""
+    waiting = WebDriverWait(
+        browser, timeout_s, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
+    )
+    return waiting.until(condition)
+
+
+def click(browser: WebDriver, element_id: str) -> None:
+    """Click the element with this id, looked for again if the page redrew it meanwhile."""
+
+    def clicked(driver: WebDriver) -> bool:
+        driver.find_element(By.ID, element_id).click()
+        return True
+
+    until(browser, clicked)
 
 
 def screenshot(browser: WebDriver, name: str) -> Path:

@@ -11,6 +11,7 @@ from selenium.webdriver.support.select import Select
 from .conftest import (
     Move,
     Platform,
+    click,
     console_errors,
     game_over,
     play,
@@ -120,12 +121,13 @@ def test_the_engine_plays_for_an_idle_player_and_the_replay_marks_it(
     game = browser.execute_async_script(_QUICK_PLAY, table)["game_id"]
     browser.get(f"{platform.url}/#/play/{game}/0")
     until(browser, lambda d: d.find_element(By.ID, "return").is_displayed())  # three timeouts: away
-    assert "away (engine plays)" in browser.find_element(By.CSS_SELECTOR, "#seats .seat.you").text
+    you = (By.CSS_SELECTOR, "#seats .seat.you")
+    until(browser, lambda d: "away (engine plays)" in d.find_element(*you).text)
     browser.find_element(By.ID, "return").click()
     until(browser, lambda d: not d.find_element(By.ID, "return").is_displayed())
     until(browser, game_over, timeout_s=240)
     assert "engine played" in browser.find_element(By.ID, "log").text
-    browser.find_element(By.ID, "open-replay").click()
+    click(browser, "open-replay")
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text.startswith("1 / "))
     exported = browser.execute_async_script(
         "fetch(arguments[0]).then((r) => r.json()).then(arguments[1])",

@@ -174,10 +174,12 @@ async function showResult(view) {
   replay.id = "open-replay";
   replay.textContent = "Replay this game";
   box.append(replay);
-  for (let i = 0; i < 40; i++) { // scoring follows the game's events; its result comes a moment later
+  // Scoring follows the game's events: its result comes a moment later. Until it has scored the game's
+  // end it answers pending, or (after earlier deals) with those deals and no match yet.
+  for (let i = 0; i < 120; i++) {
     try {
       const reply = await call("GET", `/api/games/${view.game_id}/result`);
-      if (reply.pending) {
+      if (reply.pending || !reply.match) {
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
