@@ -235,6 +235,31 @@ def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: P
     run(tmp_path, scenario, away_after=2, away_grace_ms=20)
 
 
+def test_legal_actions_come_on_the_last_update_of_a_command(tmp_path: Path) -> None:
+    """A turn the timer plays is several events of one command: a stream lists a seat's actions only on
+    the last, where the game is. The timed-out seat could still draw after the timeout event and discard
+    after the draw, but the engine has played both: listed there, a client acting would be refused."""
+
+    async def scenario(engine: RunningEngine) -> None:
+        seats = clients(engine)
+        created = await seats[0].create_game("kalooki", PLAYERS, "timed", turn_timeout_ms=300)
+        first = created.view.turn
+        played: list[gs.GameUpdate] = []
+        async for update in seats[first].updates("timed", first):
+            if update.by_timer:
+                played.append(update)
+                if update.view.turn != first:  # the discard that ends the played turn: the command's last
+                    break
+        kinds = [u.event_type for u in played]
+        assert kinds[0] == "turn_timed_out" and len(kinds) >= 3, kinds  # the timeout, a draw, a discard
+        listed = [(u.event_type, len(u.legal_actions)) for u in played]
+        assert all(count == 0 for _, count in listed), listed
+        for client in seats:
+            await client.close()
+
+    run(tmp_path, scenario)
+
+
 def test_health_serves_and_reflection_lists_the_service(tmp_path: Path) -> None:
     async def scenario(engine: RunningEngine) -> None:
         async with grpc.aio.insecure_channel(engine.address) as channel:

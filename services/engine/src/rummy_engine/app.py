@@ -627,11 +627,12 @@ class GameApp:
         self._touch(live)  # under the game's lock, so the game is loaded (never dropped while locked)
         previous = live.seq
         last: LogPosition | None = None  # where the last event landed
-        for event, position in zip(produced, positions, strict=True):
+        for n, (event, position) in enumerate(zip(produced, positions, strict=True), 1):
             live.seq += 1
             live.state = self._projection.fold(live.state, command_id, live.seq, event, digest)
             kind = event_format.event_type(event)
-            live.fanout.publish(update_for(live.seq, command_id, event, kind, live.state))
+            settled = n == len(produced)
+            live.fanout.publish(update_for(live.seq, command_id, event, kind, live.state, settled=settled))
             if type(event) in telemetry.NOTED:
                 telemetry.noted(live.game_id, live.seq, event, live.state)
             last = position
@@ -753,7 +754,8 @@ class GameApp:
                 break
             state = self._projection.fold(state, record.command_id, record.seq, event)
             if record.seq > after_seq:
-                updates.append(update_for(record.seq, record.command_id, event, record.event_type, state))
+                kind, settled = record.event_type, record.seq == upto
+                updates.append(update_for(record.seq, record.command_id, event, kind, state, settled=settled))
         return updates
 
     async def state_at(self, game_id: str, seq: int) -> tuple[EngineState, int]:

@@ -80,7 +80,8 @@ def stream_update(game_id: str, update: Update, seat: int | None, deadline: floa
         if actions is None:
             game = update.game
             # Out of turn only a contract buy (or pass) can be open to a seat: nothing to list.
-            acting = game.phase in _ACTING and (game.turn == seat or game.offer is not None)
+            may_act = game.phase in _ACTING and (game.turn == seat or game.offer is not None)
+            acting = update.settled and may_act
             actions = cache[seat] = actions_pb(update.state, seat) if acting else []
         message.legal_actions.extend(actions)
     return message

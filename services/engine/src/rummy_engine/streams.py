@@ -24,6 +24,9 @@ class Update:
     actor: int | None
     by_timer: bool
     state: EngineState
+    # False for an event with more of its command after it: the seat's legal actions are listed only on
+    # the last (on the others the game has already moved on, and a client acting there is refused).
+    settled: bool = True
     # What is built from this update once and sent to every stream (`rendering.stream_update`).
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -32,9 +35,11 @@ class Update:
         return self.state.game
 
 
-def update_for(seq: int, command_id: str, event: Logged, event_type: str, state: EngineState) -> Update:
-    """The update for one event, given the state after it."""
-    return Update(seq, event_type, actor(event), state.by_engine(command_id), state)
+def update_for(
+    seq: int, command_id: str, event: Logged, event_type: str, state: EngineState, *, settled: bool = True
+) -> Update:
+    """The update for one event, given the state after it (`settled`: no later event of the game yet)."""
+    return Update(seq, event_type, actor(event), state.by_engine(command_id), state, settled)
 
 
 class Fanout:
