@@ -429,12 +429,12 @@ def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     distinct = tuple(CARD_AT[i][rank] for i in range(4) if mask >> i & 1)
     if len(distinct) >= 3:
         return tuple(
-            Meld(SET, combo, rank)
+            _found(SET, combo, rank, None)
             for size in range(3, min(len(distinct), set_max) + 1)
             for combo in combinations(distinct, size)
         )
     if jokers and set_min <= 3:
-        return (Meld(SET, (*distinct, JOKER), rank),)
+        return (_found(SET, (*distinct, JOKER), rank, None),)
     return ()
 
 
@@ -462,19 +462,34 @@ def _runs_of_suit(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]
     for start, end in segments:
         for low in range(start, end - run_min + 2):
             for high in range(low + run_min - 1, min(end, low + 12) + 1):
-                found.append(Meld(RUN, line[low : high + 1], low, suit))
+                found.append(_found(RUN, line[low : high + 1], low, suit))
     if jokers:
         for start, end in segments:
             length = end - start + 1
             if length + 1 >= run_min and length < 13:
                 if end < 14:
-                    found.append(Meld(RUN, (*line[start : end + 1], JOKER), start, suit))
+                    found.append(_found(RUN, (*line[start : end + 1], JOKER), start, suit))
                 elif start > lowest:
-                    found.append(Meld(RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
+                    found.append(_found(RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
         for (s1, e1), (s2, e2) in pairwise(segments):
             if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
-                found.append(Meld(RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
+                found.append(_found(RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
     return tuple(found)
+
+
+def _found(kind: MeldKind, cards: tuple[Card, ...], rank: int, suit: Suit | None) -> Meld:
+    """The one `Meld` of these cards at this rank that `find_melds` hands out, whichever hand it is
+    found in: a hand's melds are memoised per suit or rank mask, and sharing their melds keeps one
+    object per meld (a few hundred in play) instead of one per mask, and makes the memos keyed by a
+    meld's identity (its lay command, its options on the table) serve every hand that holds it."""
+    key = (cards, rank)
+    meld = _FOUND.get(key)
+    if meld is None:
+        meld = remember(_FOUND, key, Meld(kind, cards, rank, suit), _MEMO_LIMIT)
+    return meld
+
+
+_FOUND: Final[dict[tuple[tuple[Card, ...], int], Meld]] = {}
 
 
 def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], ...]:
