@@ -63,8 +63,7 @@ def test_layoff_credit_is_the_value_added(meld: str, cards: str, credit: int) ->
 
 def test_credited_points_count_only_the_seats_own_cards() -> None:
     meld = make_meld(parse_cards("AS 2S 3S 4S"), R500)  # seat 1 laid off the ace
-    assert credited_points([meld], [(1, 0, 0, 0)], 0, R500) == 9
-    assert credited_points([meld], [(1, 0, 0, 0)], 1, R500) == 1
+    assert credited_points([meld], [(1, 0, 0, 0)], 3, R500) == [9, 1, 0]
 
 
 def test_seed_example_scores_minus_three() -> None:

@@ -116,22 +116,33 @@ def _started(event: GameStarted) -> GameState:
 
 def _drawn(state: GameState, event: CardDrawn) -> GameState:
     seat = event.seat
-    opened = state.opened[seat]
+    if event.from_discard:
+        return drawn_from_pile(state, seat, (event.card,))
     values = list(state)
     values[_HANDS] = set_at(state.hands, seat, (*state.hands[seat], event.card))
     values[_PHASE] = PLAY
-    values[_START_OPENED] = opened
+    values[_START_OPENED] = state.opened[seat]
     values[_EXTENDED] = False
-    if event.from_discard:
-        values[_DISCARD] = state.discard[:-1]
-        values[_TAKEN] = event.card
-        values[_TOOK_UNOPENED] = not opened
-        values[_TURN_IDLE] = True
-        return _new_state(GameState, values)
     values[_STOCK] = state.stock[:-1]
     values[_TAKEN] = None
     values[_TOOK_UNOPENED] = False
     values[_TURN_IDLE] = False
+    return _new_state(GameState, values)
+
+
+def drawn_from_pile(state: GameState, seat: int, cards: tuple[Card, ...]) -> GameState:
+    """`seat` takes `cards` off the top of the discard pile, top card first: the state their
+    `CardDrawn` events fold to, built once (a rummy500 pick takes several, `_pick` checks its use here)."""
+    opened = state.opened[seat]
+    values = list(state)
+    values[_HANDS] = set_at(state.hands, seat, (*state.hands[seat], *cards))
+    values[_PHASE] = PLAY
+    values[_START_OPENED] = opened
+    values[_EXTENDED] = False
+    values[_DISCARD] = state.discard[: len(state.discard) - len(cards)]
+    values[_TAKEN] = cards[-1]
+    values[_TOOK_UNOPENED] = not opened
+    values[_TURN_IDLE] = True
     return _new_state(GameState, values)
 
 

@@ -50,15 +50,14 @@ def layoff_credit(before: Meld, after: Meld, rules: Rules) -> int:
 
 
 def credited_points(
-    melds: Iterable[Meld], credit_seats: Iterable[Sequence[int]], seat: int, rules: Rules
-) -> int:
-    """Value of the table cards credited to `seat`: what it melded plus what it laid off (D12)."""
-    total = 0
+    melds: Iterable[Meld], credit_seats: Iterable[Sequence[int]], players: int, rules: Rules
+) -> list[int]:
+    """Value of the table cards credited to each seat: what it melded plus what it laid off (D12)."""
+    totals = [0] * players
     for meld, seats in zip(melds, credit_seats, strict=True):
         for value, owner in zip(card_credits(meld, rules), seats, strict=True):
-            if owner == seat:
-                total += value
-    return total
+            totals[owner] += value
+    return totals
 
 
 def deal_score(credited: int, hand: Sequence[Card], rules: Rules) -> int:

@@ -16,7 +16,7 @@ from rummy_rules.cards import JOKER
 from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile, TakeDiscard
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
-from rummy_rules.evolve import evolved
+from rummy_rules.evolve import drawn_from_pile
 from rummy_rules.legal import DRAW_FROM_STOCK, TAKE_DISCARD, lay_meld_action, lay_off_action
 from rummy_rules.melds import BITS, find_melds, melds_of_masks
 from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
@@ -100,7 +100,8 @@ def _pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
     selected = taken[0]
     then = command.then
     draws = PILE_DRAWS[seat]
-    events: list[Event] = [draws[card.code] for card in reversed(taken)]  # selected last
+    drawn = taken[::-1]  # from the top down, the selected card last
+    events: list[Event] = [draws[card.code] for card in drawn]
     if then is None:
         if _top_free(rules) and len(taken) == 1:
             return events  # option top_discard_free (D7)
@@ -120,7 +121,7 @@ def _pick(state: GameState, command: PickFromPile, seed: Seed) -> list[Event]:
             f"the meld or layoff sent with the pick must use {selected.text}",
             rules.cite("pick"),
         )
-    return [*events, *decide_command(evolved(state, events), then, seed)]
+    return [*events, *decide_command(drawn_from_pile(state, seat, drawn), then, seed)]
 
 
 def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
@@ -276,10 +277,8 @@ class Rummy500(StandardVariant):
     def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
         # §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
         rules = state.rules
-        return tuple(
-            deal_score(credited_points(state.melds, state.credits, seat, rules), hand, rules)
-            for seat, hand in enumerate(state.hands)
-        )
+        credited = credited_points(state.melds, state.credits, len(state.hands), rules)
+        return tuple(deal_score(credited[seat], hand, rules) for seat, hand in enumerate(state.hands))
 
     def match_over(
         self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
