@@ -340,8 +340,9 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
     sequences extended by one end. Not exhaustive over joker placements: the solver is.
 
     Hot path: the hand is read into per-suit masks of ranks, and the ranks held in two suits or
-    more are read off them; the melds of one suit (or rank) depend only on its mask and on whether
-    a joker is held, so they are memoised.
+    more (three without a joker) are read off them; the melds of one suit (or rank) depend only on
+    its mask and the shape (`_Shape`), so they are memoised per shape, by an int key. Without a
+    joker, a suit with no three ranks in a row holds no run and is not looked up.
     """
     jokers = False
     suit_masks = [0, 0, 0, 0]
@@ -352,21 +353,37 @@ def find_melds(hand: Sequence[Card], rules: Rules) -> list[Meld]:
         else:
             jokers = True
     shape = (rules.set_min, rules.set_max or 4, rules.run_min, rules.ace_low_in_runs, jokers)
+    sets, runs = _memos(shape)
     clubs, diamonds, hearts, spades = suit_masks
     found: list[Meld] = []
-    # Ranks held in at least two suits, lowest first: the only ones that can make a set.
-    pairs = (clubs | diamonds) & (hearts | spades) | clubs & diamonds | hearts & spades
-    while pairs:
-        bit = pairs & -pairs
-        pairs ^= bit
+    # The ranks that can make a set, lowest first: held in two suits or more, three without a joker.
+    if jokers:
+        ranks = (clubs | diamonds) & (hearts | spades) | clubs & diamonds | hearts & spades
+    else:
+        ranks = clubs & diamonds & (hearts | spades) | hearts & spades & (clubs | diamonds)
+    while ranks:
+        bit = ranks & -ranks
+        ranks ^= bit
+        rank = bit.bit_length() - 1
         mask = (
-            bool(clubs & bit) | bool(diamonds & bit) << 1 | bool(hearts & bit) << 2 | bool(spades & bit) << 3
+            (clubs >> rank & 1)
+            | (diamonds >> rank & 1) << 1
+            | (hearts >> rank & 1) << 2
+            | (spades >> rank & 1) << 3
         )
-        found.extend(_set_melds(bit.bit_length() - 1, mask, shape))
+        melds = sets.get(rank << 4 | mask)
+        found.extend(_set_melds(rank, mask, shape) if melds is None else melds)
+    three_in_a_row = not jokers and rules.run_min >= 3
     for suit_index in range(4):
         mask = suit_masks[suit_index]
-        if mask & (mask - 1):
-            found.extend(_run_melds(suit_index, mask, shape))
+        if not mask & (mask - 1):
+            continue
+        if three_in_a_row:
+            line = mask | (mask & 2) << 13  # the ace also sits above the king
+            if not line & line >> 1 & line >> 2:
+                continue
+        melds = runs.get(mask << 2 | suit_index)
+        found.extend(_run_melds(suit_index, mask, shape) if melds is None else melds)
     return found
 
 
@@ -398,19 +415,35 @@ def suit_runs(suit_index: int, suit_mask: int, jokers: bool, rules: Rules) -> tu
     return _run_melds(suit_index, suit_mask, shape)
 
 
+# What find_melds' melds depend on besides the cards: set_min, set_max, run_min, ace low in runs,
+# and whether the hand holds a joker.
+_Shape = tuple[int, int, int, bool, bool]
+_Memo = dict[int, tuple[Meld, ...]]
+
+
+def _memos(shape: _Shape) -> tuple[_Memo, _Memo]:
+    """The melds of one shape: sets by rank << 4 | suits held, runs by ranks held << 2 | suit index."""
+    memos = _MEMOS.get(shape)
+    if memos is None:
+        memos = remember(_MEMOS, shape, ({}, {}), _SHAPES_LIMIT)
+    return memos
+
+
 def _set_melds(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
-    key = (rank, mask, shape)
-    melds = _SET_MEMO.get(key)
+    sets = _memos(shape)[0]
+    key = rank << 4 | mask
+    melds = sets.get(key)
     if melds is None:
-        melds = remember(_SET_MEMO, key, _sets_of_rank(rank, mask, shape), _MEMO_LIMIT)
+        melds = remember(sets, key, _sets_of_rank(rank, mask, shape), _MEMO_LIMIT)
     return melds
 
 
 def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
-    key = (suit_index, mask, shape)
-    melds = _RUN_MEMO.get(key)
+    runs = _memos(shape)[1]
+    key = mask << 2 | suit_index
+    melds = runs.get(key)
     if melds is None:
-        melds = remember(_RUN_MEMO, key, _runs_of_suit(suit_index, mask, shape), _MEMO_LIMIT)
+        melds = remember(runs, key, _runs_of_suit(suit_index, mask, shape), _MEMO_LIMIT)
     return melds
 
 
@@ -418,10 +451,9 @@ def _run_melds(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
 BITS: Final = ((0, 0, 0, 0), *((i // 13, 2 << i % 13, i % 13 + 1, 1 << i // 13) for i in range(52)))
 _SUIT_OF: Final = tuple(bits[0] for bits in BITS)
 _RANK_BIT_OF: Final = tuple(bits[1] for bits in BITS)
-_Shape = tuple[int, int, int, bool, bool]
 _MEMO_LIMIT: Final = 200_000
-_SET_MEMO: Final[dict[tuple[int, int, _Shape], tuple[Meld, ...]]] = {}
-_RUN_MEMO: Final[dict[tuple[int, int, _Shape], tuple[Meld, ...]]] = {}
+_SHAPES_LIMIT: Final = 64  # a handful per variant and its options
+_MEMOS: Final[dict[_Shape, tuple[_Memo, _Memo]]] = {}
 
 
 def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
