@@ -1,6 +1,7 @@
 """`meldstream play` in a real pseudo-terminal, as a person types: whole games against bots, choosing only
-from the numbered moves the engine offers, on a running `meldstream run`: kalooki, and contract rummy
-with its buy window (the person buys a bot's discard once, then passes)."""
+from the numbered moves the engine offers, on a running `meldstream run`: kalooki, Rummy 40
+and Rummy 500 (their short matches), and contract rummy with its buy window (the person buys a bot's
+discard once, then passes)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pexpect
 import pytest
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
+from rummy_rules.variant import variant_named
 
 pytestmark = pytest.mark.slow
 # Going out or melding first, else drawing, else the first discard offered.
@@ -72,8 +74,14 @@ def _totals(play: pexpect.spawn[str], players: tuple[str, ...]) -> dict[str, int
     return dict(zip(players, map(int, _groups(play)), strict=True))
 
 
-def test_a_whole_game_against_a_bot_in_the_terminal(platform: dict[str, str]) -> None:
-    play = _play(platform, "kalooki", "--players", "2")
+@pytest.mark.parametrize(
+    "variant, short",
+    [("kalooki", ()), ("rummy40", ("--short",)), ("rummy500", ("--short",))],  # short: one deal; to 100
+)
+def test_a_whole_game_against_a_bot_in_the_terminal(
+    platform: dict[str, str], variant: str, short: tuple[str, ...]
+) -> None:
+    play = _play(platform, variant, "--players", "2", *short)
     moves = 0
     while play.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*winner: (\S+)"]) == 0:
         play.sendline(_choose(str(play.before))[0])
@@ -83,7 +91,8 @@ def test_a_whole_game_against_a_bot_in_the_terminal(platform: dict[str, str]) ->
     play.expect(pexpect.EOF)
     play.close()
     assert play.exitstatus == 0
-    assert moves > 2 and totals[winner.strip(",")] == 0, (winner, totals)
+    best = max if variant_named(variant).higher_is_better else min  # the winner has the best total
+    assert moves > 2 and totals[winner.strip(",")] == best(totals.values()), (winner, totals)
 
 
 def test_contract_in_the_terminal_buying_from_the_buy_window(platform: dict[str, str]) -> None:
