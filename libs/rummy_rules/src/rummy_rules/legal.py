@@ -50,7 +50,9 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
         if not (going_out_by_discard and rules.going_out is MELD_ALL):
             discards = _DISCARDS[seat]
             barred = taken if taken is not None and hand.count(taken) == 1 else None  # kalooki / rummy40 D8
-            actions = [discards[card] for card in dict.fromkeys(hand) if card is not barred]
+            actions = list(map(discards.__getitem__, dict.fromkeys(hand)))  # copies once, in hand order
+            if barred is not None:
+                actions.remove(discards[barred])
     if not state.opened[seat]:
         unopened = variant.unopened_actions(state, seat)
         if unopened is not None:
@@ -135,7 +137,7 @@ def _layoff_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list
     others = rules.layoff_on_others
     held = set(hand)
     for meld_index, options in enumerate(table_index(state.melds, rules).options):
-        if not others and owners[meld_index] != seat:
+        if held.isdisjoint(options.cards) or (not others and owners[meld_index] != seat):
             continue
         for card, at, result in options.layoffs:
             if card not in held:

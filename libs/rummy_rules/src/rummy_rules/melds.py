@@ -479,17 +479,14 @@ def _runs_of_suit(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]
         mask &= ~2
     line = CARD_AT[suit_index]
     suit = SUITS[suit_index]
+    # The maximal stretches of positions held, low to high: the first and last bits of each.
+    starts, ends = mask & ~(mask << 1), mask & ~(mask >> 1)
     segments: list[tuple[int, int]] = []
-    position = lowest
-    while position <= 14:
-        if mask >> position & 1:
-            end = position
-            while end < 14 and mask >> (end + 1) & 1:
-                end += 1
-            segments.append((position, end))
-            position = end + 2
-        else:
-            position += 1
+    while starts:
+        first, last = starts & -starts, ends & -ends
+        starts ^= first
+        ends ^= last
+        segments.append((first.bit_length() - 1, last.bit_length() - 1))
     found: list[Meld] = []
     for start, end in segments:
         for low in range(start, end - run_min + 2):
@@ -559,10 +556,12 @@ def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], .
 
 @dataclass(frozen=True, slots=True)
 class MeldOptions:
-    """What a table meld accepts: single-card layoffs (card, end, resulting meld) and joker swaps."""
+    """What a table meld accepts: single-card layoffs (card, end, resulting meld) and joker swaps;
+    `cards` the cards of its layoffs, so a hand holding none of them skips the meld at once."""
 
     layoffs: tuple[tuple[Card, End | None, Meld], ...]
     swaps: tuple[tuple[Card, ...], ...]
+    cards: frozenset[Card]
 
 
 _OPTIONS_MEMO: Final[dict[int, tuple[Meld, Rules, MeldOptions]]] = {}
@@ -605,7 +604,9 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
                 layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
             except RuleViolation:
                 continue
-    options = MeldOptions(tuple(layoffs), _swap_needs(meld, rules))
+    options = MeldOptions(
+        tuple(layoffs), _swap_needs(meld, rules), frozenset([card for card, _, _ in layoffs])
+    )
     remember(_OPTIONS_MEMO, id(meld), (meld, rules, options), _MEMO_LIMIT)
     return options
 
