@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from rummy_rules.cards import Card
 from rummy_rules.errors import RuleViolation
-from rummy_rules.melds import Meld, MeldKind, hand_penalty, meld_value
+from rummy_rules.melds import SET, Meld, hand_penalty, meld_value
 from rummy_rules.rules import Rules
 
 K = TypeVar("K")
@@ -37,11 +37,18 @@ def card_credits(meld: Meld, rules: Rules) -> tuple[int, ...]:
     A run card is valued at its position (an ace at the low end 1, at the high end 15); every card
     of a set is worth the set's rank value (aces 15).
     """
-    if meld.kind is MeldKind.SET:
+    return _credits(meld, rules, _position_values(rules))
+
+
+def _position_values(rules: Rules) -> tuple[int, ...]:
+    return (0, rules.ace_low_value, *range(2, 11), 10, 10, 10, rules.ace_high_value)
+
+
+def _credits(meld: Meld, rules: Rules, positions: tuple[int, ...]) -> tuple[int, ...]:
+    if meld.kind is SET:
         each = rules.ace_set_value if meld.rank == 1 else min(meld.rank, 10)
         return (each,) * len(meld.cards)
-    values = (0, rules.ace_low_value, *range(2, 11), 10, 10, 10, rules.ace_high_value)
-    return tuple(values[meld.rank : meld.rank + len(meld.cards)])
+    return positions[meld.rank : meld.rank + len(meld.cards)]
 
 
 def layoff_credit(before: Meld, after: Meld, rules: Rules) -> int:
@@ -54,8 +61,9 @@ def credited_points(
 ) -> list[int]:
     """Value of the table cards credited to each seat: what it melded plus what it laid off (D12)."""
     totals = [0] * players
+    positions = _position_values(rules)
     for meld, seats in zip(melds, credit_seats, strict=True):
-        for value, owner in zip(card_credits(meld, rules), seats, strict=True):
+        for value, owner in zip(_credits(meld, rules, positions), seats, strict=True):
             totals[owner] += value
     return totals
 
