@@ -3,6 +3,8 @@ replay's reader, and a second recorder of the same game appends after the first 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from google.protobuf import json_format
 from rummy.game.v1 import game_service_pb2 as gs
@@ -38,7 +40,11 @@ def test_refusals_recorded_by_two_writers_are_read_back_in_order(
         refusals.record(first, _refusal(1, 1_800_000_000.0))
         refusals.record(second, _refusal(2, 1_800_000_001.5))
         refusals.record(first, _refusal(1, 1_800_000_002.0))
-        read = refusals.read(reader, "g1")
+        # A commit is answered once decided; its marker, which makes it visible to a read_committed
+        # reader, lands a moment later: read until all three show (a lost one never does).
+        deadline = time.monotonic() + 30
+        while len(read := refusals.read(reader, "g1")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         for log in (first, second, reader):
             log.close()
