@@ -50,9 +50,10 @@ def legal_actions(state: GameState, seat: int) -> tuple[Command, ...]:
         if not (going_out_by_discard and rules.going_out is MELD_ALL):
             discards = _DISCARDS[seat]
             barred = taken if taken is not None and hand.count(taken) == 1 else None  # kalooki / rummy40 D8
-            actions = list(map(discards.__getitem__, dict.fromkeys(hand)))  # copies once, in hand order
+            distinct = dict.fromkeys(hand)  # copies once, in hand order
             if barred is not None:
-                actions.remove(discards[barred])
+                del distinct[barred]
+            actions = list(map(discards.__getitem__, distinct))
     if not state.opened[seat]:
         unopened = variant.unopened_actions(state, seat)
         if unopened is not None:
