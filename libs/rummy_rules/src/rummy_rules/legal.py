@@ -156,31 +156,28 @@ def _table_actions(state: GameState, seat: int, hand: tuple[Card, ...]) -> list[
     """Layoffs (`_layoff_actions`) and joker swaps, read off the table index."""
     actions: list[Command] = list(_layoff_actions(state, seat, hand))
     rules = state.rules
-    index = table_index(state.melds, rules)
-    if not index.swaps:
+    swaps = table_index(state.melds, rules).swaps()
+    if not swaps:
         return actions
     in_hand = set(hand)
-    melds = state.melds
-    for meld_index, options in enumerate(index.options):
-        meld = melds[meld_index]
-        for cards in options.swaps:
-            if not all(card in in_hand for card in cards):
+    for meld_index, cards in swaps:
+        if not all(card in in_hand for card in cards):
+            continue
+        use: LayMelds | LayOff | None = None
+        if rules.freed_joker_must_be_used:
+            result = swap_joker(state.melds[meld_index], cards, rules)
+            uses = _joker_uses(evolve(state, JokerSwapped(seat, meld_index, cards, result)), seat)
+            if not uses:
                 continue
-            use: LayMelds | LayOff | None = None
-            if rules.freed_joker_must_be_used:
-                swapped = evolve(state, JokerSwapped(seat, meld_index, cards, swap_joker(meld, cards, rules)))
-                uses = _joker_uses(swapped, seat)
-                if not uses:
-                    continue
-                use = uses[0]
-            action = SwapJoker(seat, meld_index, cards, use)
-            try:
-                decide_command(
-                    state, action, PROBE
-                )  # swaps are rare; checking them whole keeps legal_actions exact
-            except RuleViolation:
-                continue
-            actions.append(action)
+            use = uses[0]
+        action = SwapJoker(seat, meld_index, cards, use)
+        try:
+            decide_command(
+                state, action, PROBE
+            )  # swaps are rare; checking them whole keeps legal_actions exact
+        except RuleViolation:
+            continue
+        actions.append(action)
     return actions
 
 

@@ -14,16 +14,29 @@ class TableIndex:
     """Each table meld's `meld_options` (its layoffs and swaps), in table order.
 
     A changed table redoes only the melds that changed; nothing is copied per layoff, so an update
-    costs a lookup per meld. `swaps` says whether any meld offers a joker swap; `by_card` (built
-    when first asked) lists each card's layoffs in table order, for rummy500 pile picks.
+    costs a lookup per meld. `swaps` and `by_card` are built when first asked: every joker swap
+    with its meld's index, and each card's layoffs (rummy500 pile picks), in table order.
     """
 
-    __slots__ = ("_by_card", "options", "swaps")
+    __slots__ = ("_by_card", "_swaps", "options")
 
     def __init__(self, options: tuple[MeldOptions, ...]) -> None:
         self.options = options
-        self.swaps = any([entry.swaps for entry in options])
+        self._swaps: tuple[tuple[int, tuple[Card, ...]], ...] | None = None
         self._by_card: dict[Card, list[_Target]] | None = None
+
+    def swaps(self) -> tuple[tuple[int, tuple[Card, ...]], ...]:
+        swaps = self._swaps
+        if swaps is None:
+            swaps = tuple(
+                [
+                    (meld_index, cards)
+                    for meld_index, entry in enumerate(self.options)
+                    for cards in entry.swaps
+                ]
+            )
+            self._swaps = swaps  # a race builds the same tuple twice; either is right
+        return swaps
 
     def by_card(self) -> dict[Card, list[_Target]]:
         by_card = self._by_card
