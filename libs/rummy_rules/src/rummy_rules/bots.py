@@ -33,9 +33,13 @@ from rummy_rules.state import GameState
 from rummy_rules.variant import REGISTRY
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SeatView:
-    """One seat's view of a game: its own hand, the table, the top discard and the rules; nothing hidden."""
+    """One seat's view of a game: its own hand, the table, the top discard and the rules; nothing hidden.
+
+    Read-only by convention, not frozen: one is built per decision, and a frozen dataclass costs
+    three times as much to build (its __init__ goes through object.__setattr__).
+    """
 
     _state: GameState
     seat: int
