@@ -461,12 +461,12 @@ def _sets_of_rank(rank: int, mask: int, shape: _Shape) -> tuple[Meld, ...]:
     distinct = tuple(CARD_AT[i][rank] for i in range(4) if mask >> i & 1)
     if len(distinct) >= 3:
         return tuple(
-            _found(SET, combo, rank, None)
+            shared(Meld(SET, combo, rank))
             for size in range(3, min(len(distinct), set_max) + 1)
             for combo in combinations(distinct, size)
         )
     if jokers and set_min <= 3:
-        return (_found(SET, (*distinct, JOKER), rank, None),)
+        return (shared(Meld(SET, (*distinct, JOKER), rank)),)
     return ()
 
 
@@ -491,34 +491,38 @@ def _runs_of_suit(suit_index: int, mask: int, shape: _Shape) -> tuple[Meld, ...]
     for start, end in segments:
         for low in range(start, end - run_min + 2):
             for high in range(low + run_min - 1, min(end, low + 12) + 1):
-                found.append(_found(RUN, line[low : high + 1], low, suit))
+                found.append(shared(Meld(RUN, line[low : high + 1], low, suit)))
     if jokers:
         for start, end in segments:
             length = end - start + 1
             if length + 1 >= run_min and length < 13:
                 if end < 14:
-                    found.append(_found(RUN, (*line[start : end + 1], JOKER), start, suit))
+                    found.append(shared(Meld(RUN, (*line[start : end + 1], JOKER), start, suit)))
                 elif start > lowest:
-                    found.append(_found(RUN, (JOKER, *line[start : end + 1]), start - 1, suit))
+                    found.append(shared(Meld(RUN, (JOKER, *line[start : end + 1]), start - 1, suit)))
         for (s1, e1), (s2, e2) in pairwise(segments):
             if s2 == e1 + 2 and e2 - s1 + 1 >= run_min and e2 - s1 < 13:
-                found.append(_found(RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit))
+                found.append(shared(Meld(RUN, (*line[s1 : e1 + 1], JOKER, *line[s2 : e2 + 1]), s1, suit)))
     return tuple(found)
 
 
-def _found(kind: MeldKind, cards: tuple[Card, ...], rank: int, suit: Suit | None) -> Meld:
-    """The one `Meld` of these cards at this rank that `find_melds` hands out, whichever hand it is
-    found in: a hand's melds are memoised per suit or rank mask, and sharing their melds keeps one
-    object per meld (a few hundred in play) instead of one per mask, and makes the memos keyed by a
-    meld's identity (its lay command, its options on the table) serve every hand that holds it."""
-    key = (cards, rank)
-    meld = _FOUND.get(key)
-    if meld is None:
-        meld = remember(_FOUND, key, Meld(kind, cards, rank, suit), _MEMO_LIMIT)
-    return meld
+def shared(meld: Meld) -> Meld:
+    """The one object of this meld's value: the first one met, kept in a bounded memo.
+
+    Melds are values, but the memos keyed by a meld's identity (its lay command, its options on the
+    table) serve only the object they were built for. Found in any hand, laid by any command or grown
+    by any layoff, a meld is then one object, so those memos hold one entry per meld, not one per way
+    of reaching it, and serve every later game. Built melds are checked and immutable, so the first
+    object of a value is as good as any other.
+    """
+    key = (meld.cards, meld.rank, meld.kind is RUN)  # a set and a run may share cards and rank
+    found = _SHARED.get(key)
+    if found is None:
+        found = remember(_SHARED, key, meld, _MEMO_LIMIT)
+    return found
 
 
-_FOUND: Final[dict[tuple[tuple[Card, ...], int], Meld]] = {}
+_SHARED: Final[dict[tuple[tuple[Card, ...], int, bool], Meld]] = {}
 
 
 def layoff_targets(meld: Meld, rules: Rules) -> tuple[tuple[Card, End | None], ...]:
@@ -593,15 +597,15 @@ def meld_options(meld: Meld, rules: Rules) -> MeldOptions:
         # length); a set takes a natural card as above.
         if run:
             if at is LOW:
-                layoffs.append((card, at, Meld(RUN, (card, *meld.cards), meld.rank - 1, meld.suit)))
+                layoffs.append((card, at, shared(Meld(RUN, (card, *meld.cards), meld.rank - 1, meld.suit))))
             else:
-                layoffs.append((card, at, Meld(RUN, (*meld.cards, card), meld.rank, meld.suit)))
+                layoffs.append((card, at, shared(Meld(RUN, (*meld.cards, card), meld.rank, meld.suit))))
         elif card.suit is not None:
             if set_fits:
-                layoffs.append((card, at, Meld(SET, (*meld.cards, card), meld.rank)))
+                layoffs.append((card, at, shared(Meld(SET, (*meld.cards, card), meld.rank))))
         else:
             try:  # a joker on a set: lay_off also checks the suits of its natural cards (D4)
-                layoffs.append((card, at, lay_off(meld, (card,), rules, at)))
+                layoffs.append((card, at, shared(lay_off(meld, (card,), rules, at))))
             except RuleViolation:
                 continue
     options = MeldOptions(

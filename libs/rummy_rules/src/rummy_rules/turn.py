@@ -40,7 +40,7 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.evolve import evolve, evolved, set_at, without_one
-from rummy_rules.melds import SET, End, Meld, MeldKind, lay_off, make_meld, meld_options, swap_joker
+from rummy_rules.melds import SET, End, Meld, MeldKind, lay_off, make_meld, meld_options, shared, swap_joker
 from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
@@ -138,12 +138,12 @@ def _made_meld(cards: Sequence[Card], rules: Rules, kind: MeldKind | None) -> Me
     """`make_meld`, memoised per cards and kind (for the rules last seen with them): the same meld laid
     again is the same object, so its `meld_options` (memoised per meld) are known on the table."""
     if type(cards) is not tuple:
-        return make_meld(cards, rules, kind)
+        return shared(make_meld(cards, rules, kind))
     key = (cards, 0 if kind is None else 1 if kind is SET else 2)  # an Enum hashes slowly
     entry = _MADE_MELDS.get(key)
     if entry is not None and entry[0] is rules:
         return entry[1]
-    meld = make_meld(cards, rules, kind)
+    meld = shared(make_meld(cards, rules, kind))
     remember(_MADE_MELDS, key, (rules, meld))
     return meld
 
@@ -190,7 +190,7 @@ def _laid_off(meld: Meld, cards: Sequence[Card], rules: Rules, at: End | None) -
         fits = [result for fit, _, result in meld_options(meld, rules).layoffs if fit is card]
         if len(fits) == 1:
             return fits[0]
-    return lay_off(meld, cards, rules, at)
+    return shared(lay_off(meld, cards, rules, at))
 
 
 def _swap(state: GameState, command: SwapJoker, seed: Seed) -> list[Event]:
@@ -198,7 +198,7 @@ def _swap(state: GameState, command: SwapJoker, seed: Seed) -> list[Event]:
     seat = command.seat
     meld = table_meld(state, command.meld, seat, "take a joker")
     take(state, seat, command.cards)
-    result = swap_joker(meld, command.cards, rules)
+    result = shared(swap_joker(meld, command.cards, rules))
     swapped = JokerSwapped(seat, command.meld, tuple(command.cards), result)
     then = command.then
     if then is None:
