@@ -135,22 +135,32 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
     if pile and _top_free(rules):
         actions.append(TAKE_DISCARD[seat])
     targets = table_index(state.melds, rules).by_card()
-    # The natural cards a pick at `index` would hold (the hand and pile[index:]) as one mask, bit c
-    # for card code c, grown from the top of the pile down: a pick's partner test is one AND.
-    held = 0
+    # The cards a pick at `index` would hold (the hand and pile[index:]) as masks, grown from the top
+    # of the pile down: per suit the positions held (bit r for rank r, as melds.BITS), per rank the
+    # suits held.
+    suit_masks = [0, 0, 0, 0]
+    rank_suits = [0] * 14
     for card in hand:
-        held |= 1 << card.code
+        suit_index, position_bit, rank, suit_bit = BITS[card.code]
+        suit_masks[suit_index] |= position_bit
+        rank_suits[rank] |= suit_bit
     picks: list[list[Command]] = []  # per usable pick index, from the top of the pile down
     for index in range(len(pile) - 1, -1, -1):
         selected = pile[index]
         code = selected.code
-        held |= 1 << code
+        suit_index, position_bit, rank, suit_bit = BITS[code]
+        suits = rank_suits[rank] | suit_bit
+        rank_suits[rank] = suits
+        positions = suit_masks[suit_index] | position_bit
+        suit_masks[suit_index] = positions
         entries = targets.get(selected)
         if code:
-            # A new meld with the selected card needs two other cards of its rank or of its suit within
-            # two ranks (jokers aside, as find_melds pairs them); copies of the card itself are none.
-            partnered = (held & _PARTNERS[code]).bit_count() >= 2
-            if entries is None and not partnered:
+            # A new meld with the selected card (jokers aside, as melds_of_masks) is a set of three
+            # of its rank's suits or a run through it of three positions in a row at least.
+            two = suits & (suits - 1)
+            line = positions | (positions & 2) << 13  # the ace also sits above the king
+            meldable = two & (two - 1) or line & line >> 1 & line >> 2 & _RUNS_THROUGH[rank]
+            if entries is None and not meldable:
                 continue  # most picks: nothing to do with the card
         uses: list[LayMelds | LayOff] = (
             [lay_off_action(seat, meld, selected, at) for meld, at in entries] if entries else []
@@ -161,16 +171,12 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
             uses.extend(
                 lay_meld_action(seat, meld) for meld in find_melds(held_cards, rules) if JOKER in meld.cards
             )
-        elif partnered:
+        elif meldable:
             # Only cards of the selected card's rank or suit can share a meld with it: the melds
             # of those cards, as find_melds would find them, straight from the masks.
-            suit_index, _, rank, _ = BITS[code]
-            of_rank = held >> rank  # bit 13 * i for suit i
-            rank_suits = of_rank & 1 | of_rank >> 12 & 2 | of_rank >> 24 & 4 | of_rank >> 36 & 8
-            suit_mask = (held >> (13 * suit_index)) & _SUIT_SPAN  # bit r for rank r, as BITS
             uses.extend(
                 lay_meld_action(seat, meld)
-                for meld in melds_of_masks(rank, rank_suits, suit_index, suit_mask, rules)
+                for meld in melds_of_masks(rank, suits, suit_index, positions, rules)
                 if selected in meld.cards
             )
         commands: list[Command] = []
@@ -196,22 +202,16 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
     return tuple(actions)
 
 
-# Per card code: a mask of the card codes of its rank in the other suits and of its suit within two
-# ranks, the ace touching the king (`_draws`' partner test).
-_PARTNERS: Final = (
+# Per rank: the run positions (bits of a suit's mask, the ace at 1 and 14) that start three in a
+# row through it (`_draws`' test for a run through a pile card).
+_RUNS_THROUGH: Final = (
     0,
     *(
-        sum(1 << (1 + 13 * other + rank - 1) for other in range(4) if other != suit)
-        | sum(
-            1 << (1 + 13 * suit + near - 1)
-            for near in range(1, 14)
-            if 0 < min(abs(near - rank), 13 - abs(near - rank)) <= 2
-        )
-        for suit in range(4)
-        for rank in range(1, 14)
+        sum(1 << start for start in range(position - 2, position + 1) if 1 <= start <= 12)
+        | (1 << 12 if rank == 1 else 0)
+        for rank, position in ((rank, rank) for rank in range(1, 14))
     ),
 )
-_SUIT_SPAN: Final = 0x3FFE  # bits 1..13: one suit's ranks in `_draws`' held mask, shifted to bit r
 
 
 class Rummy500(StandardVariant):
