@@ -14,16 +14,17 @@ class TableIndex:
     """Each table meld's `meld_options` (its layoffs and swaps), in table order.
 
     A changed table redoes only the melds that changed; nothing is copied per layoff, so an update
-    costs a lookup per meld. `swaps` and `by_card` are built when first asked: every joker swap
-    with its meld's index, and each card's layoffs (rummy500 pile picks), in table order.
+    costs a lookup per meld. `swaps` (every joker swap with its meld's index) and `layoff_cards`
+    (the cards some meld takes) are built when first asked; `layoffs_of` lists one card's layoffs
+    in table order, for rummy500 pile picks.
     """
 
-    __slots__ = ("_by_card", "_swaps", "options")
+    __slots__ = ("_layoff_cards", "_swaps", "options")
 
     def __init__(self, options: tuple[MeldOptions, ...]) -> None:
         self.options = options
         self._swaps: tuple[tuple[int, tuple[Card, ...]], ...] | None = None
-        self._by_card: dict[Card, list[_Target]] | None = None
+        self._layoff_cards: frozenset[Card] | None = None
 
     def swaps(self) -> tuple[tuple[int, tuple[Card, ...]], ...]:
         swaps = self._swaps
@@ -38,19 +39,21 @@ class TableIndex:
             self._swaps = swaps  # a race builds the same tuple twice; either is right
         return swaps
 
-    def by_card(self) -> dict[Card, list[_Target]]:
-        by_card = self._by_card
-        if by_card is None:
-            by_card = {}
-            for meld_index, entry in enumerate(self.options):
-                for card, at, _ in entry.layoffs:
-                    targets = by_card.get(card)
-                    if targets is None:
-                        by_card[card] = [(meld_index, at)]
-                    else:
-                        targets.append((meld_index, at))
-            self._by_card = by_card  # a race builds the same dict twice; either is right
-        return by_card
+    def layoff_cards(self) -> frozenset[Card]:
+        cards = self._layoff_cards
+        if cards is None:
+            cards = frozenset().union(*[entry.cards for entry in self.options])
+            self._layoff_cards = cards  # a race builds the same set twice; either is right
+        return cards
+
+    def layoffs_of(self, card: Card) -> list[_Target]:
+        return [
+            (meld_index, at)
+            for meld_index, entry in enumerate(self.options)
+            if card in entry.cards
+            for fit, at, _ in entry.layoffs
+            if fit is card
+        ]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TableIndex) and self.options == other.options

@@ -134,7 +134,8 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
     hand = state.hands[seat]
     if pile and _top_free(rules):
         actions.append(TAKE_DISCARD[seat])
-    targets = table_index(state.melds, rules).by_card()
+    table = table_index(state.melds, rules)
+    layoff_cards = table.layoff_cards()
     # The cards a pick at `index` would hold (the hand and pile[index:]) as masks, grown from the top
     # of the pile down: per suit the positions held (bit r for rank r, as melds.BITS), per rank the
     # suits held.
@@ -153,7 +154,7 @@ def _draws(state: GameState, seat: int) -> tuple[Command, ...]:
         rank_suits[rank] = suits
         positions = suit_masks[suit_index] | position_bit
         suit_masks[suit_index] = positions
-        entries = targets.get(selected)
+        entries = table.layoffs_of(selected) if selected in layoff_cards else None
         if code:
             # A new meld with the selected card (jokers aside, as melds_of_masks) is a set of three
             # of its rank's suits or a run through it of three positions in a row at least.
