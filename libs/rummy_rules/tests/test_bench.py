@@ -9,6 +9,7 @@ from typing import NoReturn
 import pytest
 from rummy_rules import bench, peers
 from rummy_rules.cards import STANDARD_PACK, Card
+from rummy_rules.events import DealEnded, GameEnded
 from rummy_rules.peers import PeerMissing
 from rummy_rules.solver import GIN, MeldSolver
 
@@ -27,6 +28,16 @@ def test_bench_prints_every_figure_without_peers(capsys: pytest.CaptureFixture[s
         assert re.search(rf"kalooki 13 cards, {jokers} joker\(s\)\s+[\d,.]+ hands/s", report)
     assert re.search(r"gin rummy deadwood, 10 cards\s+[\d,.]+ hands/s", report)
     assert "[bench] solver: gin rummy 10 cards" in captured.err
+
+
+def test_kept_games_played_again_are_the_games_timed() -> None:
+    """The replay figure's games are played again from their seeds after the timed rounds."""
+    tally = bench.Games("rummy500, 2 players")
+    bench.play_ours(tally, "rummy500", 2, 0.05, 1)
+    histories = bench.kept_histories(tally, "rummy500", 2)
+    assert 0 < len(histories) == tally.games <= bench.KEPT_HISTORIES
+    assert all(isinstance(history[-1], GameEnded) for history in histories)
+    assert sum(isinstance(event, DealEnded) for history in histories for event in history) == tally.deals
 
 
 def test_missing_peers_are_reported_and_skipped(
