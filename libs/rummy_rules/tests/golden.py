@@ -27,12 +27,12 @@ from typing import Any, Final
 
 from rummy_rules.bots import Bot, SeatView, greedy, random_legal
 from rummy_rules.commands import Command
-from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.events import DealEnded, Event, OptionValue
 from rummy_rules.game import buyers, decide, evolve, legal_actions, start
 from rummy_rules.serialize import to_dict
 from rummy_rules.simulate import bot_rng
 from rummy_rules.state import GameState, Phase
+from rummy_rules.variants import VARIANTS, variant_named
 
 GOLDEN: Final = Path(__file__).parent / "golden"
 RANDOM_DECISIONS: Final = 150
@@ -51,13 +51,11 @@ class Table:
         return f"{self.variant}-{self.players}p{extra}"
 
 
-# Every table size each variant allows with its default options (rummy500 seats 7 and 8 with two packs).
+# Every table size each variant seats with its default options (`Variant.players`), and the sizes
+# only an option seats: rummy500's 7 and 8 with two packs.
 TABLES: Final = (
-    *(Table("kalooki", players) for players in range(2, 6)),
-    *(Table("rummy40", players) for players in range(2, 7)),
-    *(Table("rummy500", players) for players in range(2, 7)),
+    *(Table(variant, players) for variant in VARIANTS for players in variant_named(variant).players),
     *(Table("rummy500", players, (("packs", 2),)) for players in (7, 8)),
-    *(Table("contract", players) for players in range(2, 8)),
 )
 
 
@@ -127,7 +125,7 @@ def play(table: Table, game: str, choose: Callable[[Table], Bot], limit: int | N
 
 
 def _greedy(table: Table) -> Bot:
-    return contract_greedy if table.variant == "contract" else greedy
+    return variant_named(table.variant).own_greedy() or greedy
 
 
 def _random(table: Table) -> Bot:

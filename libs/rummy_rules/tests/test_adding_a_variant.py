@@ -60,10 +60,11 @@ class Toy(StandardVariant):
 
     id = "toy"
     citations = CITATIONS
+    players = range(2, 5)
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: ToyOptions = parse_options(self.id, ToyOptions, {}, options)
-        check_players(self.id, 2, 4, players)
+        check_players(self.id, self.players.start, self.players[-1], players)
         return Rules(
             variant=self.id,
             players=players,
@@ -147,18 +148,26 @@ def test_a_new_variant_checks_its_options_and_table_size() -> None:
         rules_for("toy", 5)
 
 
-# `x == "kalooki"`, `x != "contract"`, `rules.variant in (...)`: a branch on a variant's name.
+# `x == "kalooki"`, `x !== "contract"`, `rules.variant in (...)`: a branch on a variant's name.
 _NAME_TEST = re.compile(
-    r"""(==|!=)\s*["'](kalooki|rummy40|rummy500|contract)["']|\.variant\s+(not\s+)?in\s"""
+    r"""(===?|!==?)\s*["'](kalooki|rummy40|rummy500|contract)["']|\.variant\s+(not\s+)?in\s"""
 )
+REPO: Final = Path(__file__).resolve().parents[3]
 
 
-def test_no_module_outside_its_variant_tests_a_variant_name() -> None:
-    package = Path(rummy_rules.__file__).parent
+def test_no_code_outside_its_variant_module_tests_a_variant_name() -> None:
+    """The libraries and services, the browser app's scripts included, ask the variant object (or,
+    in the browser, the facts the gateway serves from it) instead of branching on a name."""
+    sources = [
+        path
+        for root in (*REPO.glob("libs/*/src"), *REPO.glob("services/*/src"))
+        for path in sorted(root.rglob("*"))
+        if path.suffix in (".py", ".js") and path.parent != Path(rummy_rules.__file__).parent / "variants"
+    ]
+    assert len(sources) > 100 and any(path.suffix == ".js" for path in sources)
     offenders = [
-        f"{path.relative_to(package)}:{number}"
-        for path in sorted(package.rglob("*.py"))
-        if path.parent.name != "variants"
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sources
         for number, line in enumerate(path.read_text().splitlines(), start=1)
         if _NAME_TEST.search(line)
     ]

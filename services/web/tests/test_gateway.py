@@ -51,6 +51,11 @@ def test_sign_in_and_the_requests_the_gateway_refuses_itself() -> None:
     assert bot_name[0] == 400 and "bot-" in bot_name[1]["message"]
     assert no_token[0] == 401 and "sign in" in no_token[1]["message"]
     assert bad_action[0] == 400 and bad_action[1]["message"].startswith("not an action")
-    assert variants[0] == 200 and "kalooki" in variants[1]["variants"] and len(variants[1]["contracts"]) == 8
+    facts = variants[1]["facts"]
+    assert variants[0] == 200 and "kalooki" in variants[1]["variants"]
+    assert len(facts["contract"]["contracts"]) == 8 and facts["kalooki"]["players"] == [2, 5]
     assert variants[1]["short"]["contract"] == "round 1 only" and "kalooki" not in variants[1]["short"]
-    assert variants[1]["opening"] == {"kalooki": 40, "rummy40": 40, "rummy500": 0, "contract": 0}
+    openings = {v: f["opening"] for v, f in facts.items()}
+    assert openings == {"kalooki": 40, "rummy40": 40, "rummy500": 0, "contract": 0}
+    spread = [v for v, f in facts.items() if f["spread_pile"]]
+    assert spread == ["rummy500"] and facts["kalooki"]["contracts"] == [] and facts["contract"]["buys"]

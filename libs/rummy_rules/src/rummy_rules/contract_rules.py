@@ -49,7 +49,7 @@ class Contract:
 
 
 # contract §3.4, src ¶34-¶41: the contracts of rounds 1 to 8, in order.
-CONTRACTS: Final = (
+CONTRACTS: Final[tuple[Contract, ...]] = (
     Contract(1, 1),
     Contract(0, 2),
     Contract(2, 0),

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rummy_rules.bots import Bot
     from rummy_rules.cards import Card
     from rummy_rules.commands import Command, LayMelds
+    from rummy_rules.contract_rules import Contract
     from rummy_rules.events import DealEnded, Event
     from rummy_rules.melds import Meld
     from rummy_rules.rules import Rules
@@ -28,12 +29,14 @@ class Variant(Protocol):
 
     id: str
     citations: Mapping[str, str]  # rule key -> spec section, for `Rules.cite`
+    players: range  # the table sizes its default options seat (`rules` may seat more under options)
     higher_is_better: bool  # a higher total wins (scores and standings rank that way)
     voids_unwon_deals: bool  # a deal nobody won is void: no points, redealt (M1: the first times)
     spread_pile: bool  # the whole discard pile is public, not just its top card
     table_rotation: bool  # a tournament rotates players between tables each round
     melds_after_opening: bool  # new melds may be laid after a seat's opening (not in contract)
     buys: bool  # discards may be bought out of turn (`buying`, `offer_discard`, `close_offer`)
+    round_contracts: tuple[Contract, ...]  # each round's contract, round 1 first (empty: no contracts)
     # Command type -> (the phase it needs, the handler returning the events it causes): the shared
     # commands' (`turn.HANDLERS`) plus the variant's own.
     handlers: Mapping[type[Command], Entry]

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_rules.contract_rules import CONTRACTS
-from rummy_rules.variants import rules_for
+from rummy_rules.variants import rules_for, variant_named
 
 RANKS = ("JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
@@ -115,14 +114,16 @@ def _option(view: gs.PlayerView, name: str) -> int | None:
 def rules_note(view: gs.PlayerView) -> str:
     """What a person must know of the rules now that the moves alone do not say: contract rummy's
     round and contract, Rummy 500's pile, an opening minimum not reached yet."""
-    if view.variant == "contract":
+    variant = variant_named(view.variant)
+    contracts = variant.round_contracts
+    if contracts:
         first = _option(view, "first_round") or 1
-        last = _option(view, "last_round") or len(CONTRACTS)
+        last = _option(view, "last_round") or len(contracts)
         rnd = first + view.deal - 1
-        contract = CONTRACTS[rnd - 1] if 0 < rnd <= len(CONTRACTS) else "?"
+        contract = contracts[rnd - 1] if 0 < rnd <= len(contracts) else "?"
         rounds = f"rounds {first}-{last}"
         return f"round {rnd} ({rounds}): contract {contract}; lay it down exactly, then only lay off"
-    if view.variant == "rummy500":
+    if variant.spread_pile:
         return "any pile card may be picked, with every card above it, if it is melded or laid off at once"
     opening = _option(view, "opening_min_points")
     if opening is None:
@@ -139,9 +140,10 @@ def table(view: gs.PlayerView) -> list[str]:
     over = view.phase in (gs.PHASE_DEAL_OVER, gs.PHASE_GAME_OVER)
     mover = "" if over else f" · [bold]{players[view.turn]}[/] to move"
     lines = [f"[bold]{view.variant}[/] · deal {view.deal} · {PHASES.get(view.phase, '?')}{mover}"]
+    buying = variant_named(view.variant).buys
     for i, seat in enumerate(view.seats):
         away = " · away" if seat.away else ""
-        buys = f" · buys {view.buys[i]}" if view.variant == "contract" and view.buys else ""
+        buys = f" · buys {view.buys[i]}" if buying and view.buys else ""
         lines.append(f"  {seat.player_id}: {view.hand_sizes[i]} cards · score {view.totals[i]}{buys}{away}")
     if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))

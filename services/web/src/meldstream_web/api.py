@@ -18,8 +18,7 @@ from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client import GameClient, RpcFailure
-from rummy_rules.contract_rules import CONTRACTS
-from rummy_rules.variants import PLAYABLE_VARIANTS, rules_for
+from rummy_rules.variants import PLAYABLE_VARIANTS, Variant, rules_for, variant_named
 from rummy_service.auth import AuthError, TokenIssuer
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -105,15 +104,15 @@ class Gateway:
     # --- handlers -------------------------------------------------------------------------------
 
     async def variants(self, _request: Request) -> Response:
-        """The variants, what a short match of each is, each one's opening minimum (a person must
-        know it before their first meld) and, for contract rummy, each round's contract: the rules'
-        own tables and defaults, read, not restated."""
+        """The variants, what a short match of each is, and the facts the app shows beside the moves:
+        the table sizes, the opening minimum (a person must know it before their first meld), each
+        round's contract, whether the pile is spread and discards bought. The variants' own tables
+        and defaults, read, not restated, so the app never tests a variant's name."""
         return JSONResponse(
             {
                 "variants": list(PLAYABLE_VARIANTS),
-                "contracts": [str(contract) for contract in CONTRACTS],
                 "short": {variant: text for variant, (_, text) in SHORT_MATCH.items()},
-                "opening": {v: rules_for(v, 2).opening_min_points for v in PLAYABLE_VARIANTS},
+                "facts": {v: _facts(variant_named(v)) for v in PLAYABLE_VARIANTS},
             }
         )
 
@@ -318,3 +317,13 @@ def _int(value: object, name: str) -> int:
         return int(str(value))
     except ValueError:
         raise BadRequest(f"{name} is a whole number, not {str(value)[:20]!r}") from None
+
+
+def _facts(variant: Variant) -> dict[str, Any]:
+    return {
+        "players": [variant.players.start, variant.players[-1]],
+        "contracts": [str(contract) for contract in variant.round_contracts],
+        "spread_pile": variant.spread_pile,
+        "buys": variant.buys,
+        "opening": rules_for(variant.id, 2).opening_min_points,
+    }

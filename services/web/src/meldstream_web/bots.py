@@ -19,6 +19,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, convert
 from rummy_client.bots import BotPlayer
 from rummy_rules.game import buyers
+from rummy_rules.variants import variant_named
 from rummy_service.tls import PLAINTEXT, Tls
 
 from meldstream_web.quickplay import BOT_PREFIX
@@ -62,7 +63,7 @@ class CourteousBot(BotPlayer):
     async def _act(self, view: gs.PlayerView, actions: list[gs.Action]) -> None:
         # The update that made it our turn may be the discard, before the offer that follows it in the
         # same command: the game, asked now, says whether a card is on offer.
-        drawing = view.variant == "contract" and view.turn == self._seat and view.phase == gs.PHASE_DRAW
+        drawing = variant_named(view.variant).buys and view.turn == self._seat and view.phase == gs.PHASE_DRAW
         if drawing and _person_may_buy(await self._client.view(self._game_id, self._seat)):
             await self._windows.hold(self._game_id)
         await super()._act(view, actions)

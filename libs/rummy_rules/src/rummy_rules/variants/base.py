@@ -15,6 +15,7 @@ from rummy_rules.bots import Bot
 from rummy_rules.cards import Card
 from rummy_rules.checks import take
 from rummy_rules.commands import Command, LayMelds
+from rummy_rules.contract_rules import Contract
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
 from rummy_rules.legal import draw_actions
@@ -28,16 +29,18 @@ from rummy_rules.turn import HANDLERS, Entry, parse_melds
 
 
 class StandardVariant:
-    """The shared behaviour behind the `Variant` protocol; subclasses set `id` and `citations`."""
+    """The shared behaviour behind the `Variant` protocol; subclasses set `id`, `citations` and `players`."""
 
     id: str
     citations: Mapping[str, str]
+    players: range
     higher_is_better: bool = False
     voids_unwon_deals: bool = False
     spread_pile: bool = False
     table_rotation: bool = False
     melds_after_opening: bool = True
     buys: bool = False
+    round_contracts: tuple[Contract, ...] = ()
 
     def __init__(self) -> None:
         self.handlers: Mapping[type[Command], Entry] = {**HANDLERS, **self.extra_handlers()}

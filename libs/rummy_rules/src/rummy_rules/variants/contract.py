@@ -24,6 +24,7 @@ from rummy_rules.checks import check_rest, take
 from rummy_rules.commands import BuyDiscard, Command, LayMelds, PassBuy
 from rummy_rules.contract_bot import contract_greedy
 from rummy_rules.contract_rules import (
+    CONTRACTS,
     ROUNDS,
     BuyRole,
     buy_limit,
@@ -264,14 +265,16 @@ def _buy_offered_event(card: Card, forehand: int, discarder: int) -> BuyOffered:
 
 class Contract(StandardVariant):
     id = "contract"
+    players = range(2, 8)  # one table: 2-7 (§3.1)
     citations = CITATIONS
     table_rotation = True  # §3.14 D19
     melds_after_opening = False  # after the laydown, only layoffs and swaps (§3.9)
     buys = True  # §3.7
+    round_contracts = CONTRACTS  # §3.4
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: ContractOptions = parse_options(self.id, ContractOptions, CONTRACT_CHOICES, options)
-        check_players("contract", 2, 7, players)  # one table: 2-7 (§3.1)
+        check_players(self.id, self.players.start, self.players[-1], players)
         packs = 2 if players <= 4 else (o.packs_for_5_players if players == 5 else 3)  # D1
         if packs not in (2, 3):
             raise RuleViolation("bad_option_value", "packs_for_5_players must be 2 or 3", "contract D1")

@@ -63,12 +63,13 @@ CITATIONS: Final[Mapping[str, str]] = {
 
 class Kalooki(StandardVariant):
     id = "kalooki"
+    players = range(2, 6)  # kalooki D1
     citations = CITATIONS
     voids_unwon_deals = True
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: KalookiOptions = parse_options(self.id, KalookiOptions, KALOOKI_CHOICES, options)
-        check_players("kalooki", 2, 5, players)  # kalooki D1
+        check_players(self.id, self.players.start, self.players[-1], players)
         if o.match_mode == "elimination" and o.prize_pool:
             raise RuleViolation(
                 "bad_option_value",

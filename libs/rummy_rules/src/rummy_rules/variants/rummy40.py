@@ -63,12 +63,13 @@ def default_rummy40_deals(players: int) -> int:
 
 class Rummy40(StandardVariant):
     id = "rummy40"
+    players = range(2, 7)  # rummy40 D1
     citations = CITATIONS
     voids_unwon_deals = True
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy40Options = parse_options(self.id, Rummy40Options, {}, options)
-        check_players("rummy40", 2, 6, players)  # rummy40 D1
+        check_players(self.id, self.players.start, self.players[-1], players)
         packs = o.packs if o.packs is not None else (1 if players <= 3 else 2)
         if packs not in (1, 2) or packs * 54 - 13 * players < 2:
             message = f"{packs} pack(s) cannot serve {players} players"

@@ -217,13 +217,14 @@ _RUNS_THROUGH: Final = (
 
 class Rummy500(StandardVariant):
     id = "rummy500"
+    players = range(2, 7)  # D1: up to 8 with two packs
     citations = CITATIONS
     higher_is_better = True
     spread_pile = True  # src ¶14
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
-        check_players("rummy500", 2, 8 if o.packs == 2 else 6, players)  # D1
+        check_players(self.id, 2, 8 if o.packs == 2 else self.players[-1], players)
         if o.packs not in (1, 2):
             raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
         if o.target_score < 1:

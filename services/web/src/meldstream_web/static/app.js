@@ -7,7 +7,7 @@ import { openReplay } from "./replay.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page"];
-let config = { variants: [], contracts: [], short: {}, opening: {} };
+let config = { variants: [], short: {}, facts: {} };
 let stream = null; // the open EventSource of the page shown
 let watchTimer = null;
 
@@ -79,11 +79,20 @@ function showLengths() {
   $("length").replaceChildren(new Option("full match", "full"), ...(short ? [new Option(`short: ${short}`, "short")] : []));
 }
 
+// The table sizes the variant chosen seats, keeping the size chosen where the variant seats it.
+function showPlayers() {
+  const [least, most] = config.facts[$("variant").value].players;
+  const chosen = Number($("players").value) || least;
+  const sizes = Array.from({ length: most - least + 1 }, (_, i) => least + i);
+  $("players").replaceChildren(...sizes.map((n) => new Option(`${n}`, `${n}`)));
+  $("players").value = `${Math.min(Math.max(chosen, least), most)}`;
+}
+
 function lobby() {
   show("lobby-page");
   if (!$("variant").options.length) {
     for (const v of config.variants) $("variant").append(new Option(v, v));
-    for (let n = 2; n <= 6; n++) $("players").append(new Option(`${n}`, `${n}`));
+    showPlayers();
     showLengths();
   }
   showRating();
@@ -98,7 +107,7 @@ function lobby() {
   }));
 }
 
-$("variant").addEventListener("change", () => { showRating(); showLengths(); });
+$("variant").addEventListener("change", () => { showRating(); showPlayers(); showLengths(); });
 $("refresh-live").addEventListener("click", refreshLive);
 $("replay-form").addEventListener("submit", (e) => { e.preventDefault(); location.hash = `#/replay/${$("replay-id").value.trim()}`; });
 

@@ -20,8 +20,9 @@ function option(view, name) {
 }
 
 // Contract rummy: the round being played, the rounds of this match, and the round's contract.
-function contractOf(view, contracts) {
-  if (view.variant !== "contract") return null;
+function contractOf(view, config) {
+  const contracts = config.facts[view.variant].contracts;
+  if (!contracts.length) return null;
   const first = option(view, "first_round") || 1;
   const last = option(view, "last_round") || contracts.length;
   const round = first + view.deal - 1;
@@ -30,7 +31,7 @@ function contractOf(view, contracts) {
 
 // What a person must know of the rules now that the moves alone do not say.
 export function rulesNote(view, config, you) {
-  const contract = contractOf(view, config.contracts);
+  const contract = contractOf(view, config);
   if (contract) {
     const rounds = contract.first === contract.last ? "a one-round match" : `rounds ${contract.first}-${contract.last}`;
     const buys = you !== null && view.buys && view.buys.length ? ` You have bought ${view.buys[you]} card(s) this round.` : "";
@@ -38,11 +39,11 @@ export function rulesNote(view, config, you) {
     return `Round ${contract.round} (${rounds}): contract ${contract.contract}. Your first laydown is exactly the contract; ` +
       `after it you may only lay off.${noBuy}${buys}`;
   }
-  if (view.variant === "rummy500") {
+  if (config.facts[view.variant].spread_pile) {
     return "Any card of the discard pile may be picked, with every card above it, if you meld or lay it off at once: " +
       "click a card of the pile to see its uses.";
   }
-  const opening = option(view, "opening_min_points") ?? config.opening[view.variant];
+  const opening = option(view, "opening_min_points") ?? config.facts[view.variant].opening;
   if (opening && you !== null && view.opened && !view.opened[you]) {
     return `You have not opened yet: your first melds must total at least ${opening} points, and only then may you lay off.`;
   }
@@ -53,7 +54,7 @@ export function rulesNote(view, config, you) {
 export function drawTable(view, els, config, you = null) {
   const players = names(view);
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
-  const contract = contractOf(view, config.contracts);
+  const contract = contractOf(view, config);
   els.info.textContent = `${view.variant} · deal ${view.deal} · ${PHASES[view.phase] || view.phase}` +
     (contract ? ` · round ${contract.round}: contract ${contract.contract}` : "") +
     (over ? "" : ` · ${players[view.turn]} to move`);
