@@ -154,6 +154,18 @@ def screenshot(browser: WebDriver, name: str) -> Path:
     return path
 
 
+def story(browser: WebDriver, platform: Platform) -> str:
+    """What a failed play test needs to be understood later: the page's move log (newest first, moves
+    the engine played for a seat marked), its message, its console, and the platform's last lines."""
+    log = browser.execute_script("return document.getElementById('log').innerText") or ""
+    message = browser.find_element(By.ID, "message").text
+    console = browser.execute("getLog", {"type": "browser"})["value"]
+    return (
+        f"page log:\n{log}\nmessage: {message}\nconsole: {console}\n"
+        f"platform's last lines:\n{''.join(platform.lines[-40:])}"
+    )
+
+
 def console_errors(browser: WebDriver) -> list[str]:
     """What the page logged at error level (an uncaught exception, a failed request) since last asked."""
     entries = browser.execute("getLog", {"type": "browser"})["value"]  # WebDriver.get_log, typed

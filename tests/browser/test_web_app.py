@@ -18,6 +18,7 @@ from .conftest import (
     screenshot,
     sign_in,
     start_quick_play,
+    story,
     until,
 )
 
@@ -43,12 +44,12 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
     assert "at least 40 points" in browser.find_element(By.ID, "rules-note").text  # kalooki's opening
     screenshot(browser, "table-start")
     clicks = play(browser, choose)
-    assert game_over(browser)
+    assert game_over(browser), story(browser, platform)
     result = browser.find_element(By.ID, "result").text
     assert "winner:" in result and "zoe:" in result and "bot-ada:" in result, result
     until(browser, lambda d: d.find_elements(By.ID, "scored"))  # scoring's result reached the page
     screenshot(browser, "table-game-over")
-    assert clicks > 2
+    assert clicks > 2, f"{clicks} clicks\n{story(browser, platform)}"
     assert console_errors(browser) == []
 
 
