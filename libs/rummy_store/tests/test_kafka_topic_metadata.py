@@ -9,7 +9,7 @@ import time
 
 import pytest
 from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from rummy_store import NewEvent, StoreError
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_topic import Replication
@@ -61,6 +61,28 @@ def test_a_topic_of_another_size_keeps_its_count_for_readers_and_writers(
     finally:
         publisher.close()
         log.close()
+
+
+@pytest.mark.integration
+def test_topics_are_created_keeping_every_record_and_an_expiring_one_is_named(
+    kafka_bootstrap: str, unique_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    created, expiring = f"{unique_prefix}.kept", f"{unique_prefix}.expiring"
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        KafkaEventLog(kafka_bootstrap, created, 3).close()
+        admin.create_topics([NewTopic(expiring, 3, 1)])  # an operator's, with the broker's default week
+        with caplog.at_level(logging.WARNING, "rummy_store"):
+            KafkaEventLog(kafka_bootstrap, expiring, 3).close()
+            KafkaEventLog(kafka_bootstrap, created, 3).close()
+        asked = [ConfigResource(ConfigResourceType.TOPIC, created, {"retention.ms": None})]
+        retention = admin.describe_configs(asked)["topic"][created]["retention.ms"]["value"]
+    finally:
+        admin.close()
+    assert retention == "-1"
+    assert f"topic {expiring} deletes records older than 168 hours" in caplog.text
+    assert "--entity-name " + expiring + " --add-config retention.ms=-1" in caplog.text
+    assert created not in caplog.text
 
 
 def test_replication_comes_from_the_cluster_unless_set() -> None:

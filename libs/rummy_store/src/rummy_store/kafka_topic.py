@@ -1,4 +1,9 @@
-"""How the platform's Kafka topics are created: partitions, replicas and min.insync.replicas.
+"""How the platform's Kafka topics are created: partitions, replicas, min.insync.replicas, and kept for ever.
+
+Every topic the platform writes is a record a game's replay, a dispute or a service's restart reads
+back (the games' events, matchmaking's journal, the refusals, the results), so a topic created here
+keeps every record (`retention.ms` -1) instead of the broker's default week. An existing topic that
+deletes records is used, with a warning that says what is lost and how to keep it.
 
 The count given is only for a topic that does not exist yet. An existing topic keeps its own count and
 readers and writers follow it (`adopt_partitions`), because a game's partition is its id's hash modulo
@@ -14,12 +19,16 @@ import logging
 from dataclasses import dataclass
 
 from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import TopicAlreadyExistsError
 
 from rummy_store.errors import StoreError
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 log = logging.getLogger("rummy_store")
+
+RETENTION = "retention.ms"
+KEEP_FOREVER = "-1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +70,7 @@ def ensure_topic(
                 topic: {
                     "num_partitions": partitions,
                     "replication_factor": factor,
-                    "configs": {"min.insync.replicas": str(min_insync)},
+                    "configs": {"min.insync.replicas": str(min_insync), RETENTION: KEEP_FOREVER},
                 }
             }
         )
@@ -70,9 +79,22 @@ def ensure_topic(
             *(topic, partitions, factor, min_insync),
         )
     except TopicAlreadyExistsError:
-        pass
+        _warn_if_records_expire(admin, topic)
     finally:
         admin.close()
+
+
+def _warn_if_records_expire(admin: KafkaAdminClient, topic: str) -> None:
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic, {RETENTION: None})
+    described = admin.describe_configs([resource], config_filter="all")
+    value = described.get("topic", {}).get(topic, {}).get(RETENTION, {}).get("value")
+    if value is not None and value != KEEP_FOREVER:
+        log.warning(
+            "topic %s deletes records older than %.0f hours (retention.ms %s): games older than that "
+            "cannot be replayed or disputed. Keep them: kafka-configs.sh --bootstrap-server ... --alter "
+            "--entity-type topics --entity-name %s --add-config retention.ms=-1",
+            *(topic, int(value) / 3_600_000, value, topic),
+        )
 
 
 def adopt_partitions(topic: str, bootstrap: str, configured: int, actual: set[int]) -> int:
