@@ -11,7 +11,7 @@ from redis import Redis
 from rummy_store import LogPosition, NewEvent, Snapshot
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_log import KafkaEventLog
-from rummy_store.locations import KAFKA_TIMEOUT_S, LocationError, StoreLocation
+from rummy_store.locations import KAFKA_TIMEOUT_S, LocationError, StoreLocation, redacted
 from rummy_store.sqlite_kv import SqliteKV
 
 SETTING = "MELDSTREAM_STORE"
@@ -98,6 +98,20 @@ def test_a_redis_password_is_not_repeated_in_a_refusal() -> None:
     with pytest.raises(LocationError) as refused:
         StoreLocation.parse("kafka://k?redis=redis://admin:hunter2@r:6379/0", "--store")
     assert str(refused.value).startswith("--store='kafka://k?redis=redis://admin:***@r:6379/0': 'k' is not")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:hunter2@r:6379/0", "redis://:***@r:6379/0"),  # the engine's start line shows this
+        ("rediss://admin:hunter2@r", "rediss://admin:***@r"),
+        ("kafka://k:9092?redis=redis://:hunter2@r:6379/0", "kafka://k:9092?redis=redis://:***@r:6379/0"),
+        ("redis://r:6379/0", "redis://r:6379/0"),
+        ("kafka://k:9092?redis=redis://r", "kafka://k:9092?redis=redis://r"),
+    ],
+)
+def test_a_redis_password_is_never_shown(url: str, shown: str) -> None:
+    assert redacted(url) == shown
 
 
 def test_kafka_logs_opened_here_keep_kafka_event_logs_own_bound() -> None:

@@ -76,7 +76,7 @@ class StoreLocation:
 
         `redis_required=False` for the one caller that runs on Kafka alone (matchmaking, as a single
         instance without its owners directory)."""
-        said = f"{setting}={_without_password(url)!r}"
+        said = f"{setting}={redacted(url)!r}"
         if url.startswith(SQLITE):
             return cls(directory=_directory(url[len(SQLITE) :], said), setting=setting)
         if url.startswith(KAFKA):
@@ -108,9 +108,10 @@ class StoreLocation:
         return KafkaStore(self.kafka, client)
 
 
-def _without_password(url: str) -> str:
-    """`url` as it may be shown in a message: a Redis password in it replaced by ***."""
-    return re.sub(r"(redis=\w+://[^:@/]*:).*@", r"\1***@", url)
+def redacted(url: str) -> str:
+    """`url` as it may be shown in a message or a log line: a Redis password in it, in a store URL's
+    `redis=` or a Redis URL itself, replaced by ***."""
+    return re.sub(r"((?:^|redis=)rediss?://[^:@/]*:)[^@]*@", r"\1***@", url)
 
 
 def _directory(path: str, said: str) -> str:

@@ -11,6 +11,7 @@ import redis
 from rummy_contracts.event_format import check_format
 from rummy_store import EventLog, SnapshotStore, StoreError
 from rummy_store.kafka_log import KafkaEventLog
+from rummy_store.locations import redacted
 
 from rummy_engine.config import EngineConfig
 
@@ -93,6 +94,6 @@ def open_stores(config: EngineConfig) -> Stores:
     )
     snapshots = store.snapshots(config.key_prefix, SNAPSHOTS_FILE)
     if isinstance(log, KafkaEventLog):
-        description = f"Kafka {config.kafka} topic {config.topic}, Redis {config.redis}"
+        description = f"Kafka {config.kafka} topic {config.topic}, Redis {redacted(config.redis)}"
         return Stores(log, snapshots, description, store.redis, log)
     return Stores(log, snapshots, f"embedded store in {Path(config.data_dir).resolve()}")
