@@ -9,16 +9,20 @@ leaves its commands to be recognised by the next one; a checkpoint lets a new ow
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
+
 import pytest
 import redis
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
-from rummy_store import AppendResult, NewEvent, NotWriterError
+from rummy_store import AppendResult, NewEvent, NotWriterError, StoreError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.fence_groups import control_topic
+from rummy_store.fenced_writer import FencedWriter
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_records import Skipped, headers
-from rummy_store.records import Append
+from rummy_store.records import Append, EventRecord
 
 pytestmark = pytest.mark.integration
 
@@ -163,6 +167,50 @@ def test_a_new_owner_starts_from_the_checkpoint_and_reads_the_tail(
             assert [r.seq for r in second.read_stream("g1")] == list(range(1, 8))
     finally:
         client.close()
+
+
+def test_a_failed_batch_reads_again_from_the_commit_in_doubt_not_from_the_start(
+    kafka_bootstrap: str, topic: str, redis_url: str, unique_prefix: str
+) -> None:
+    """After a failed batch only the last commit is in doubt: the next claim reads from it, not the
+    partition's whole history, and no checkpoint holds it until a later commit makes it certain."""
+    client = redis.Redis.from_url(redis_url)
+    checkpoints = RedisCheckpoints(client, f"{unique_prefix}:")
+    reads: list[dict[int, int]] = []
+    with KafkaEventLog(kafka_bootstrap, topic, 3) as log:
+
+        def reader(starts: Mapping[int, int]) -> Iterator[EventRecord]:
+            reads.append(dict(starts))  # the real reads, counted
+            return log.read_partitions(starts)
+
+        partition = log.partition_for("g1")
+        group = log.fences.group_of(partition)
+        writer = FencedWriter(kafka_bootstrap, log.fences, group, reader, checkpoints, checkpoint_every_s=0)
+        try:
+            writer.claim()
+            for n in range(20):  # history before the commit in doubt
+                assert isinstance(writer.commit([Append("g1", f"c{n}", n, one(f"E{n}"))])[0], AppendResult)
+            (doubted,) = writer.commit([Append("g1", "c20", 20, one("E20"))])
+            assert isinstance(doubted, AppendResult)
+            (offset_in_doubt,) = (position.offset for position in doubted.positions)
+            saved = json.loads(checkpoints.load(f"{topic}:{partition}") or b"{}")
+            before = saved["offset"]  # c19's commit marker, just before c20's record
+            assert before == offset_in_doubt - 1 and saved["streams"]["g1"][0] == 20  # not c20 yet
+
+            too_big = [NewEvent("E21", b"x" * 2_000_000)]  # over the producer's max.request.size
+            (failed,) = writer.commit([Append("g1", "c21", 21, too_big)])
+            assert isinstance(failed, StoreError) and "batch failed" in str(failed)
+
+            reads.clear()
+            (retried,) = writer.commit([Append("g1", "c20", 20, one("E20"))])  # its answer was lost
+            assert isinstance(retried, AppendResult) and retried.duplicate  # the log kept it
+            assert reads == [{partition: before}]  # one read, from the commit in doubt
+            (next_one,) = writer.commit([Append("g1", "c21", 21, one("E21"))])
+            assert isinstance(next_one, AppendResult) and next_one.first_seq == 22
+        finally:
+            writer.close()
+        assert [r.seq for r in log.read_stream("g1")] == list(range(1, 23))
+    client.close()
 
 
 def test_an_unreadable_record_is_skipped_by_readers_and_writers(kafka_bootstrap: str, topic: str) -> None:

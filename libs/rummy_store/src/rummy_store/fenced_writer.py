@@ -15,8 +15,15 @@ a checkpoint, and kept current by the writer's own commits.
 Failures: fenced (another writer took the group) -> `NotWriterError` for the batch and the writer
 stops; anything else (broker down, timeout) -> `StoreError` for the batch, the producer is dropped, and
 the next batch starts a new one with the same id (its `init_transactions` settles the failed
-transaction) and folds the partitions again, so the log decides what the failed batch wrote and a
-retried command is answered from it. Every wait is bounded by `timeout_s`.
+transaction) and folds the partitions again from before the last commit in doubt, so the log decides
+what the failed batch (and the one before it) wrote and a retried command is answered from it. Every
+wait is bounded by `timeout_s`.
+
+In doubt: a lone broker killed within ~50 ms of acknowledging a commit was seen to abort it on
+restart. A commit is certain once the next one succeeds (the broker answers the next transaction's
+first request only after it wrote the last one's markers), so the writer keeps a `Savepoint` of the
+last commit only: a failure rolls its records back out of the indexes, and checkpoints are written
+without them. Undoing costs one commit's read, not the partition's history, which grows for ever.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from rummy_store.errors import ConcurrencyError, NotWriterError, StoreError
 from rummy_store.event_log import validate_append
 from rummy_store.fence_groups import FenceGroups
 from rummy_store.kafka_records import headers
-from rummy_store.partition_index import CLOSING_TYPES, PartitionIndex
+from rummy_store.partition_index import CLOSING_TYPES, PartitionIndex, Savepoint
 from rummy_store.partitioning import partition_for
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition
 
@@ -86,7 +93,8 @@ class FencedWriter:
         self._reclaim = reclaim
         self._lock = threading.Lock()  # one transaction at a time: one producer, in order
         self._producer: KafkaProducer | None = None
-        self._indexes: dict[int, PartitionIndex] = {}  # by partition; empty: fold from offset 0
+        self._indexes: dict[int, PartitionIndex] = {}  # by partition; empty: fold from a checkpoint
+        self._in_doubt: dict[int, Savepoint] = {}  # by partition: the indexes before the last commit
         self._ready_once = False
         self._fenced = False
         self._failure: str | None = None  # why the last batch failed, until one succeeds
@@ -243,6 +251,10 @@ class FencedWriter:
             _commit_within(producer, deadline)
         except Exception as exc:
             return [self._failed(exc)] * len(planned)
+        touched: dict[int, set[str]] = {}
+        for p in planned:
+            touched.setdefault(p.partition, set()).add(p.append.game_id)
+        self._in_doubt = {part: indexes[part].savepoint(games) for part, games in touched.items()}
         results: list[AppendResult | StoreError] = []
         for p, offs in zip(planned, offsets, strict=True):
             positions = tuple(LogPosition(p.partition, o) for o in offs)
@@ -257,11 +269,11 @@ class FencedWriter:
     def _failed(self, exc: Exception) -> StoreError:
         """Drop the producer; fenced -> stop for good, anything else -> a new producer next time."""
         producer, self._producer = self._producer, None
-        # What this writer folded from its own commits is no longer to be trusted: a lone broker killed
-        # within ~50 ms of acknowledging a commit was seen to abort it on restart. The next claim folds
-        # the partitions from their start (not a checkpoint, which may hold the same), so the heads are
-        # the log's and no append leaves a gap. Rare and bounded by the partitions' size.
-        self._indexes = {p: PartitionIndex(p, closing_types=self._closing) for p in self.partitions}
+        # The last commit is in doubt (module docstring): out of the indexes, which the next claim folds
+        # from there, so the heads are the log's and no append leaves a gap.
+        for partition, point in self._in_doubt.items():
+            self._indexes[partition].rollback(point)
+        self._in_doubt = {}
         fenced = isinstance(exc, _FENCED) or (producer is not None and _was_fenced(producer))
         if producer is not None:
             _abandon(producer)
@@ -281,8 +293,10 @@ class FencedWriter:
             return
         self._checkpointed = time.monotonic()
         for partition, index in self._indexes.items():
-            try:
-                self._checkpoints.save(self._checkpoint_name(partition), index.dumps())
+            try:  # without the commit in doubt: the next owner reads it from the log if it stands
+                self._checkpoints.save(
+                    self._checkpoint_name(partition), index.dumps(self._in_doubt.get(partition))
+                )
             except Exception as exc:  # a cache: the next owner reads more of the partition, nothing else
                 log.warning("checkpoint of %s not saved: %s", self._checkpoint_name(partition), exc)
                 return

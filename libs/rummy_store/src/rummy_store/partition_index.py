@@ -7,6 +7,10 @@ Memory is bounded: ended streams are forgotten oldest first past `ended_kept`, a
 its last `commands_kept` command ids (a retry comes seconds after its command, not hundreds of
 commands later). Folding is idempotent (a record at or below its stream's head is skipped), so a
 checkpoint may be older than records already folded.
+
+A `Savepoint` taken before the writer adds a commit's records undoes them (`rollback`), and
+`dumps(before=...)` writes a checkpoint without them: the writer's last commit stays in doubt until
+its next one succeeds, and undoing it costs a read of that commit, not of the whole partition.
 """
 
 from __future__ import annotations
@@ -36,6 +40,18 @@ class StreamHead:
     seq: int = 0
     ended: bool = False
     commands: OrderedDict[str, CommandRecord] = field(default_factory=OrderedDict)
+
+
+@dataclass(frozen=True, slots=True)
+class Savepoint:
+    """The index as it was for some streams: its offset, and each stream's head (None: unseen)."""
+
+    offset: int
+    heads: dict[str, StreamHead | None]
+
+
+def _copy(head: StreamHead) -> StreamHead:
+    return StreamHead(head.seq, head.ended, OrderedDict(head.commands))
 
 
 class PartitionIndex:
@@ -111,9 +127,28 @@ class PartitionIndex:
         while len(self._ended) > self._ended_kept:
             self._ended.popitem(last=False)
 
+    # --- undoing a commit in doubt ----------------------------------------------------------------------
+
+    def savepoint(self, streams: Iterable[str]) -> Savepoint:
+        """What `rollback` needs to undo records of `streams` added after this call."""
+        heads = {stream: self.head(stream) for stream in streams}
+        return Savepoint(self.offset, {stream: head and _copy(head) for stream, head in heads.items()})
+
+    def rollback(self, point: Savepoint) -> None:
+        """Forget what was added to the savepoint's streams since it was taken, and fold again from its
+        offset (an ended stream forgotten meanwhile to keep `ended_kept` stays forgotten)."""
+        self.offset = point.offset
+        for stream, head in point.heads.items():
+            self._open.pop(stream, None)
+            self._ended.pop(stream, None)
+            if head is not None:
+                (self._ended if head.ended else self._open)[stream] = _copy(head)
+
     # --- checkpoints --------------------------------------------------------------------------------
 
-    def dumps(self) -> bytes:
+    def dumps(self, before: Savepoint | None = None) -> bytes:
+        """The index as a checkpoint; `before`: as it was at that savepoint for its streams."""
+
         def one(head: StreamHead) -> list[object]:
             commands = [
                 [cid, c.first_seq, c.last_seq, [p.offset for p in c.positions]]
@@ -122,7 +157,15 @@ class PartitionIndex:
             return [head.seq, head.ended, commands]
 
         streams = {s: one(h) for s, h in (*self._ended.items(), *self._open.items())}
-        return json.dumps({"partition": self.partition, "offset": self.offset, "streams": streams}).encode()
+        offset = self.offset
+        if before is not None:
+            offset = before.offset
+            for stream, head in before.heads.items():
+                if head is None:
+                    streams.pop(stream, None)
+                else:
+                    streams[stream] = one(head)
+        return json.dumps({"partition": self.partition, "offset": offset, "streams": streams}).encode()
 
     def load(self, data: bytes) -> None:
         """Replace this index with a checkpoint's (ValueError when it is not one of this partition)."""
