@@ -43,7 +43,7 @@ from rummy_rules.game import replay
 from rummy_rules.peers import PeerMissing
 from rummy_rules.simulate import simulate
 from rummy_rules.solver import GIN, KALOOKI, MeldSolver
-from rummy_rules.variants import PLAYABLE_VARIANTS
+from rummy_rules.variants import PLAYABLE_VARIANTS, variant_named
 
 T = TypeVar("T")
 TABLE_SIZES = (2, 4)
@@ -219,6 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=PLAYABLE_VARIANTS,
         help="measure games of this variant only (repeatable; default: every playable variant)",
     )
+    parser.add_argument(
+        "--all-sizes",
+        action="store_true",
+        help="every table size each variant seats with its default options (default: 2 and 4 players)",
+    )
     args = parser.parse_args(argv)
     budget: float = args.budget
     rounds: int = max(1, args.rounds)
@@ -237,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours = [
         (Games(f"{variant}, {players} players"), variant, players)
         for variant in args.variant or PLAYABLE_VARIANTS
-        for players in TABLE_SIZES
+        for players in (variant_named(variant).players if args.all_sizes else TABLE_SIZES)
     ]
     theirs = (
         []
