@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +52,25 @@ def scrape(url: str) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def settled_scrape(url: str, before: Samples, handled: int) -> Samples:
+    """A scrape once gRPC's handled counter shows `handled` more SubmitActions than `before` (at most
+    5 s): the server counts a call after its status went out, so a scrape right after a refused call
+    may come first."""
+    submits = {"grpc_service": "rummy.game.v1.GameService", "grpc_method": "SubmitAction"}
+    codes = ("OK", "FAILED_PRECONDITION", "PERMISSION_DENIED", "UNAUTHENTICATED")
+    deadline = time.monotonic() + 5
+    while True:
+        after = scrape(url)
+        moved = sum(
+            value(after, "grpc_server_handled_total", grpc_code=code, **submits)
+            - value(before, "grpc_server_handled_total", grpc_code=code, **submits)
+            for code in codes
+        )
+        if moved >= handled or time.monotonic() > deadline:
+            return after
+        time.sleep(0.05)
 
 
 @contextlib.contextmanager
@@ -104,7 +124,7 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
             grpc.StatusCode.PERMISSION_DENIED,
             grpc.StatusCode.UNAUTHENTICATED,
         )
-        after = scrape(url)
+        after = settled_scrape(url, before, handled=5)  # 2 accepted, 3 refused SubmitActions
         await stream.aclose()
         for client in (*seats, nobody):
             await client.close()
