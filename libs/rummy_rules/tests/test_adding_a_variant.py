@@ -64,7 +64,7 @@ class Toy(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: ToyOptions = parse_options(self.id, ToyOptions, {}, options)
-        check_players(self.id, self.players.start, self.players[-1], players)
+        check_players(self.id, self.players, players)
         return Rules(
             variant=self.id,
             players=players,

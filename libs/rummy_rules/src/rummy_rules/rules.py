@@ -160,12 +160,12 @@ def parse_options(
     return cls(**given)
 
 
-def check_players(variant: str, low: int, high: int, players: int) -> None:
-    """Refuse a table size outside `low`..`high`."""
-    if type(players) is not int or not low <= players <= high:
+def check_players(variant: str, seats: range, players: int) -> None:
+    """Refuse a table size outside `seats` (a variant's `players`, or what its options seat)."""
+    if type(players) is not int or players not in seats:
         raise RuleViolation(
             "bad_player_count",
-            f"{variant} is played by {low} to {high} players, not {players!r}",
+            f"{variant} is played by {seats.start} to {seats[-1]} players, not {players!r}",
             f"{variant} {variant_named(variant).citations['players']}",
         )
 

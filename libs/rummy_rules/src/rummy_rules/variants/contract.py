@@ -274,7 +274,7 @@ class Contract(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: ContractOptions = parse_options(self.id, ContractOptions, CONTRACT_CHOICES, options)
-        check_players(self.id, self.players.start, self.players[-1], players)
+        check_players(self.id, self.players, players)
         packs = 2 if players <= 4 else (o.packs_for_5_players if players == 5 else 3)  # D1
         if packs not in (2, 3):
             raise RuleViolation("bad_option_value", "packs_for_5_players must be 2 or 3", "contract D1")

@@ -69,7 +69,7 @@ class Kalooki(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: KalookiOptions = parse_options(self.id, KalookiOptions, KALOOKI_CHOICES, options)
-        check_players(self.id, self.players.start, self.players[-1], players)
+        check_players(self.id, self.players, players)
         if o.match_mode == "elimination" and o.prize_pool:
             raise RuleViolation(
                 "bad_option_value",

@@ -69,7 +69,7 @@ class Rummy40(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy40Options = parse_options(self.id, Rummy40Options, {}, options)
-        check_players(self.id, self.players.start, self.players[-1], players)
+        check_players(self.id, self.players, players)
         packs = o.packs if o.packs is not None else (1 if players <= 3 else 2)
         if packs not in (1, 2) or packs * 54 - 13 * players < 2:
             message = f"{packs} pack(s) cannot serve {players} players"

@@ -224,7 +224,7 @@ class Rummy500(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
-        check_players(self.id, 2, 8 if o.packs == 2 else self.players[-1], players)
+        check_players(self.id, range(2, 9) if o.packs == 2 else self.players, players)  # D1
         if o.packs not in (1, 2):
             raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
         if o.target_score < 1:
