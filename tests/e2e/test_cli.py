@@ -22,32 +22,16 @@ from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
 
+from .demo_run import demo_output
+
 
 def test_run_demo_then_replay_and_verify_a_finished_game(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "store"
     address = f"127.0.0.1:{free_port()}"
-    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", "--data-dir", str(data)]
-    env = {
-        **os.environ,
-        "ENGINE_ADDRESS": address,
-        "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
-        "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
-    }
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        lines = []
-        try:
-            for line in proc.stdout:
-                lines.append(line)
-                if "leaderboard" in line or "demo stopped" in line:
-                    break
-        finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(30)
-    out = "".join(lines)
-    assert lines[0].startswith(f"meldstream engine listening on {address}")
+    out = demo_output(["--data-dir", str(data)], os.environ, engine_address=address)
+    assert out.startswith(f"meldstream engine listening on {address}")
     assert "round 1: 3 tickets for kalooki: ada +0.00, ben +0.00, cleo +0.00" in out, out
     table = re.search(r"table (\S+): ada, ben, cleo", out)
     match = re.search(r"game (\S+) over after (\d+) events \(kalooki, 1 deals scored\)", out)

@@ -6,37 +6,17 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from meldstream_cli.main import main
-from rummy_infra.local import free_port
+
+from .demo_run import demo_output
 
 
-def _demo_game(command: list[str], env: dict[str, str]) -> str:
+def _demo_game(args: list[str], env: dict[str, str]) -> str:
     """Run the platform until the demo's first game is scored; that game's id."""
-    env = {
-        **env,
-        "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
-        "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
-        "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
-    }
-    run = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", *command]
-    with subprocess.Popen(run, env=env, stdout=subprocess.PIPE, text=True) as proc:
-        assert proc.stdout is not None
-        lines = []
-        try:
-            for line in proc.stdout:
-                lines.append(line)
-                if "leaderboard" in line or "demo stopped" in line:
-                    break
-        finally:
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(60) == 0
-    out = "".join(lines)
+    out = demo_output(args, env)
     assert "leaderboard (wins, all time): 1." in out, out  # scored: scoring found the engine's log
     match = re.search(r"game (\S+) over after", out)
     assert match, out
