@@ -16,7 +16,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import grpc
 import pytest
@@ -54,21 +54,24 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-def settled_scrape(url: str, before: Samples, handled: int) -> Samples:
-    """A scrape once gRPC's handled counter shows `handled` more SubmitActions than `before` (at most
-    5 s): the server counts a call after its status went out, so a scrape right after a refused call
-    may come first."""
-    submits = {"grpc_service": "rummy.game.v1.GameService", "grpc_method": "SubmitAction"}
-    codes = ("OK", "FAILED_PRECONDITION", "PERMISSION_DENIED", "UNAUTHENTICATED")
+# The scenario's SubmitActions by gRPC status: two moves, then three refusals.
+SUBMIT: Final = {"grpc_service": "rummy.game.v1.GameService", "grpc_method": "SubmitAction"}
+HANDLED: Final = {"OK": 2, "FAILED_PRECONDITION": 1, "PERMISSION_DENIED": 1, "UNAUTHENTICATED": 1}
+
+
+def settled_scrape(url: str, before: Samples) -> Samples:
+    """A scrape once gRPC's handled counter shows every SubmitAction of `HANDLED` since `before` (at
+    most 5 s): the server counts a call after its status went out, so a scrape right after a refused
+    call may come first."""
     deadline = time.monotonic() + 5
     while True:
         after = scrape(url)
         moved = sum(
-            value(after, "grpc_server_handled_total", grpc_code=code, **submits)
-            - value(before, "grpc_server_handled_total", grpc_code=code, **submits)
-            for code in codes
+            value(after, "grpc_server_handled_total", grpc_code=code, **SUBMIT)
+            - value(before, "grpc_server_handled_total", grpc_code=code, **SUBMIT)
+            for code in HANDLED
         )
-        if moved >= handled or time.monotonic() > deadline:
+        if moved >= sum(HANDLED.values()) or time.monotonic() > deadline:
             return after
         time.sleep(0.05)
 
@@ -124,7 +127,7 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
             grpc.StatusCode.PERMISSION_DENIED,
             grpc.StatusCode.UNAUTHENTICATED,
         )
-        after = settled_scrape(url, before, handled=5)  # 2 accepted, 3 refused SubmitActions
+        after = settled_scrape(url, before)
         await stream.aclose()
         for client in (*seats, nobody):
             await client.close()
@@ -142,14 +145,8 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
     assert moved("rummy_engine_actions_refused_total", code="not_your_seat") == 1
     assert moved("rummy_engine_actions_refused_total", code="unauthenticated") == 1
     assert moved("rummy_engine_append_seconds_count") == 2  # a draw and a discard, one append each
-    submit = {"grpc_service": "rummy.game.v1.GameService", "grpc_method": "SubmitAction"}
-    for code, count in (
-        ("OK", 2),
-        ("FAILED_PRECONDITION", 1),
-        ("PERMISSION_DENIED", 1),
-        ("UNAUTHENTICATED", 1),
-    ):
-        assert moved("grpc_server_handled_total", grpc_code=code, **submit) == count
+    for code, count in HANDLED.items():
+        assert moved("grpc_server_handled_total", grpc_code=code, **SUBMIT) == count
     assert value(before, "rummy_engine_games_created_total", variant="kalooki") == 1
     assert value(before, "rummy_engine_live_games") == 1
     assert value(before, "rummy_engine_stream_subscribers") == 1
