@@ -11,9 +11,9 @@ from rummy_service import logs
 from rummy_service.config import ConfigError
 
 
-def _record(message: str, **fields: object) -> logging.LogRecord:
+def _record(message: str, *args: object, **fields: object) -> logging.LogRecord:
     logger = logging.getLogger("rummy_test")
-    return logger.makeRecord("rummy_test", logging.INFO, __file__, 1, message, (), None, extra=fields)
+    return logger.makeRecord("rummy_test", logging.INFO, __file__, 1, message, args, None, extra=fields)
 
 
 def test_text_puts_a_facts_fields_after_its_message_as_key_value_pairs() -> None:
@@ -59,3 +59,34 @@ def test_configure_reads_level_and_format_and_refuses_what_it_does_not_know() ->
         for handler in [h for h in root.handlers if isinstance(h, logs._Handler)]:
             root.removeHandler(handler)
         root.setLevel(level)
+
+
+HOSTILE = ("\x1b[2J\x1b]0;pwned\x07", "ann\u202eevil", "z\u200bw", "two\nlines", "a b,c", "[bold]x[/x]")
+
+
+def test_text_lines_hold_no_raw_control_character_and_quote_what_is_not_plain() -> None:
+    record = _record("player %s refused", HOSTILE[0], players=HOSTILE, game_id="g" * 10_000, player="zoë")
+    line = logs.TextFormatter().format(record)
+    assert line.isprintable(), repr(line)
+    assert " player \\x1b[2J\\x1b]0;pwned\\x07 refused " in line  # the message: escaped, in one line
+    items = '"\\u001b[2J\\u001b]0;pwned\\u0007","ann\\u202eevil","z\\u200bw","two\\nlines","a b,c"'
+    items += ",[bold]x[/x]"
+    assert f" players={items} " in line  # each item quoted alone: the commas still split them
+    assert f' game_id="{"g" * logs.FIELD_CHARS}…(+{10_000 - logs.FIELD_CHARS} characters)" ' in line
+    assert line.endswith(" player=zoë")  # printable text as it is
+    try:
+        raise ValueError(HOSTILE[1])
+    except ValueError:
+        failed = logging.getLogger("x").makeRecord("x", 40, "f", 1, "failed", (), sys.exc_info())
+    lines = logs.TextFormatter().format(failed).split("\n")
+    assert all(part.isprintable() for part in lines) and lines[-1] == "ValueError: ann\\u202eevil"
+
+
+def test_json_lines_escape_every_control_character_and_cut_long_values() -> None:
+    message = "m" * (logs.MESSAGE_CHARS + 5)
+    line = logs.JsonFormatter().format(_record(message, players=HOSTILE, game_id="g" * 10_000))
+    assert line.isascii() and line.isprintable(), line[:300]
+    parsed = json.loads(line)
+    assert parsed["players"] == list(HOSTILE)  # JSON's escapes give every character back
+    assert parsed["game_id"] == "g" * logs.FIELD_CHARS + f"…(+{10_000 - logs.FIELD_CHARS} characters)"
+    assert parsed["message"].endswith("m…(+5 characters)")

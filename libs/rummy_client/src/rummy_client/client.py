@@ -6,10 +6,11 @@ engine asked about a game another engine owns names the owner (trailer `meldstre
 client sends that game's calls there from then on. Streams reconnect and resume after the last seq
 received, so a client sees every update exactly once across engine restarts and moves.
 
-Tokens expire (an hour, by default): a client that lives longer than its token takes a callable in its
-place, asked for the token on every call (e.g. `TokenIssuer.renewing`, or a refresh from your identity
-provider). TLS: pass `credentials` (`grpc.ssl_channel_credentials(ca_pem)`); `options` may name the
-certificate's host (`("grpc.ssl_target_name_override", name)`) when the address is an IP.
+Access tokens expire (10 minutes, by default): a client that lives longer takes a callable in the
+token's place, asked for the token on every call (`rummy_client.identity.RenewingToken`, renewed with
+a session's refresh token or an API token). TLS: pass `credentials`
+(`grpc.ssl_channel_credentials(ca_pem)`); `options` may name the certificate's host
+(`("grpc.ssl_target_name_override", name)`) when the address is an IP.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from rummy_contracts.wire import option_to_pb
 
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 OWNER_TRAILER: Final = "meldstream-owner"
+RETRY_AFTER_TRAILER: Final = "retry-after-ms"  # a rate limit's delay (rummy_service.rate_limits)
+LIMITED_FOR_S: Final = 30.0  # how long a call waits out rate limits (retry-after-ms) at most
 ROUTES_KEPT: Final = 1024  # games whose owner this client remembers (most recently used)
 
 
@@ -38,6 +41,16 @@ class RpcFailure(Exception):
         self.status = status
         self.details = details
         self.code = details.split(":", 1)[0]
+
+
+def _retry_after(error: grpc.aio.AioRpcError) -> float | None:
+    """The delay a RESOURCE_EXHAUSTED refusal asks for (`retry-after-ms`), in seconds; else None."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == RETRY_AFTER_TRAILER and str(value).isdigit():
+            return int(str(value)) / 1000
+    return None
 
 
 def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
@@ -123,6 +136,7 @@ class GameClient:
         """A unary call to the game's owner, retried with backoff while it is unavailable."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._retry_for
+        limited_until = loop.time() + max(self._retry_for, LIMITED_FOR_S)
         delay = 0.05
         game_id = getattr(request, "game_id", "")
         address = self._address(game_id)
@@ -137,9 +151,11 @@ class GameClient:
                     continue  # sent to the owner at once
                 if error.code() in RETRYABLE:  # the next call asks the target again, even after this one
                     self._forget(game_id, address)
-                if error.code() not in RETRYABLE or loop.time() + delay > deadline:
+                wait = _retry_after(error)  # over a rate limit: back off as long as the engine says,
+                limited = wait is not None and loop.time() + wait <= limited_until  # even without retries
+                if not (error.code() in RETRYABLE and loop.time() + delay <= deadline) and not limited:
                     raise _failure(error) from None
-            await asyncio.sleep(delay)
+            await asyncio.sleep(wait or delay)
             delay = min(delay * 2, 1.0)
             address = self._address(game_id)
             self.retries += 1
@@ -151,9 +167,21 @@ class GameClient:
         game_id: str = "",
         options: Mapping[str, int | bool | str] | None = None,
         turn_timeout_ms: int = 0,
+        *,
+        player_names: Sequence[str] = (),
+        bots: Sequence[bool] = (),
+        rated: bool = False,
     ) -> gs.CreateGameResponse:
+        """A game; `player_names`, `bots` and `rated` are honoured for services only (matchmaking's
+        tables), a player's table showing the caller's own name."""
         request = gs.CreateGameRequest(
-            game_id=game_id, variant=variant, player_ids=player_ids, turn_timeout_ms=turn_timeout_ms
+            game_id=game_id,
+            variant=variant,
+            player_ids=player_ids,
+            turn_timeout_ms=turn_timeout_ms,
+            player_names=player_names,
+            bots=bots,
+            rated=rated,
         )
         for name, value in (options or {}).items():
             request.options[name].CopyFrom(option_to_pb(value))

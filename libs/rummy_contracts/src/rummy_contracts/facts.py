@@ -17,13 +17,17 @@ from rummy_rules.events import OptionValue
 @dataclass(frozen=True, slots=True)
 class TableSeated:
     """Who sits where (seat order), the table's turn limit (0 = engine default), who asked for it,
-    and the limit in force (the default resolved), so a dispute about a timeout can be checked."""
+    and the limit in force (the default resolved), so a dispute about a timeout can be checked; the
+    names shown for the seats at seating, which seats are programs, and whether the game is rated."""
 
     player_ids: tuple[str, ...]
     turn_timeout_ms: int
     options: tuple[tuple[str, OptionValue], ...]
     requested_by: str
     turn_limit_in_force_ms: int = 0
+    player_names: tuple[str, ...] = ()
+    bots: tuple[bool, ...] = ()
+    rated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

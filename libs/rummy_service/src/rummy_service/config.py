@@ -16,7 +16,8 @@ from rummy_store.locations import LocationError, StoreLocation, is_redis_url
 DEV_VARIABLE: Final = "MELDSTREAM_DEV"
 STORE_VARIABLE: Final = "MELDSTREAM_STORE"
 MIN_SECRET_BYTES: Final = 32
-TOKEN_TTL_VARIABLE: Final = "MELDSTREAM_TOKEN_TTL_S"
+SERVICE_CREDENTIAL_VARIABLE: Final = "MELDSTREAM_SERVICE_CREDENTIAL"
+"""A service's own credential at identity (`mss_...`), exchanged for its access tokens."""
 CONNECT_WAIT_VARIABLE: Final = "MELDSTREAM_CONNECT_WAIT_S"
 DEFAULT_CONNECT_WAIT_S: Final = 15
 
@@ -154,11 +155,6 @@ def secret(name: str, development: str, env: Mapping[str, str] | None = None, *,
     if len(value.encode()) < MIN_SECRET_BYTES:
         raise ConfigError(f"{name} is {len(value.encode())} bytes, too short: {hint}")
     return value
-
-
-def token_ttl_s(env: Mapping[str, str] | None = None) -> int:
-    """MELDSTREAM_TOKEN_TTL_S: the lifetime of the tokens a service mints for players (an hour)."""
-    return env_int(TOKEN_TTL_VARIABLE, 3600, env, minimum=60)
 
 
 def connect_wait_s(env: Mapping[str, str] | None = None) -> int:

@@ -3,7 +3,8 @@
 gRPC bounds a whole message (4 MB by default), not its fields: without these a 1 MB player id
 would be logged, journalled, keyed and echoed in refusals. Each service names a limit for every
 string (and bytes) field of its requests, by field name, and documents it in its proto; a test of
-each service checks that no request field lacks one. The limits shared by both services are here.
+each service checks that no request field lacks one. One limit per kind of string, the same in every
+service, the gateway and the clients: they are all here.
 """
 
 from __future__ import annotations
@@ -18,10 +19,24 @@ from google.protobuf.message import Message
 from rummy_service.errors import InvalidArgument, quote
 
 PLAYER_ID: Final = 64
+GAME_ID: Final = 64
+COMMAND_ID: Final = 128
+TICKET_ID: Final = 64
+TOURNAMENT_ID: Final = 64
+PRIVATE_CODE: Final = 64
+SEED: Final = 64
+"""A tournament's seed, in bytes."""
 VARIANT: Final = 32
 OPTION_NAME: Final = 64
 OPTION_VALUE: Final = 64
 """An option's string value (choices are short words)."""
+PERIOD: Final = 16
+"""A leaderboard period: `all`, `day:YYYY-MM-DD`, `week:YYYY-Www`."""
+DISPLAY_NAME: Final = 64
+"""A display name (identity's, a seat's): any printable text up to this; a longer one is refused where
+it is set, and shown cut (saying so) wherever one reaches a page or a terminal anyway."""
+CHAT_LINE: Final = 500
+"""A chat line: any printable text up to this; a longer one is refused."""
 
 _TEXT: Final = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES)
 

@@ -10,6 +10,11 @@ variant=kalooki players=ann,bob`; JSON (`LOG_FORMAT=json`) writes one object a l
 record carries beyond the standard ones is a field, so modules below this package (rummy_store) log
 facts the same way without importing it. Fields are ids, codes and counts: never a token, a secret or
 a hidden card.
+
+What a client sent (a player id, a game id, a refusal quoting one) is hostile text: a line holds no
+raw control character, bidi override or line break of it (text: escaped, `\\x1b`, `\\u202e`; JSON:
+JSON's own escapes), a field value with anything but plain printable text is quoted, and a value or
+a message is cut at `FIELD_CHARS` / `MESSAGE_CHARS`, saying how much was left out.
 """
 
 from __future__ import annotations
@@ -23,11 +28,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from rummy_service.config import ConfigError, env_str
+from rummy_service.text import clipped, printable, shown
 
 VARIABLES: Final = ("LOG_LEVEL", "LOG_FORMAT")  # what `configure` reads, in every service process
 LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FORMATS: Final = ("text", "json")
 TEXT_LAYOUT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
+FIELD_CHARS: Final = 200  # a field's value (each item of a list) is cut beyond this
+MESSAGE_CHARS: Final = 2000
 # What every LogRecord has (plus what formatting adds): the rest of a record's attributes are fields.
 _STANDARD: Final = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message",
@@ -50,14 +58,20 @@ def fields(record: logging.LogRecord) -> dict[str, Any]:
 
 
 def _text(value: object) -> str:
-    """A field value as text: sequences joined by commas, a string with spaces or quotes quoted."""
+    """A field value as text: sequences' items joined by commas; a string that is empty, holds a
+    space, a quote, `=` or anything not printable (a comma too, in a sequence) quoted with JSON's
+    escapes, and what JSON leaves raw (bidi controls, C1) escaped."""
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value) if isinstance(value, set | frozenset) else value
-        return ",".join(str(item) for item in items)
-    text = str(value)
-    if not text or any(c in text for c in ' "=\n'):
-        return json.dumps(text)
-    return text
+        return ",".join(_quoted(str(item), ' "=,') for item in items)
+    return _quoted(str(value), ' "=')
+
+
+def _quoted(text: str, special: str) -> str:
+    text = clipped(text, FIELD_CHARS)
+    if text and text.isprintable() and not any(c in text for c in special):
+        return text
+    return printable(json.dumps(text, ensure_ascii=False))
 
 
 class TextFormatter(logging.Formatter):
@@ -65,6 +79,16 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__(TEXT_LAYOUT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = shown(record.message, MESSAGE_CHARS)  # one fact, one line, nothing obeyed
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        return _lines(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:
+        return _lines(super().formatStack(stack_info))
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
@@ -76,6 +100,11 @@ class TextFormatter(logging.Formatter):
         return f"{head} {pairs}{newline}{trace}"
 
 
+def _lines(text: str) -> str:
+    """A traceback keeps its lines; what is not printable in them (a message it quotes) is escaped."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object a line: time (UTC, ISO 8601), level, logger, message, the fields, any traceback."""
 
@@ -85,13 +114,24 @@ class JsonFormatter(logging.Formatter):
             "time": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": clipped(record.getMessage(), MESSAGE_CHARS),
         }
         for key, value in fields(record).items():
-            line.setdefault(key, sorted(value) if isinstance(value, set | frozenset) else value)
+            line.setdefault(key, _json(value))
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str)
+
+
+def _json(value: object) -> object:
+    """A field value for JSON (which escapes every control and non-ASCII character): strings cut at
+    `FIELD_CHARS`, sets sorted."""
+    if isinstance(value, str):
+        return clipped(value, FIELD_CHARS)
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value) if isinstance(value, set | frozenset) else value
+        return [_json(item) for item in items]
+    return value
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]

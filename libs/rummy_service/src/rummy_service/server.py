@@ -19,6 +19,7 @@ from grpc_reflection.v1alpha import reflection
 from rummy_service.config import ConfigError
 from rummy_service.errors import InvalidArgument, abort
 from rummy_service.metrics import CallMetrics
+from rummy_service.rate_limits import RateLimiting
 from rummy_service.tls import PLAINTEXT, Tls
 
 log = logging.getLogger("rummy_service")
@@ -154,8 +155,14 @@ class ServiceHost:
         probe: Probe,
         probe_interval_s: float = 2.0,
         tls: Tls = PLAINTEXT,
+        *,
+        limits: RateLimiting | None = None,
     ) -> None:
-        interceptors = [CallMetrics(), _MalformedRequests()]  # outermost first: malformed calls are counted
+        # Outermost first: every call is counted, a malformed one refused before it is rate-limited.
+        interceptors: list[grpc.aio.ServerInterceptor] = [CallMetrics(), _MalformedRequests()]
+        self._limits = limits
+        if limits is not None:  # `rate_limits.RateLimiting`
+            interceptors.append(limits)
         self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self.server)
@@ -208,3 +215,5 @@ class ServiceHost:
                 await self._task
         await self._health.enter_graceful_shutdown()
         await self.server.stop(grace_s)
+        if self._limits is not None:
+            await self._limits.close()

@@ -76,6 +76,7 @@ class FencedWriter:
         checkpoint_every_s: float = 5.0,
         closing_types: frozenset[str] = CLOSING_TYPES,
         reclaim: bool = True,
+        compacted: bool = False,
     ) -> None:
         self._bootstrap = bootstrap
         self._fences = fences
@@ -87,6 +88,7 @@ class FencedWriter:
         self._timeout_s = timeout_s
         self._checkpoint_every_s = checkpoint_every_s
         self._closing = closing_types
+        self._compacted = compacted  # the topic keeps each key's last record only (PartitionIndex)
         # Whether a batch after a failed one starts a new producer itself. Not where a consumer group
         # assigns the group: a fence kafka-python reports as another error would otherwise make this
         # writer fence the group's new owner back; the owner of the assignment calls `claim`.
@@ -161,7 +163,7 @@ class FencedWriter:
         )
 
     def _from_checkpoint(self, partition: int) -> PartitionIndex:
-        index = PartitionIndex(partition, closing_types=self._closing)
+        index = self._new_index(partition)
         if self._checkpoints is None:
             return index
         name = self._checkpoint_name(partition)
@@ -171,8 +173,11 @@ class FencedWriter:
                 index.load(data)
         except Exception as exc:  # a cache: read the partition from its start instead
             log.warning("checkpoint of %s unusable (%s): reading from offset 0", name, exc)
-            index = PartitionIndex(partition, closing_types=self._closing)
+            index = self._new_index(partition)
         return index
+
+    def _new_index(self, partition: int) -> PartitionIndex:
+        return PartitionIndex(partition, closing_types=self._closing, compacted=self._compacted)
 
     # --- writing ------------------------------------------------------------------------------------
 

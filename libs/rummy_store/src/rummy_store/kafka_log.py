@@ -72,7 +72,8 @@ class KafkaEventLog(EventLog):
     groups when the topic has none yet; a writer of a topic that has them follows them either way.
     Every read is read_committed: records of aborted or fenced transactions are never seen.
     `partitions` and `replication` are for a topic that is missing; an existing topic's own partition
-    count is the log's `partitions` (`kafka_topic` says why).
+    count is the log's `partitions` (`kafka_topic` says why). `compacted`: the topic keeps each key's
+    last record only (each record is its key's whole state), so a key's seqs may jump.
     """
 
     def __init__(
@@ -87,8 +88,10 @@ class KafkaEventLog(EventLog):
         fence_groups: int | None = None,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = 10.0,
+        compacted: bool = False,
     ) -> None:
-        ensure_topic(bootstrap, topic, partitions, replication)
+        ensure_topic(bootstrap, topic, partitions, replication, compacted=compacted)
+        self._compacted = compacted
         self._bootstrap = bootstrap
         self._topic = topic
         self._timeout_s = timeout_s
@@ -203,6 +206,7 @@ class KafkaEventLog(EventLog):
                 self._checkpoints,
                 timeout_s=self._timeout_s,
                 reclaim=self._on_demand,
+                compacted=self._compacted,
             )
             self._writers[group] = writer
             return writer

@@ -28,6 +28,7 @@ from rummy_store.partitioning import DEFAULT_PARTITIONS
 log = logging.getLogger("rummy_store")
 
 RETENTION = "retention.ms"
+CLEANUP = "cleanup.policy"
 KEEP_FOREVER = "-1"
 
 
@@ -58,10 +59,16 @@ FROM_CLUSTER = Replication()
 
 
 def ensure_topic(
-    bootstrap: str, topic: str, partitions: int = DEFAULT_PARTITIONS, replication: Replication = FROM_CLUSTER
+    bootstrap: str,
+    topic: str,
+    partitions: int = DEFAULT_PARTITIONS,
+    replication: Replication = FROM_CLUSTER,
+    *,
+    compacted: bool = False,
 ) -> None:
     """Create the topic if missing, with `partitions` partitions and `replication`; an existing topic
-    is left as it is (see the module docstring)."""
+    is left as it is (see the module docstring). `compacted`: each record is its key's whole state
+    (identity's accounts), so the broker keeps the last record per key instead of every record."""
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         factor, min_insync = replication.resolve(len(admin.describe_cluster()["brokers"]))
@@ -70,7 +77,11 @@ def ensure_topic(
                 topic: {
                     "num_partitions": partitions,
                     "replication_factor": factor,
-                    "configs": {"min.insync.replicas": str(min_insync), RETENTION: KEEP_FOREVER},
+                    "configs": {
+                        "min.insync.replicas": str(min_insync),
+                        RETENTION: KEEP_FOREVER,
+                        **({CLEANUP: "compact"} if compacted else {}),
+                    },
                 }
             }
         )
@@ -79,7 +90,8 @@ def ensure_topic(
             *(topic, partitions, factor, min_insync),
         )
     except TopicAlreadyExistsError:
-        _warn_if_records_expire(admin, topic)
+        if not compacted:
+            _warn_if_records_expire(admin, topic)
     finally:
         admin.close()
 

@@ -169,8 +169,10 @@ class Store(abc.ABC):
         replication: Replication = FROM_CLUSTER,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = KAFKA_TIMEOUT_S,
+        compacted: bool = False,
     ) -> EventLog:
-        """An event log (`KafkaEventLog` says what the Kafka options mean; `partitions` creates)."""
+        """An event log (`KafkaEventLog` says what the Kafka options mean; `partitions` creates).
+        `compacted`: each record is its key's whole state, and Kafka keeps only the last per key."""
 
     @abc.abstractmethod
     def publisher(
@@ -220,6 +222,7 @@ class SqliteStore(Store):
         replication: Replication = FROM_CLUSTER,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = KAFKA_TIMEOUT_S,
+        compacted: bool = False,
     ) -> EventLog:
         return EmbeddedEventLog(self._path(file), partitions)
 
@@ -271,6 +274,7 @@ class KafkaStore(Store):
         replication: Replication = FROM_CLUSTER,
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = KAFKA_TIMEOUT_S,
+        compacted: bool = False,
     ) -> EventLog:
         return KafkaEventLog(
             self.bootstrap,
@@ -282,6 +286,7 @@ class KafkaStore(Store):
             fence_groups=fence_groups,
             checkpoints=checkpoints,
             timeout_s=timeout_s,
+            compacted=compacted,
         )
 
     def publisher(

@@ -65,11 +65,15 @@ class PartitionIndex:
         closing_types: frozenset[str] = CLOSING_TYPES,
         commands_kept: int = 64,
         ended_kept: int = 2_000,
+        compacted: bool = False,
     ) -> None:
         self.partition = partition
         self.offset = offset  # the next offset to fold
         self.broken = 0  # records skipped because they break their stream's sequence
         self._closing = closing_types
+        # On a compacted topic the broker keeps only each stream's last record, so a stream's seqs
+        # jump where records were compacted away: a later seq is the stream's new head, not a break.
+        self._compacted = compacted
         self._commands_kept = commands_kept
         self._ended_kept = ended_kept
         self._open: dict[str, StreamHead] = {}
@@ -96,7 +100,7 @@ class PartitionIndex:
         head = self.head(stream) or self._open.setdefault(stream, StreamHead())
         if seq <= head.seq:
             return  # folded already (the checkpoint was older than this record)
-        if seq != head.seq + 1 or head.ended:
+        if (seq != head.seq + 1 and not self._compacted) or head.ended:
             self.broken += 1
             log.warning(
                 "partition %d offset %d: %s seq %d after head %d%s: skipped",

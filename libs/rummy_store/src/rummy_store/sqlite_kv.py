@@ -141,6 +141,15 @@ class _Commands:
         rows = self._db.execute("SELECT field, value FROM hashes WHERE key = ?", (_key(key),))
         return {bytes(name): bytes(value) for name, value in rows}
 
+    def hmget(self, key: str, names: Iterable[Value]) -> list[bytes | None]:
+        wanted = [_bytes(name) for name in names]
+        marks = ",".join("?" * len(wanted))
+        rows = self._db.execute(
+            f"SELECT field, value FROM hashes WHERE key = ? AND field IN ({marks})", (_key(key), *wanted)
+        )
+        found = {bytes(name): bytes(value) for name, value in rows}
+        return [found.get(name) for name in wanted]
+
     def hincrby(self, key: str, name: Value, amount: int = 1) -> int:
         current = self.hgetall(key).get(_bytes(name), b"0")
         new = int(current) + amount
