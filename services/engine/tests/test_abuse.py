@@ -22,8 +22,8 @@ from rummy_rules.state import Phase
 from rummy_service.errors import QUOTED_CHARS
 from rummy_service.limits import text_fields
 
-from .conftest import token
-from .test_service import NO_TIMER, PLAYERS, run_on
+from .conftest import People
+from .test_service import NO_TIMER, run_on
 
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 HUGE = "x" * 1_000_000
@@ -76,11 +76,11 @@ async def _answer(stub: Any, method: str, request: Any, metadata: Any) -> grpc.a
     return error.value
 
 
-def test_oversized_fields_are_refused_and_never_echoed(stores: dict[str, Any]) -> None:
+def test_oversized_fields_are_refused_and_never_echoed(stores: dict[str, Any], people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        ann = GameClient(engine.address, token("ann"), retry_for_s=0)
-        await ann.create_game("rummy40", PLAYERS, "big", turn_timeout_ms=NO_TIMER)
-        metadata = (("authorization", f"Bearer {token('ann')}"),)
+        ops = people.client(engine.address, people.ops)
+        await ops.create_game("rummy40", people.ids, "big", turn_timeout_ms=NO_TIMER)
+        metadata = people.ops.auth()
         service = gs.DESCRIPTOR.services_by_name["GameService"]
         async with grpc.aio.insecure_channel(engine.address) as channel:
             stub: Any = gs_grpc.GameServiceStub(channel)
@@ -90,9 +90,12 @@ def test_oversized_fields_are_refused_and_never_echoed(stores: dict[str, Any]) -
                 )
                 for method in service.methods
             }
-            create = gs.CreateGameRequest(variant="rummy40", player_ids=PLAYERS)
-            oversized = [gs.CreateGameRequest(variant=HUGE, player_ids=PLAYERS)]
-            oversized.append(gs.CreateGameRequest(variant="rummy40", player_ids=["ann", HUGE]))
+            create = gs.CreateGameRequest(variant="rummy40", player_ids=people.ids)
+            oversized = [gs.CreateGameRequest(variant=HUGE, player_ids=people.ids)]
+            oversized.append(gs.CreateGameRequest(variant="rummy40", player_ids=[people.ids[0], HUGE]))
+            oversized.append(
+                gs.CreateGameRequest(variant="rummy40", player_ids=people.ids, player_names=[HUGE] * 3)
+            )
             for name, value in ((HUGE, 1), ("deals_per_match", HUGE)):
                 request = gs.CreateGameRequest()
                 request.CopyFrom(create)
@@ -111,9 +114,11 @@ def test_oversized_fields_are_refused_and_never_echoed(stores: dict[str, Any]) -
             assert details.startswith("too_long: ") and "x" * QUOTED_CHARS not in details, what
         # At the limit is fine.
         at_limit = ["a" * limits.FIELDS["player_ids"], "bob"]
-        service_token = GameClient(engine.address, token("mm", "service"), retry_for_s=0)
+        service_token = GameClient(
+            engine.address, people.identity.service_token("matchmaking"), retry_for_s=0
+        )
         await service_token.create_game("rummy40", at_limit, "g" * limits.GAME_ID)
-        for client in (ann, service_token):
+        for client in (ops, service_token):
             await client.close()
 
     run_on(stores, scenario)

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from rummy_client import GameClient, RpcFailure
+from rummy_client import RpcFailure
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
@@ -14,7 +14,7 @@ from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.stores import open_stores
 from rummy_rules.commands import DrawFromStock
 
-from .conftest import token
+from .conftest import People
 from .test_service import run
 
 LIMITS = Limits(max_games=2, idle_s=10.0, finished_grace_s=1.0)
@@ -76,12 +76,12 @@ def test_dropped_games_reload_transparently_and_streams_pin_theirs(tmp_path: Pat
     asyncio.run(scenario())
 
 
-def test_asking_for_games_that_do_not_exist_leaves_nothing_behind(tmp_path: Path) -> None:
+def test_asking_for_games_that_do_not_exist_leaves_nothing_behind(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        async with GameClient(engine.address, token("ann"), retry_for_s=0) as ann:
+        async with people.client(engine.address, people.players[0]) as ann:
             for n in range(50):
                 with pytest.raises(RpcFailure):
                     await ann.view(f"nobody-{n}")
         assert not engine.app._loading
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)

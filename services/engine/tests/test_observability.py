@@ -31,8 +31,8 @@ from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
 from rummy_service import logs, metrics
 
-from .conftest import token
-from .test_service import PLAYERS, clients, refused, run
+from .conftest import People
+from .test_service import refused, run
 
 NO_TIMER = 600_000
 DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "engine-dashboard.json"
@@ -98,7 +98,7 @@ def engine_process(config: EngineConfig, metrics: str, log: Path) -> Iterator[su
 
 
 def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
-    stores: dict[str, Any], tmp_path: Path
+    stores: dict[str, Any], tmp_path: Path, people: People
 ) -> None:
     address, metrics = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
     url = f"http://{metrics}/metrics"
@@ -107,8 +107,9 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
     bogus = "bogus-token-never-logged"
 
     async def scenario() -> tuple[Samples, Samples, int]:
-        seats = [GameClient(address, token(p), retry_for_s=0) for p in PLAYERS]
-        created = await seats[0].create_game("kalooki", PLAYERS, "obs", turn_timeout_ms=NO_TIMER)
+        seats = people.clients(address)
+        async with people.client(address, people.ops) as ops:
+            created = await ops.create_game("kalooki", people.ids, "obs", turn_timeout_ms=NO_TIMER)
         turn = created.view.turn
         mover, other, third = seats[turn], seats[(turn + 1) % 3], seats[(turn + 2) % 3]
         stream: Any = mover.updates("obs", turn)  # an async generator: closed below
@@ -160,17 +161,17 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
     assert bogus not in text
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]  # every line is one object
     facts = {line["message"]: line for line in lines if line.get("game_id") == "obs"}
-    assert facts["game created"]["players"] == PLAYERS and facts["game created"]["variant"] == "kalooki"
+    assert facts["game created"]["players"] == people.ids and facts["game created"]["variant"] == "kalooki"
     other, third = (turn + 1) % 3, (turn + 2) % 3
     assert {k: facts["action refused"][k] for k in ("seat", "player", "code", "status")} == {
         "seat": third,
-        "player": PLAYERS[third],
+        "player": people.ids[third],
         "code": "not_your_turn",
         "status": "FAILED_PRECONDITION",
     }
     denied = [line for line in lines if line["message"] == "authorization failed"]
     assert [(d["status"], d.get("player"), d.get("code")) for d in denied] == [
-        ("PERMISSION_DENIED", PLAYERS[other], "not_your_seat"),
+        ("PERMISSION_DENIED", people.ids[other], "not_your_seat"),
         ("UNAUTHENTICATED", None, "unauthenticated"),
     ]
     assert all(d["method"] == "SubmitAction" and d["game_id"] == "obs" and d["seat"] == turn for d in denied)
@@ -178,11 +179,12 @@ def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(
 
 
 def test_timeouts_away_and_return_and_the_end_of_a_game_are_facts(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, people: People
 ) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        created = await seats[0].create_game("kalooki", PLAYERS, "slow", turn_timeout_ms=50)
+        seats = people.clients(engine.address)
+        async with people.client(engine.address, people.ops) as ops:
+            created = await ops.create_game("kalooki", people.ids, "slow", turn_timeout_ms=50)
         first = created.view.turn
         for _ in range(100):
             await asyncio.sleep(0.05)
@@ -193,19 +195,19 @@ def test_timeouts_away_and_return_and_the_end_of_a_game_are_facts(
             await client.close()
 
     with caplog.at_level(logging.INFO, logger="rummy_engine"):
-        run(tmp_path, scenario, away_after=1, away_grace_ms=60_000)
+        run(tmp_path, people, scenario, away_after=1, away_grace_ms=60_000)
     facts = [(r.getMessage(), logs.fields(r)) for r in caplog.records if r.name == "rummy_engine"]
     timed = next(f for m, f in facts if m == "turn timed out")
     first = timed["seat"]
-    assert timed["game_id"] == "slow" and timed["player"] == PLAYERS[first] and timed["in_a_row"] == 1
+    assert timed["game_id"] == "slow" and timed["player"] == people.ids[first] and timed["in_a_row"] == 1
     assert timed["limit_ms"] == 50
-    assert ("player away", {"game_id": "slow", "seat": first, "player": PLAYERS[first]}) in facts
-    assert ("player returned", {"game_id": "slow", "seat": first, "player": PLAYERS[first]}) in facts
+    assert ("player away", {"game_id": "slow", "seat": first, "player": people.ids[first]}) in facts
+    assert ("player returned", {"game_id": "slow", "seat": first, "player": people.ids[first]}) in facts
     away = next(r for r in caplog.records if r.getMessage() == "player away")
     assert (
         logs.TextFormatter()
         .format(away)
-        .endswith(f"INFO rummy_engine player away game_id=slow seat={first} player={PLAYERS[first]}")
+        .endswith(f"INFO rummy_engine player away game_id=slow seat={first} player={people.ids[first]}")
     )
 
 

@@ -14,16 +14,17 @@ from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
 
-from .conftest import token
-from .test_service import NO_TIMER, PLAYERS, clients, refused, run_on, started
+from .conftest import People
+from .test_service import NO_TIMER, refused, run_on, started
 
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 
 
-def test_one_player_cannot_take_two_seats(stores: dict[str, Any]) -> None:
+def test_one_player_cannot_take_two_seats(stores: dict[str, Any], people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        ann = clients(engine)[0]
-        twice = await refused(ann.create_game("kalooki", ["ann", "ann", "bob"], "twice"))
+        ann = people.client(engine.address, people.ops)
+        a, b, _ = people.ids
+        twice = await refused(ann.create_game("kalooki", [a, a, b], "twice"))
         assert twice.status is grpc.StatusCode.INVALID_ARGUMENT and twice.code == "duplicate_player"
         assert engine.stores.log.last_seq("twice") == 0
         await ann.close()
@@ -31,14 +32,14 @@ def test_one_player_cannot_take_two_seats(stores: dict[str, Any]) -> None:
     run_on(stores, scenario)
 
 
-def test_a_command_id_answers_only_the_seat_that_used_it(stores: dict[str, Any]) -> None:
+def test_a_command_id_answers_only_the_seat_that_used_it(stores: dict[str, Any], people: People) -> None:
     """Another seat's reuse of an id, or its own seat's with another action, is refused instead of
     answered with the first command's outcome, also after a restart (seats and request digests come
     from the log, here through a snapshot taken at seq 3)."""
     config = EngineConfig(address="127.0.0.1:0", snapshot_every=3, **stores)
 
     async def reuse(engine: RunningEngine, mover: int) -> None:
-        seats = clients(engine)
+        seats = people.clients(engine.address)
         for other in (seat for seat in range(3) if seat != mover):
             reused = await refused(seats[other].submit("ids", other, DRAW, command_id="c-1"))
             assert reused.status is grpc.StatusCode.ALREADY_EXISTS and reused.code == "command_id_reused"
@@ -54,8 +55,10 @@ def test_a_command_id_answers_only_the_seat_that_used_it(stores: dict[str, Any])
     async def scenario() -> None:
         engine = await started(config)
         try:
-            seats = clients(engine)
-            created = await seats[0].create_game("rummy40", PLAYERS, "ids", turn_timeout_ms=NO_TIMER)
+            seats = people.clients(engine.address)
+            ops = people.client(engine.address, people.ops)
+            created = await ops.create_game("rummy40", people.ids, "ids", turn_timeout_ms=NO_TIMER)
+            await ops.close()
             mover = created.view.turn
             assert not (await seats[mover].submit("ids", mover, DRAW, command_id="c-1")).duplicate
             for client in seats:
@@ -72,12 +75,14 @@ def test_a_command_id_answers_only_the_seat_that_used_it(stores: dict[str, Any])
     asyncio.run(scenario())
 
 
-def test_re_creating_a_game_answers_it_only_for_the_same_table(stores: dict[str, Any]) -> None:
+def test_re_creating_a_game_answers_it_only_for_the_same_table(
+    stores: dict[str, Any], people: People
+) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        ann = clients(engine)[0]
+        ann = people.client(engine.address, people.ops)
         table: dict[str, Any] = {
             "variant": "rummy40",
-            "player_ids": PLAYERS,
+            "player_ids": people.ids,
             "game_id": "again",
             "options": {"deals_per_match": 1},
             "turn_timeout_ms": NO_TIMER,
@@ -90,7 +95,7 @@ def test_re_creating_a_game_answers_it_only_for_the_same_table(stores: dict[str,
             {"options": {"deals_per_match": 1, "layoff_on_others": True}},
             {"turn_timeout_ms": NO_TIMER + 1},
             {"variant": "kalooki", "options": {}},
-            {"player_ids": list(reversed(PLAYERS))},
+            {"player_ids": list(reversed(people.ids))},
         ]
         for change in changes:
             clash = await refused(ann.create_game(**{**table, **change}))
@@ -101,14 +106,14 @@ def test_re_creating_a_game_answers_it_only_for_the_same_table(stores: dict[str,
     run_on(stores, scenario)
 
 
-def test_an_option_without_a_value_is_refused(stores: dict[str, Any]) -> None:
+def test_an_option_without_a_value_is_refused(stores: dict[str, Any], people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        request = gs.CreateGameRequest(game_id="empty", variant="rummy40", player_ids=PLAYERS)
+        request = gs.CreateGameRequest(game_id="empty", variant="rummy40", player_ids=people.ids)
         request.options["deals_per_match"].CopyFrom(events_pb2.OptionValue())
         async with grpc.aio.insecure_channel(engine.address) as channel:
             stub: Any = gs_grpc.GameServiceStub(channel)
             with pytest.raises(grpc.aio.AioRpcError) as error:
-                await stub.CreateGame(request, metadata=(("authorization", f"Bearer {token('ann')}"),))
+                await stub.CreateGame(request, metadata=people.ops.auth())
         assert error.value.code() is grpc.StatusCode.INVALID_ARGUMENT
         assert (error.value.details() or "").startswith("bad_option: ")
         assert engine.stores.log.last_seq("empty") == 0

@@ -23,17 +23,17 @@ from rummy_engine.projection import engine_commands
 from rummy_engine.seeds import game_seed
 from rummy_rules.cards import seed_commitment
 from rummy_rules.variants import PLAYABLE_VARIANTS
-from rummy_service.auth import OPERATOR, PLAYER, SERVICE
 from rummy_store.embedded_log import EmbeddedEventLog
 
-from .conftest import operator_token, token
+from .conftest import People
 
-PLAYERS = ["ann", "bob", "cy"]
 NO_TIMER = 600_000
 
 
-def run(tmp_path: Path, scenario: Callable[[RunningEngine], Awaitable[None]], **config: Any) -> None:
-    run_on({"data_dir": str(tmp_path)}, scenario, **config)
+def run(
+    tmp_path: Path, people: People, scenario: Callable[[RunningEngine], Awaitable[None]], **config: Any
+) -> None:
+    run_on({"data_dir": str(tmp_path), "identity": people.identity.address}, scenario, **config)
 
 
 def run_on(
@@ -65,16 +65,19 @@ async def refused(call: Awaitable[Any]) -> RpcFailure:
     return info.value
 
 
-def clients(engine: RunningEngine) -> list[GameClient]:
-    return [GameClient(engine.address, token(p), retry_for_s=0) for p in PLAYERS]
+def operator(engine: RunningEngine, people: People) -> GameClient:
+    """Tables of the three players come from an operator (or matchmaking): a player's own table seats
+    only them and the house bots."""
+    return people.client(engine.address, people.ops)
 
 
-def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
+def test_errors_have_their_status_and_append_nothing(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        ann, bob, _ = clients(engine)
-        created = await ann.create_game("kalooki", PLAYERS, "t1", turn_timeout_ms=NO_TIMER)
+        ann, bob, cyd = people.clients(engine.address)
+        ops = operator(engine, people)
+        created = await ops.create_game("kalooki", people.ids, "t1", turn_timeout_ms=NO_TIMER)
         turn = created.view.turn
-        mover, other = ([ann, bob, _][turn], [ann, bob, _][(turn + 1) % 3])
+        mover, other = ([ann, bob, cyd][turn], [ann, bob, cyd][(turn + 1) % 3])
         log = engine.stores.log
         assert log.last_seq("t1") == 2
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
@@ -99,8 +102,8 @@ def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
             mover.submit("t1", turn, draw, command_id="x" * 200),
             mover.submit("t1", 7, draw),
             mover.submit("bad id!", turn, draw),
-            mover.create_game("no-such-variant", PLAYERS),
-            mover.create_game("kalooki", PLAYERS, options={"no_such_option": 1}),
+            ops.create_game("no-such-variant", people.ids),
+            ops.create_game("kalooki", people.ids, options={"no_such_option": 1}),
         ):
             assert (await refused(bad)).status is grpc.StatusCode.INVALID_ARGUMENT
         # Moves the rules refuse carry the rule code.
@@ -109,16 +112,17 @@ def test_errors_have_their_status_and_append_nothing(tmp_path: Path) -> None:
         wrong = await refused(other.submit("t1", (turn + 1) % 3, draw))
         assert wrong.status is grpc.StatusCode.FAILED_PRECONDITION and wrong.code == "not_your_turn"
         assert log.last_seq("t1") == 2
-        for client in (ann, bob, _, stranger):
+        for client in (ann, bob, cyd, ops, stranger):
             await client.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
-def test_a_retried_command_id_returns_the_original_outcome(tmp_path: Path) -> None:
+def test_a_retried_command_id_returns_the_original_outcome(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        created = await seats[0].create_game("rummy40", PLAYERS, "t2", turn_timeout_ms=NO_TIMER)
+        seats = people.clients(engine.address)
+        ops = operator(engine, people)
+        created = await ops.create_game("rummy40", people.ids, "t2", turn_timeout_ms=NO_TIMER)
         turn = created.view.turn
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
         first = await seats[turn].submit("t2", turn, draw, command_id="c-1")
@@ -130,23 +134,26 @@ def test_a_retried_command_id_returns_the_original_outcome(tmp_path: Path) -> No
         assert shown.view.seq == first.last_seq and shown.view.seat == turn and shown.view.hand  # ... or here
         assert engine.stores.log.last_seq("t2") == first.last_seq
         # The same game id and table again is the same game; another table under that id is refused.
-        same = await seats[0].create_game("rummy40", PLAYERS, "t2", turn_timeout_ms=NO_TIMER)
+        same = await ops.create_game("rummy40", people.ids, "t2", turn_timeout_ms=NO_TIMER)
         assert same.game_id == "t2"
-        clash = await refused(seats[0].create_game("rummy40", ["ann", "y"], "t2"))
+        clash = await refused(ops.create_game("rummy40", [people.ids[0], "y"], "t2"))
         assert clash.status is grpc.StatusCode.ALREADY_EXISTS
-        for client in seats:
+        for client in (*seats, ops):
             await client.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
 @pytest.mark.parametrize("variant", PLAYABLE_VARIANTS)
-def test_bots_play_a_game_without_leaks_then_replay_and_verify(tmp_path: Path, variant: str) -> None:
+def test_bots_play_a_game_without_leaks_then_replay_and_verify(
+    tmp_path: Path, people: People, variant: str
+) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
+        seats = people.clients(engine.address)
+        ops = operator(engine, people)
         options = {"deals_per_match": 1} if variant == "rummy40" else {}
-        created = await seats[0].create_game(variant, PLAYERS, "g", options=options, turn_timeout_ms=NO_TIMER)
-        spectator = GameClient(engine.address, token("watcher"))
+        created = await ops.create_game(variant, people.ids, "g", options=options, turn_timeout_ms=NO_TIMER)
+        spectator = people.client(engine.address, people.outsider, retry_for_s=10)
         watched: list[gs.GameUpdate] = []
 
         async def watch() -> None:
@@ -176,23 +183,23 @@ def test_bots_play_a_game_without_leaks_then_replay_and_verify(tmp_path: Path, v
         at = await seats[2].state_at("g", middle, seat=2)
         assert [len(h.cards) for h in at.hands] == [len(h) for h in truth[middle].hands]
         assert at.view.seq == middle
-        outsider = GameClient(engine.address, token("zed"))
+        outsider = people.client(engine.address, people.outsider)
         assert not (await outsider.state_at("g", middle)).hands
         assert (await refused(outsider.history("g"))).status is grpc.StatusCode.PERMISSION_DENIED
-        operator = GameClient(engine.address, operator_token())
-        assert len((await operator.history("g")).entries) == max(truth)
+        assert len((await ops.history("g")).entries) == max(truth)
         verified = await outsider.verify_shuffle("g")
         assert verified.verified and verified.commitment_matches and verified.shuffles
-        for client in (*seats, spectator, outsider, operator):
+        for client in (*seats, spectator, outsider, ops):
             await client.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
-def test_a_stream_resumes_after_the_last_seq_seen(tmp_path: Path) -> None:
+def test_a_stream_resumes_after_the_last_seq_seen(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        await seats[0].create_game("kalooki", PLAYERS, "r", turn_timeout_ms=NO_TIMER)
+        seats = people.clients(engine.address)
+        ops = operator(engine, people)
+        await ops.create_game("kalooki", people.ids, "r", turn_timeout_ms=NO_TIMER)
         bots = [BotPlayer(client, "r", seat) for seat, client in enumerate(seats)]
         await asyncio.gather(*(bot.play() for bot in bots))
         total = (await seats[0].view("r")).seq
@@ -201,16 +208,17 @@ def test_a_stream_resumes_after_the_last_seq_seen(tmp_path: Path) -> None:
         assert resumed == list(range(6, total + 1))
         fresh = [update async for update in seats[0].updates("r", 0)]
         assert [(u.seq, u.event_type) for u in fresh] == [(total, "view")]
-        for client in seats:
+        for client in (*seats, ops):
             await client.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
-def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: Path) -> None:
+def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        created = await seats[0].create_game("kalooki", PLAYERS, "slow", turn_timeout_ms=50)
+        seats = people.clients(engine.address)
+        ops = operator(engine, people)
+        created = await ops.create_game("kalooki", people.ids, "slow", turn_timeout_ms=50)
         first = created.view.turn
         assert created.view.HasField("turn_deadline")
         for _ in range(100):
@@ -229,20 +237,21 @@ def test_the_turn_timer_plays_for_absent_players_and_marks_them_away(tmp_path: P
         kinds = [message.WhichOneof("event") for _, message, _ in entries]
         assert kinds[:2] == ["game_started", "table_seated"]
         assert kinds.count("player_away") == 3
-        for client in seats:
+        for client in (*seats, ops):
             await client.close()
 
-    run(tmp_path, scenario, away_after=2, away_grace_ms=20)
+    run(tmp_path, people, scenario, away_after=2, away_grace_ms=20)
 
 
-def test_legal_actions_come_on_the_last_update_of_a_command(tmp_path: Path) -> None:
+def test_legal_actions_come_on_the_last_update_of_a_command(tmp_path: Path, people: People) -> None:
     """A turn the timer plays is several events of one command: a stream lists a seat's actions only on
     the last, where the game is. The timed-out seat could still draw after the timeout event and discard
     after the draw, but the engine has played both: listed there, a client acting would be refused."""
 
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        created = await seats[0].create_game("kalooki", PLAYERS, "timed", turn_timeout_ms=300)
+        seats = people.clients(engine.address)
+        ops = operator(engine, people)
+        created = await ops.create_game("kalooki", people.ids, "timed", turn_timeout_ms=300)
         first = created.view.turn
         played: list[gs.GameUpdate] = []
         async for update in seats[first].updates("timed", first):
@@ -254,13 +263,13 @@ def test_legal_actions_come_on_the_last_update_of_a_command(tmp_path: Path) -> N
         assert kinds[0] == "turn_timed_out" and len(kinds) >= 3, kinds  # the timeout, a draw, a discard
         listed = [(u.event_type, len(u.legal_actions)) for u in played]
         assert all(count == 0 for _, count in listed), listed
-        for client in seats:
+        for client in (*seats, ops):
             await client.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
-def test_health_serves_and_reflection_lists_the_service(tmp_path: Path) -> None:
+def test_health_serves_and_reflection_lists_the_service(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
         async with grpc.aio.insecure_channel(engine.address) as channel:
             health: Any = health_pb2_grpc.HealthStub(channel)  # the typed stubs describe sync channels
@@ -273,16 +282,23 @@ def test_health_serves_and_reflection_lists_the_service(tmp_path: Path) -> None:
                 assert {"rummy.game.v1.GameService", "grpc.health.v1.Health"} <= names
                 break
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)
 
 
-def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(tmp_path: Path) -> None:
+def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(
+    tmp_path: Path, people: People
+) -> None:
     async def scenario() -> None:
-        config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), turn_timeout_ms=NO_TIMER)
+        config = EngineConfig(
+            address="127.0.0.1:0",
+            data_dir=str(tmp_path),
+            turn_timeout_ms=NO_TIMER,
+            identity=people.identity.address,
+        )
         engine = await start_engine(config)
-        client = GameClient(engine.address, token("ann"), retry_for_s=0)
-        await client.create_game("kalooki", PLAYERS, "left", turn_timeout_ms=50)
-        await client.create_game("kalooki", PLAYERS, "kept", turn_timeout_ms=NO_TIMER)
+        client = people.client(engine.address, people.ops)
+        await client.create_game("kalooki", people.ids, "left", turn_timeout_ms=50)
+        await client.create_game("kalooki", people.ids, "kept", turn_timeout_ms=NO_TIMER)
         await client.close()
         await engine.stop()
         log = EmbeddedEventLog(tmp_path / "events.sqlite")
@@ -302,16 +318,21 @@ def test_after_a_restart_the_turn_timer_plays_on_in_games_nobody_touches(tmp_pat
     asyncio.run(scenario())
 
 
-def test_away_and_returned_seats_survive_a_restart(tmp_path: Path) -> None:
+def test_away_and_returned_seats_survive_a_restart(tmp_path: Path, people: People) -> None:
     """Away status lives in the log (PlayerAway/PlayerReturned), not in the engine's memory."""
 
     async def scenario() -> None:
         config = EngineConfig(
-            address="127.0.0.1:0", data_dir=str(tmp_path), away_after=1, away_grace_ms=NO_TIMER
+            address="127.0.0.1:0",
+            data_dir=str(tmp_path),
+            away_after=1,
+            away_grace_ms=NO_TIMER,
+            identity=people.identity.address,
         )
         engine = await start_engine(config)
-        seats = clients(engine)
-        await seats[0].create_game("kalooki", PLAYERS, "afk", turn_timeout_ms=30)
+        seats = people.clients(engine.address)
+        ops = people.client(engine.address, people.ops)
+        await ops.create_game("kalooki", people.ids, "afk", turn_timeout_ms=30)
         for _ in range(100):  # one timeout each marks a seat away; away seats then wait for the grace
             await asyncio.sleep(0.05)
             view = await seats[0].view("afk", 0)
@@ -321,12 +342,12 @@ def test_away_and_returned_seats_survive_a_restart(tmp_path: Path) -> None:
         back = (view.turn + 1) % 3
         returned = await seats[back].return_to_table("afk", back)
         assert [s.away for s in returned.seats] == [seat != back for seat in range(3)]
-        for client in seats:
+        for client in (*seats, ops):
             await client.close()
         await engine.stop()
 
         engine = await start_engine(config)
-        seats = clients(engine)
+        seats = people.clients(engine.address)
         try:
             after = await seats[0].view("afk", 0)
             assert after.seq == returned.seq
@@ -342,51 +363,74 @@ def test_away_and_returned_seats_survive_a_restart(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_who_may_create_a_table_act_and_read_a_finished_history(tmp_path: Path) -> None:
-    async def scenario(engine: RunningEngine) -> None:
-        def as_(subject: str, role: str = PLAYER) -> GameClient:
-            return GameClient(engine.address, token(subject, role), retry_for_s=0)
+def test_who_may_create_a_table_act_and_read_a_finished_history(tmp_path: Path, people: People) -> None:
+    """Nobody is seated without asking: a player's own table seats them and the house bots only;
+    matchmaking's service seats the people who queued; an operator's tables are casual."""
 
-        stranger, service, operator = as_("zed"), as_("matchmaking", SERVICE), as_("ops", OPERATOR)
-        denied = await refused(stranger.create_game("rummy40", PLAYERS, "forced"))
+    async def scenario(engine: RunningEngine) -> None:
+        ann, bob, _ = people.players
+        stranger = people.client(engine.address, people.outsider)
+        operator_ = people.client(engine.address, people.ops)
+        service = GameClient(engine.address, people.identity.service_token("matchmaking"), retry_for_s=0)
+        denied = await refused(stranger.create_game("rummy40", people.ids, "forced"))
         assert denied.status is grpc.StatusCode.PERMISSION_DENIED and denied.code == "not_at_table"
-        assert engine.stores.log.last_seq("forced") == 0
-        await service.create_game("rummy40", PLAYERS, "queued", turn_timeout_ms=NO_TIMER)
-        await operator.create_game("rummy40", PLAYERS, "ops-table", turn_timeout_ms=NO_TIMER)
-        own = await as_("ann").create_game("rummy40", ["ann", "zed"], "private", turn_timeout_ms=NO_TIMER)
-        assert [s.player_id for s in own.view.seats] == ["ann", "zed"]
+        farm = await refused(
+            people.client(engine.address, ann).create_game("rummy40", [ann.id, bob.id], "farm")
+        )
+        assert farm.status is grpc.StatusCode.PERMISSION_DENIED and farm.code == "not_consented"
+        assert engine.stores.log.last_seq("forced") == 0 and engine.stores.log.last_seq("farm") == 0
+        await service.create_game(
+            "rummy40",
+            people.ids,
+            "queued",
+            turn_timeout_ms=NO_TIMER,
+            player_names=["A", "B", "C"],
+            rated=True,
+        )
+        await operator_.create_game("rummy40", people.ids, "ops-table", turn_timeout_ms=NO_TIMER)
+        own = await people.client(engine.address, ann).create_game(
+            "rummy40", [ann.id, "bot-ada"], "private", turn_timeout_ms=NO_TIMER
+        )
+        assert [(s.player_id, s.name, s.bot) for s in own.view.seats] == [
+            (ann.id, "ann", False),
+            ("bot-ada", "bot-ada", True),
+        ]
         entries = await engine.app.history("queued")
         seated = entries[1][1].table_seated
-        assert list(seated.player_ids) == PLAYERS and seated.requested_by == "matchmaking"
-        # A service or operator token never acts or looks for a seat, even under a player's name.
-        turn = (await service.view("queued")).turn
+        assert list(seated.player_ids) == people.ids and seated.requested_by == "matchmaking"
+        assert list(seated.player_names) == ["A", "B", "C"] and seated.rated
+        ops_seated = (await engine.app.history("ops-table"))[1][1].table_seated
+        assert not ops_seated.rated and ops_seated.requested_by == people.ops.id
+        # A service or operator token never acts or looks for a seat.
+        turn = (await operator_.view("queued")).turn
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
-        for impostor in (as_(PLAYERS[turn], SERVICE), as_(PLAYERS[turn], OPERATOR)):
+        for impostor in (service, operator_):
             assert (await refused(impostor.submit("queued", turn, draw))).code == "not_your_seat"
-            await impostor.close()
         # A finished game's full history: its players and operators, not a service or a stranger.
         # (the turn timer plays it out: away after one timeout, then after the 1 ms grace)
         await service.create_game(
-            "rummy40", ["ann", "bob"], "done", options={"deals_per_match": 1}, turn_timeout_ms=1
+            "rummy40", [ann.id, bob.id], "done", options={"deals_per_match": 1}, turn_timeout_ms=1
         )
         for _ in range(400):
             await asyncio.sleep(0.05)
-            if (await operator.view("done")).phase == gs.PHASE_GAME_OVER:
+            if (await operator_.view("done")).phase == gs.PHASE_GAME_OVER:
                 break
-        assert (await operator.history("done")).entries
-        assert (await as_("bob").history("done")).entries
+        assert (await operator_.history("done")).entries
+        assert (await people.client(engine.address, bob).history("done")).entries
         for other in (service, stranger):
             assert (await refused(other.history("done"))).status is grpc.StatusCode.PERMISSION_DENIED
-        for client in (stranger, service, operator):
+        for client in (stranger, service, operator_):
             await client.close()
 
-    run(tmp_path, scenario, away_after=1, away_grace_ms=1)
+    run(tmp_path, people, scenario, away_after=1, away_grace_ms=1)
 
 
-def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(tmp_path: Path) -> None:
+def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(
+    tmp_path: Path, people: People
+) -> None:
     async def scenario(engine: RunningEngine) -> None:
-        seats = clients(engine)
-        created = await seats[0].create_game("kalooki", PLAYERS, "open", turn_timeout_ms=NO_TIMER)
+        ops = operator(engine, people)
+        created = await ops.create_game("kalooki", people.ids, "open", turn_timeout_ms=NO_TIMER)
         seed = game_seed(engine.config.seed_key, "open")
         assert created.view.seed_commitment == seed_commitment(seed) and not created.view.seed
         other = game_seed("another key", "open")
@@ -396,7 +440,6 @@ def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(tmp
         assert entries and seed_commitment(seed).encode() in stored  # the scan reads the stores
         for form in (seed, seed.hex().encode()):
             assert form not in stored
-        for client in seats:
-            await client.close()
+        await ops.close()
 
-    run(tmp_path, scenario)
+    run(tmp_path, people, scenario)

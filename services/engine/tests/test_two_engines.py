@@ -21,14 +21,14 @@ from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import GameClient, RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
+from rummy_identity.testing import Player
 from rummy_matchmaking.app import table_event
 from rummy_store import NewEvent
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.publisher import KafkaPublisher
 
-from .conftest import token
+from .conftest import People
 
-PLAYERS = ["ann", "bob"]
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 PARTITIONS = 3  # a small topic: the test waits for the engines to own every partition
 ALL = frozenset(range(PARTITIONS))
@@ -43,8 +43,11 @@ async def until(condition: Callable[[], bool], what: str, timeout_s: float = 60)
 
 @pytest.mark.integration
 def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, people: People
 ) -> None:
+    ann, bob = people.players[:2]
+    players = [ann.id, bob.id]
+    by_id = {ann.id: ann, bob.id: bob}
     topic = f"{unique_prefix}.rummy.game.events.v1"
 
     async def scenario() -> None:
@@ -56,12 +59,13 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
             key_prefix=f"{unique_prefix}:",
             partitions=PARTITIONS,
             turn_timeout_ms=0,
+            identity=people.identity.address,
         )
         engines: list[RunningEngine] = [await start_engine(config)]
         clients: list[GameClient] = []
 
-        def client(engine: RunningEngine, player: str) -> GameClient:
-            clients.append(GameClient(engine.address, token(player), retry_for_s=0))
+        def client(engine: RunningEngine, player: Player) -> GameClient:
+            clients.append(people.client(engine.address, player))
             return clients[-1]
 
         try:
@@ -78,11 +82,9 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
             owner, other = (first, second) if partition in first.app.owned else (second, first)
 
             await until(lambda: other.app.owner_of(partition) == owner.address, "the owner to be published")
-            created = await client(other, "ann").create_game(
-                "rummy40", PLAYERS, "shared"
-            )  # any engine will do
+            created = await client(other, people.ops).create_game("rummy40", players, "shared")  # any engine
             seat = created.view.turn
-            mover = PLAYERS[seat]
+            mover = by_id[players[seat]]
             async with grpc.aio.insecure_channel(
                 other.address
             ) as channel:  # not its partition: it says whose
@@ -90,9 +92,7 @@ def test_engines_split_the_partitions_and_a_stopped_ones_games_move_on(
                     game_id="shared", seat=seat, command_id="draw-1", action=DRAW
                 )
                 with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await gs_grpc.GameServiceStub(channel).SubmitAction(
-                        request, metadata=(("authorization", f"Bearer {token(mover)}"),)
-                    )
+                    await gs_grpc.GameServiceStub(channel).SubmitAction(request, metadata=mover.auth())
             assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
             assert (refused.value.details() or "").startswith("not_owner")
             assert ("meldstream-owner", owner.address) in tuple(refused.value.trailing_metadata() or ())
@@ -143,7 +143,7 @@ async def _created(client: GameClient, game_id: str) -> gs.PlayerView:
 
 @pytest.mark.integration
 def test_a_table_formed_reaches_the_engine_owning_its_game(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, people: People
 ) -> None:
     """Matchmaking's tables are split between the engines by their own topic's partitions, not by the
     games': an engine handed a table of another's partition sends the CreateGame to the owner."""
@@ -159,10 +159,12 @@ def test_a_table_formed_reaches_the_engine_owning_its_game(
             partitions=PARTITIONS,
             turn_timeout_ms=0,
             tables=tables,
+            identity=people.identity.address,
+            service_credential=people.identity.credentials["engine"],  # forwards tables to their owner
         )
         engines = [await start_engine(config), await start_engine(config)]
         publisher = KafkaPublisher(kafka_bootstrap, tables, config.partitions)
-        client = GameClient(engines[0].address, token("ann"))
+        client = people.client(engines[0].address, people.ops, retry_for_s=60)
         try:
 
             def published() -> bool:
@@ -173,7 +175,7 @@ def test_a_table_formed_reaches_the_engine_owning_its_game(
             games = [f"table-{n}" for n in range(9)]
             assert {engines[0].stores.log.partition_for(g) for g in games} == ALL
             for n, game_id in enumerate(games):
-                event = table_event(game_id, "kalooki", ["ann", "bob", "cy"], {})
+                event = table_event(game_id, "kalooki", people.ids, {})
                 payload = NewEvent("table_formed", event.SerializeToString())
                 await asyncio.to_thread(publisher.publish, game_id, f"c{n}", 1, [payload])
             for game_id in games:  # each game exists once, at its owner, whoever got the table

@@ -11,18 +11,12 @@ import grpc
 import pytest
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_identity.testing import IdentityProcess
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.server import LIMITS
 from rummy_matchmaking.service import open_journal, start_matchmaking
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_service.errors import QUOTED_CHARS
 from rummy_service.limits import text_fields
-
-TOKENS = TokenIssuer(DEV_SECRET)
-
-
-def _as(player: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {TOKENS.issue(player)}"),)
 
 
 async def _status(call: Any) -> tuple[grpc.StatusCode, str]:
@@ -43,12 +37,15 @@ def _records(config: MatchmakingConfig) -> int:
         return sum(log.end_offset(p) for p in range(log.partitions))
 
 
-async def _scenario(config: MatchmakingConfig) -> list[tuple[grpc.StatusCode, str]]:
+async def _scenario(
+    config: MatchmakingConfig, identity: IdentityProcess
+) -> list[tuple[grpc.StatusCode, str]]:
     running = await start_matchmaking(config)
     try:
         async with grpc.aio.insecure_channel(running.address) as channel:
             stub: Any = mm_grpc.MatchmakingServiceStub(channel)
-            ann = _as("ann")
+            ann = identity.player("mm-ann").auth()
+            guest = identity.guest().auth()
             queued = await stub.Enqueue(mm.EnqueueRequest(variant="kalooki", min_players=3), metadata=ann)
             before = _records(config)
             statuses = [
@@ -61,7 +58,10 @@ async def _scenario(config: MatchmakingConfig) -> list[tuple[grpc.StatusCode, st
                 ),
                 await _status(lambda: stub.Cancel(mm.CancelRequest(ticket_id="nope"), metadata=ann)),
                 await _status(
-                    lambda: stub.Cancel(mm.CancelRequest(ticket_id=queued.ticket_id), metadata=_as("bob"))
+                    lambda: stub.Cancel(
+                        mm.CancelRequest(ticket_id=queued.ticket_id),
+                        metadata=identity.player("mm-bob").auth(),
+                    )
                 ),
                 await _status(
                     lambda: stub.WatchTicket(mm.WatchTicketRequest(ticket_id="nope"), metadata=ann)
@@ -79,11 +79,19 @@ async def _scenario(config: MatchmakingConfig) -> list[tuple[grpc.StatusCode, st
                         mm.CreateTournamentRequest(
                             variant="contract", format=mm.TOURNAMENT_FORMAT_ROTATION, rounds=9
                         ),
-                        metadata=(("authorization", f"Bearer {TOKENS.issue('ops', 'operator')}"),),
+                        metadata=identity.operator().auth(),
                     )
                 ),
                 await _status(
                     lambda: stub.GetTournament(mm.GetTournamentRequest(tournament_id="x"), metadata=ann)
+                ),
+                await _status(  # queueing someone else: they never asked
+                    lambda: stub.Enqueue(
+                        mm.EnqueueRequest(variant="rummy40", min_players=2, party=["someone"]), metadata=ann
+                    )
+                ),
+                await _status(  # a guest in a rated queue
+                    lambda: stub.Enqueue(mm.EnqueueRequest(variant="rummy40", min_players=2), metadata=guest)
                 ),
             ]
             assert _records(config) == before  # nothing refused was written
@@ -92,9 +100,11 @@ async def _scenario(config: MatchmakingConfig) -> list[tuple[grpc.StatusCode, st
         await running.stop()
 
 
-def test_bad_requests_get_their_status_and_change_nothing(tmp_path: Path) -> None:
-    config = MatchmakingConfig(address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50)
-    codes = [(code, reason.split(":")[0]) for code, reason in asyncio.run(_scenario(config))]
+def test_bad_requests_get_their_status_and_change_nothing(tmp_path: Path, identity: IdentityProcess) -> None:
+    config = MatchmakingConfig(
+        address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50, identity=identity.address
+    )
+    codes = [(code, reason.split(":")[0]) for code, reason in asyncio.run(_scenario(config, identity))]
     assert codes == [
         (grpc.StatusCode.INVALID_ARGUMENT, "unknown_variant"),
         (grpc.StatusCode.UNAUTHENTICATED, "unauthenticated"),
@@ -105,6 +115,8 @@ def test_bad_requests_get_their_status_and_change_nothing(tmp_path: Path) -> Non
         (grpc.StatusCode.PERMISSION_DENIED, "operators_only"),
         (grpc.StatusCode.INVALID_ARGUMENT, "bad_rounds"),
         (grpc.StatusCode.NOT_FOUND, "no_such_tournament"),
+        (grpc.StatusCode.FAILED_PRECONDITION, "party_needs_consent"),
+        (grpc.StatusCode.FAILED_PRECONDITION, "account_required"),
     ]
 
 
@@ -114,10 +126,12 @@ def test_every_string_field_has_a_limit() -> None:
 
 
 @pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.integration)])
-def journal(request: pytest.FixtureRequest, tmp_path: Path) -> MatchmakingConfig:
+def journal(request: pytest.FixtureRequest, tmp_path: Path, identity: IdentityProcess) -> MatchmakingConfig:
     """Matchmaking on its embedded journal, and on real Kafka (where the 1 MB code was UNKNOWN)."""
     if request.param == "embedded":
-        return MatchmakingConfig(address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50)
+        return MatchmakingConfig(
+            address="127.0.0.1:0", data_dir=str(tmp_path), pairing_interval_ms=50, identity=identity.address
+        )
     prefix = request.getfixturevalue("unique_prefix")
     return MatchmakingConfig(
         address="127.0.0.1:0",
@@ -125,10 +139,13 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> MatchmakingConfig
         topic=f"{prefix}.rummy.matchmaking.events.v1",
         scoring_topic=f"{prefix}.rummy.scoring.events.v1",
         pairing_interval_ms=50,
+        identity=identity.address,
     )
 
 
-def test_oversized_fields_are_refused_and_never_echoed(journal: MatchmakingConfig) -> None:
+def test_oversized_fields_are_refused_and_never_echoed(
+    journal: MatchmakingConfig, identity: IdentityProcess
+) -> None:
     """A 1 MB private code used to reach the journal (on Kafka: UNKNOWN, the record too large)."""
     huge = "x" * 1_000_000
     config = journal
@@ -138,7 +155,7 @@ def test_oversized_fields_are_refused_and_never_echoed(journal: MatchmakingConfi
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub: Any = mm_grpc.MatchmakingServiceStub(channel)
-                ann = _as("ann")
+                ann = identity.player("mm-ann").auth()
                 before = _records(config)
                 enqueue: dict[str, Any] = {"variant": "kalooki", "min_players": 3}
                 at_limit = "y" * LIMITS["ticket_id"]  # not too long, yet quoted only in part

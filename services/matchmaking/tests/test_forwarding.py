@@ -18,17 +18,12 @@ import grpc
 import pytest
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_identity.testing import IdentityProcess
 from rummy_matchmaking.config import MatchmakingConfig
-from rummy_matchmaking.forwarding import FORWARDED
 from rummy_matchmaking.service import RunningMatchmaking, open_journal, start_matchmaking
-from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
+from rummy_service.forwarding import FORWARDED
 
-TOKENS = TokenIssuer(DEV_SECRET)
 PARTITIONS = 4
-
-
-def _auth(player: str, role: str = "player") -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {TOKENS.issue(player, role)}"),)
 
 
 async def _until(condition: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
@@ -49,8 +44,11 @@ def _room(instance: RunningMatchmaking, prefix: str) -> str:
 
 @pytest.mark.integration
 def test_calls_work_through_either_instance_and_survive_a_stop(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, identity: IdentityProcess
 ) -> None:
+    def _auth(name: str) -> tuple[tuple[str, str], ...]:
+        return identity.player(f"fw-{name}").auth()
+
     config = MatchmakingConfig(
         address="127.0.0.1:0",
         kafka=kafka_bootstrap,
@@ -60,6 +58,7 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
         key_prefix=f"{unique_prefix}:",
         partitions=PARTITIONS,
         pairing_interval_ms=20,
+        identity=identity.address,
     )
 
     async def scenario() -> None:
@@ -108,7 +107,7 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
             assert (looped.value.details() or "").startswith("not_owner")
 
             # A tournament made through one instance, registered for and read through the other.
-            operator = _auth("op", OPERATOR)
+            operator = identity.operator().auth()
             created = await stub(first).CreateTournament(
                 mm.CreateTournamentRequest(
                     variant="rummy40", format=mm.TOURNAMENT_FORMAT_SERIES, rounds=1, table_size=2
@@ -124,11 +123,12 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
             started = await stub(away).StartTournament(
                 mm.StartTournamentRequest(tournament_id=tid), metadata=operator
             )
-            assert [list(t.player_ids) for t in started.tables] == [["p1", "p2"]]
+            players = [identity.player(f"fw-{name}").id for name in ("p1", "p2")]
+            assert [list(t.player_ids) for t in started.tables] == [players]
             seen = await stub(away).GetTournament(
                 mm.GetTournamentRequest(tournament_id=tid), metadata=operator
             )
-            assert list(seen.player_ids) == ["p1", "p2"] and seen.round == 1
+            assert list(seen.player_ids) == players and seen.round == 1
 
             # The queue's owner stops: the first instance takes its partitions, folds the ticket, and
             # the second player's enqueue through it seats both.

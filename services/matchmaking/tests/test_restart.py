@@ -20,7 +20,7 @@ from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.pairing import PairingRules
 from rummy_matchmaking.service import open_journal, start_matchmaking
-from rummy_service.auth import PLAYER, Principal
+from rummy_service.auth import HUMAN, PLAY, WATCH, Principal
 from rummy_service.errors import FailedPrecondition
 from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
@@ -39,7 +39,7 @@ async def _until(check: Callable[[], bool], what: str) -> None:
 
 
 def _player(name: str) -> Principal:
-    return Principal(name, PLAYER)
+    return Principal(name, frozenset({PLAY, WATCH}), HUMAN, name)
 
 
 def _tickets(app: MatchmakingApp) -> dict[str, tuple[int, str, dict[str, int]]]:

@@ -18,7 +18,7 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.journal import FORMAT
 from rummy_matchmaking.service import start_matchmaking
-from rummy_service.auth import PLAYER, Principal
+from rummy_service.auth import HUMAN, PLAY, WATCH, Principal
 from rummy_store import NewEvent
 from rummy_store.kafka_records import headers
 from rummy_store.publisher import KafkaPublisher
@@ -62,7 +62,7 @@ def test_stray_records_on_the_journal_and_the_scoring_topic_are_skipped(
 
     async def scenario() -> None:
         first = await start_matchmaking(config)
-        queued = await first.app.enqueue(Principal("ann", PLAYER), FOURS)
+        queued = await first.app.enqueue(Principal("ann", frozenset({PLAY, WATCH}), HUMAN, "ann"), FOURS)
         await first.stop()
         stray(config.topic, "stray-1", "ticket_queued", b"\xff\x00 not protobuf", FORMAT)
         stray(config.topic, "stray-2", "ticket_queued", b"", FORMAT + 7)

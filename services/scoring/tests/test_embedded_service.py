@@ -25,7 +25,11 @@ def _append_game(log: EmbeddedEventLog, game_id: str, *, ended: bool = True) -> 
             "engine/create",
             [
                 ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=3)),
-                ev.GameEvent(table_seated=ev.TableSeated(player_ids=["ann", "bob", "cy"])),
+                ev.GameEvent(
+                    table_seated=ev.TableSeated(
+                        player_ids=["ann", "bob", "cy"], requested_by="matchmaking", rated=True
+                    )
+                ),
             ],
         ),
         (

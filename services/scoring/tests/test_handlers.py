@@ -48,7 +48,9 @@ def _game(
 ) -> list[EventRecord]:
     """A game as the engine logs it: started and seated in one command, a draw, the end (at `at`)."""
     started = ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=len(players)))
-    seated = ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking"))
+    seated = ev.GameEvent(
+        table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking", rated=True)
+    )
     drawn = ev.GameEvent(card_drawn=ev.CardDrawn(seat=0))
     deal = ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties))
     over = ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties))

@@ -438,6 +438,9 @@ class GameApp:
         turn_timeout_ms: int,
         *,
         requested_by: str,
+        names: Sequence[str] = (),
+        bots: Sequence[bool] = (),
+        rated: bool = False,
     ) -> LiveGame:
         """A new game (GameStarted, then TableSeated, in one command), or the same one again."""
         game_id = game_id or self._new_game_id()
@@ -453,7 +456,7 @@ class GameApp:
             if value is None:
                 raise InvalidArgument("bad_option", f"option {quote(name)} has no value")
         await self._check_owner(game_id)
-        table = Table(tuple(players), turn_timeout_ms)
+        table = Table(tuple(players), turn_timeout_ms, tuple(names), tuple(bots), requested_by, rated)
         try:
             rules = rules_for(variant, len(players), **dict(options))
             first = start(variant, len(players), self._seed(game_id), **dict(options))
@@ -464,7 +467,14 @@ class GameApp:
             return self._same_table(existing, table, rules)
         in_force = turn_timeout_ms or self._config.turn_timeout_ms
         seated = TableSeated(
-            table.players, turn_timeout_ms, tuple(sorted(options.items())), requested_by, in_force
+            table.players,
+            turn_timeout_ms,
+            tuple(sorted(options.items())),
+            requested_by,
+            in_force,
+            table.names,
+            table.bots,
+            rated,
         )
         state = self._projection.fold(None, CREATE_COMMAND, 1, first)
         state = self._projection.fold(state, CREATE_COMMAND, 2, seated)

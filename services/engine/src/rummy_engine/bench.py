@@ -8,6 +8,12 @@ by the actions (stream fan-out to every seat included). Beside it, in the same r
 gRPC round trip (`grpc.health.v1.Health/Check`: no store, no rules) and a bare kafka-python acks=all
 produce; and the start cost (CreateGame plus the first action) with `--start-records` records
 already in the topic.
+
+Tokens come from an identity service started for the run (`rummy_identity.testing`, on a throwaway
+embedded store); the engine verifies them with its public keys. Every table seats the same three
+people, each playing with their own token; an operator creates the games (a person's own table seats
+only them and the house bots). The engine's per-account rate limits are lifted (UNLIMITED): three
+accounts play every table here, where a deployment's load comes from many.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,21 +36,24 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
+from rummy_identity.testing import IdentityProcess, Player, running_identity
 from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.figures import latency
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
-from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_service.rate_limits import ACCOUNT_VARIABLE, MOVES_VARIABLE
 from rummy_store import NewEvent
 from rummy_store.kafka_records import headers
 
-PLAYERS = ["p0", "p1", "p2"]
+PLAYERS = ["bench-p0", "bench-p1", "bench-p2"]  # account names at the run's identity service
+UNLIMITED = {ACCOUNT_VARIABLE: "1000000/second", MOVES_VARIABLE: "1000000/second"}
+"""The engine environment lifting the per-account limits: a bench's few accounts play every table."""
 
 
 class TimedClient(GameClient):
     """A client that records the latency of every accepted action."""
 
-    def __init__(self, target: str, token: str, latencies: list[float]) -> None:
+    def __init__(self, target: str, token: Callable[[], str], latencies: list[float]) -> None:
         super().__init__(target, token)
         self._latencies = latencies
 
@@ -79,9 +88,15 @@ class Engine:
 
 
 @contextlib.contextmanager
-def _engine(store: str) -> Iterator[Engine]:
+def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
     address = f"127.0.0.1:{free_port()}"
-    env = {**os.environ, "ENGINE_ADDRESS": address, "ENGINE_TURN_TIMEOUT_MS": "0"}
+    env = {
+        **os.environ,
+        "ENGINE_ADDRESS": address,
+        "ENGINE_TURN_TIMEOUT_MS": "0",
+        **UNLIMITED,
+        **identity.service_env(),
+    }
     with contextlib.ExitStack() as stack:
         if store == "kafka":
             kafka = stack.enter_context(provide_kafka())
@@ -128,19 +143,27 @@ async def _bare(address: str, calls: int, concurrency: int) -> tuple[list[float]
 
 
 async def _games(
-    address: str, tables: int, seconds: float, variant: str, bot: str = "greedy"
+    address: str,
+    tables: int,
+    seconds: float,
+    variant: str,
+    bot: str = "greedy",
+    *,
+    players: list[Player],
+    ops: Player,
 ) -> tuple[list[float], float, int]:
-    tokens = TokenIssuer(os.environ.get("MELDSTREAM_TOKEN_SECRET", DEV_SECRET))
+    ids = [p.id for p in players]
     latencies: list[float] = []
     finished = 0
     stop_at = time.perf_counter() + seconds
+    operator = GameClient(address, ops.token)  # seats the players at every table
 
     async def table(n: int) -> None:
         nonlocal finished
-        clients = [TimedClient(address, tokens.issue(p), latencies) for p in PLAYERS]
+        clients = [TimedClient(address, p.token, latencies) for p in players]
         try:
             while time.perf_counter() < stop_at:
-                created = await clients[0].create_game(variant, PLAYERS)
+                created = await operator.create_game(variant, ids)
                 bots = [BotPlayer(c, created.game_id, seat, bot) for seat, c in enumerate(clients)]
                 tasks = [asyncio.create_task(bot.play()) for bot in bots]
                 done, _ = await asyncio.wait(tasks, timeout=max(0.0, stop_at - time.perf_counter()))
@@ -153,7 +176,10 @@ async def _games(
                 await client.close()
 
     began = time.perf_counter()
-    await asyncio.gather(*(table(n) for n in range(tables)))
+    try:
+        await asyncio.gather(*(table(n) for n in range(tables)))
+    finally:
+        await operator.close()
     return latencies, time.perf_counter() - began, finished
 
 
@@ -198,20 +224,20 @@ def _fill(bootstrap: str, topic: str, upto: int) -> None:
         admin_consumer.close()
 
 
-async def _starts(address: str, count: int) -> list[float]:
-    """CreateGame plus the first action of `count` new games, one after another."""
-    tokens = TokenIssuer(os.environ.get("MELDSTREAM_TOKEN_SECRET", DEV_SECRET))
-    clients = [GameClient(address, tokens.issue(p)) for p in PLAYERS]
+async def _starts(address: str, players: list[Player], ops: Player, count: int) -> list[float]:
+    """CreateGame (by the operator) plus the first action of `count` new games, one after another."""
+    operator = GameClient(address, ops.token)
+    clients = [GameClient(address, p.token) for p in players]
     samples = []
     try:
         for _ in range(count):
             began = time.perf_counter()
-            created = await clients[0].create_game("kalooki", PLAYERS)
+            created = await operator.create_game("kalooki", [p.id for p in players])
             seat = created.view.turn
             await clients[seat].submit(created.game_id, seat, gs.Action(draw_from_stock=gs.DrawFromStock()))
             samples.append(time.perf_counter() - began)
     finally:
-        for client in clients:
+        for client in (operator, *clients):
             await client.close()
     return samples
 
@@ -238,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rows: list[str] = []
-    with _engine(args.store) as engine:
+    with running_identity() as identity, _engine(args.store, identity) as engine:
+        players, ops = [identity.player(name) for name in PLAYERS], identity.operator()
         address = engine.address
         cores = os.cpu_count()
         print(f"engine: separate process at {address} on {engine.where}; {cores} cores shared with the bots")
@@ -257,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s")
             cpu = cpu_s(engine.pid)
             act_lat, act_wall, finished = asyncio.run(
-                _games(address, games, args.seconds, args.variant, args.bot)
+                _games(address, games, args.seconds, args.variant, args.bot, players=players, ops=ops)
             )
             cpu_ms = (cpu_s(engine.pid) - cpu) * 1000 / max(1, len(act_lat))
             rows.append(
@@ -269,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             for records in args.start_records:
                 progress(f"bench-engine: filling the topic to {records:,} records")
                 _fill(engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"], records)
-                starts = asyncio.run(_starts(address, 20))
+                starts = asyncio.run(_starts(address, players, ops, 20))
                 rows.append(f"start cost (CreateGame + 1st action), {records:>7,} records: {latency(starts)}")
     for row in rows:
         print(row)

@@ -8,6 +8,12 @@ seconds it prints `window`, counts the acknowledged actions for `--seconds`, and
 `done ACTIONS SECONDS`; then it plays on until it is stopped (SIGTERM), so a kill can be measured
 under load. `meldstream-go load` (clients/go/load.go) plays the same way for a fraction of the CPU per
 action; bench_scale runs this one when the Go client is not built, or with `--load python`.
+
+Both take the seats' player ids and bearer tokens (`--players`, `--tokens`, seat 0 first), as
+bench_scale got them from its identity service; seat 0's token creates every game. A person's own
+table seats only them and the house bots, so bench_scale seats one person and a house bot (`seats`)
+and gives both seats that person's token (the creator plays the house bot's seat). The tokens are
+not renewed here: bench_scale's identity issues them to outlive its run.
 """
 
 from __future__ import annotations
@@ -22,18 +28,21 @@ import uuid
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
-from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_contracts.house import house_bots
 
-PLAYERS = ["p0", "p1"]
 VARIANT = "rummy40"
 
 
+def seats(person: str) -> list[str]:
+    """The load's two seats: `person` (whose token creates the games and plays both) and a house bot."""
+    return [person, *house_bots(2)]
+
+
 class Load:
-    def __init__(self, target: str, tables: int) -> None:
-        tokens = TokenIssuer(DEV_SECRET)
+    def __init__(self, target: str, tables: int, players: list[str], tokens: list[str]) -> None:
+        self._players = players
         self._clients = [
-            [GameClient(target, tokens.issue(player), retry_for_s=120) for player in PLAYERS]
-            for _ in range(tables)
+            [GameClient(target, token, retry_for_s=120) for token in tokens] for _ in range(tables)
         ]
         self.acked = 0
 
@@ -43,7 +52,7 @@ class Load:
     async def _table(self, clients: list[GameClient]) -> None:
         while True:
             game_id = uuid.uuid4().hex[:16]
-            await clients[0].create_game(VARIANT, PLAYERS, game_id)
+            await clients[0].create_game(VARIANT, self._players, game_id)
             await asyncio.gather(*(self._seat(c, game_id, seat) for seat, c in enumerate(clients)))
 
     async def _seat(self, client: GameClient, game_id: str, seat: int) -> None:
@@ -64,8 +73,10 @@ class Load:
             self.acked += 1
 
 
-async def _main(target: str, tables: int, warmup_s: float, seconds: float) -> None:
-    load = Load(target, tables)
+async def _main(
+    target: str, tables: int, warmup_s: float, seconds: float, *, players: list[str], tokens: list[str]
+) -> None:
+    load = Load(target, tables, players, tokens)
     playing = asyncio.create_task(load.run())
     await asyncio.sleep(warmup_s)
     print("window", flush=True)
@@ -81,8 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=int, default=48)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--players", required=True, help="the two seats' player ids, seat 0 first, comma-separated"
+    )
+    parser.add_argument(
+        "--tokens", required=True, help="one bearer token per seat, same order, comma-separated"
+    )
     args = parser.parse_args(argv)
-    asyncio.run(_main(args.target, args.tables, args.warmup, args.seconds))
+    players, tokens = args.players.split(","), args.tokens.split(",")
+    if len(players) != 2 or len(tokens) != 2 or args.tables < 1:
+        parser.error("--players and --tokens name two seats each, and --tables is at least 1")
+    asyncio.run(_main(args.target, args.tables, args.warmup, args.seconds, players=players, tokens=tokens))
     return 0
 
 

@@ -13,6 +13,12 @@ when an engine or a broker dies.
 3. Broker SIGKILL: 2 engines on a local 3-node KRaft cluster (replication 3, min ISR 2), the same
    probes over every partition, one node killed: the time until every game accepts an action again,
    then the node is restarted.
+
+Tokens come from an identity service started for the run (`rummy_identity.testing`, a throwaway
+embedded store): one person, whose token creates and plays every game of the load and of the probes,
+seated with a house bot (`bench_load.seats`: a person's own table seats only them and house bots).
+The loads are handed that token as it is, so the run's identity issues access tokens that outlive
+the run (TOKEN_TTL_S); the engines verify them with its public keys.
 """
 
 from __future__ import annotations
@@ -34,18 +40,18 @@ from pathlib import Path
 import grpc
 import redis
 from rummy_client import GameClient, RpcFailure
+from rummy_identity.testing import Player, running_identity
 from rummy_infra import provide_kafka, provide_kafka_cluster, provide_redis
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.ownership import OwnerDirectory
 from rummy_store.partitioning import partition_for
 
-from rummy_engine.bench import cpu_s, progress
-from rummy_engine.bench_load import PLAYERS, VARIANT
+from rummy_engine.bench import UNLIMITED, cpu_s, progress
+from rummy_engine.bench_load import VARIANT, seats
 from rummy_engine.config import EngineConfig
 
-TOKENS = TokenIssuer(DEV_SECRET)
+TOKEN_TTL_S = 6 * 3600  # the loads' tokens are not renewed: they outlive a run
 ROOT = Path(__file__).resolve().parents[4]
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
@@ -57,7 +63,9 @@ RETRY_PROBE = frozenset(
 class Engines:
     """Engine processes sharing one topic (a fresh one per `Engines`) through their consumer group."""
 
-    def __init__(self, kafka: str, redis_url: str, partitions: int, logs: Path) -> None:
+    def __init__(
+        self, kafka: str, redis_url: str, partitions: int, logs: Path, identity: dict[str, str]
+    ) -> None:
         tag = f"scale-{uuid.uuid4().hex[:8]}"
         self.topic = f"{tag}.rummy.game.events.v1"
         self.prefix = f"{tag}:"
@@ -71,7 +79,9 @@ class Engines:
             "ENGINE_KEY_PREFIX": self.prefix,
             "ENGINE_PARTITIONS": str(partitions),
             "ENGINE_TURN_TIMEOUT_MS": "0",
-            "MELDSTREAM_DEV": "1",  # the loads sign their tokens with DEV_SECRET
+            "MELDSTREAM_DEV": "1",  # the development seed key: throwaway games
+            **UNLIMITED,
+            **identity,  # where the engines get the public keys verifying the loads' tokens
         }
         self._logs = logs / tag
         self._logs.mkdir()
@@ -119,18 +129,22 @@ class Engines:
 class LoadGenerator:
     """Which program plays the load: the Go client's load mode (`make go-client`), which costs a
     fraction of the CPU per action the Python SDK does, or `rummy_engine.bench_load`. Both speak the
-    same protocol (`window`, then `done ACTIONS SECONDS`, then play on until SIGTERM)."""
+    same protocol (`window`, then `done ACTIONS SECONDS`, then play on until SIGTERM), and both play
+    as `player` (its current token, for both seats: see `bench_load.seats`)."""
 
     go: bool
+    player: Player
 
     def command(self, target: str, tables: int, warmup_s: float, seconds: float) -> list[str]:
         sizes = {"tables": tables, "warmup": warmup_s, "seconds": seconds}
+        players = ",".join(seats(self.player.id))
+        token = self.player.token()
+        tokens = f"{token},{token}"
         if self.go:
-            tokens = ",".join(TOKENS.issue(p) for p in PLAYERS)
-            players = ",".join(PLAYERS)
             command = [str(GO_LOAD), "load", "-address", target, "-variant", VARIANT, "-players", players]
             return [*command, "-tokens", tokens, *(f"-{name}={value}" for name, value in sizes.items())]
         command = [sys.executable, "-m", "rummy_engine.bench_load", "--target", target]
+        command += ["--players", players, "--tokens", tokens]
         return [*command, *(f"--{name}={value}" for name, value in sizes.items())]
 
     def __str__(self) -> str:
@@ -170,9 +184,12 @@ def throughput(
     return actions / wall, cpu * 1000 / max(1, actions), load_cpu * 1000 / max(1, actions)
 
 
-async def create_probes(target: str, count: int, partitions: int, among: list[int]) -> list[str]:
-    """`count` games spread evenly over the partitions `among` (of `partitions`)."""
-    client = GameClient(target, TOKENS.issue(PLAYERS[0]))
+async def create_probes(
+    target: str, player: Player, count: int, partitions: int, among: list[int]
+) -> list[str]:
+    """`count` games of `player` and a house bot, spread evenly over the partitions `among` (of
+    `partitions`)."""
+    client = GameClient(target, player.token)
     games = []
     try:
         for n in range(count):
@@ -180,24 +197,26 @@ async def create_probes(target: str, count: int, partitions: int, among: list[in
             game_id = next(
                 g for i in range(100_000) if partition_for(g := f"probe-{n}-{i}", partitions) == wanted
             )
-            await client.create_game(VARIANT, PLAYERS, game_id)
+            await client.create_game(VARIANT, seats(player.id), game_id)
             games.append(game_id)
     finally:
         await client.close()
     return games
 
 
-async def accepted_after(target: str, games: list[str], since: float, timeout_s: float = 120.0) -> float:
-    """Send each game one legal action every PROBE_EVERY_S until one is accepted; the seconds from
-    `since` (monotonic) until the last game accepted one, infinity for a game still refusing after
-    `timeout_s` (a figure too: the survivor did not recover in time)."""
-    clients = [GameClient(target, TOKENS.issue(p), retry_for_s=0, timeout_s=2) for p in PLAYERS]
+async def accepted_after(
+    target: str, player: Player, games: list[str], since: float, timeout_s: float = 120.0
+) -> float:
+    """Send each game (of `create_probes`) one legal action every PROBE_EVERY_S until one is
+    accepted; the seconds from `since` (monotonic) until the last game accepted one, infinity for a
+    game still refusing after `timeout_s` (a figure too: the survivor did not recover in time)."""
+    client = GameClient(target, player.token, retry_for_s=0, timeout_s=2)  # plays both seats
     deadline = since + timeout_s
 
     async def probe(game_id: str) -> float:
         while True:
             try:
-                for seat, client in enumerate(clients):
+                for seat in range(len(seats(player.id))):
                     legal = await client.legal_actions(game_id, seat)
                     if legal.actions:
                         await client.submit(game_id, seat, legal.actions[0])
@@ -214,8 +233,7 @@ async def accepted_after(target: str, games: list[str], since: float, timeout_s:
     try:
         return max(await asyncio.gather(*(probe(g) for g in games)))
     finally:
-        for client in clients:
-            await client.close()
+        await client.close()
 
 
 def engine_kill(
@@ -225,7 +243,8 @@ def engine_kill(
     probed games accepted an action, its partitions, its probe games)."""
     survivor, victim = engines.running
     moved = sorted(p for p, address in engines.owners().items() if address == victim.address)
-    doomed = asyncio.run(create_probes(survivor.address, probes, engines.partitions, moved))
+    player = generator.player
+    doomed = asyncio.run(create_probes(survivor.address, player, probes, engines.partitions, moved))
 
     async def claimed_after(since: float) -> float:
         while any(engines.owners().get(p) != survivor.address for p in moved):
@@ -234,7 +253,7 @@ def engine_kill(
 
     async def recovery(since: float) -> tuple[float, float]:
         claimed, took = await asyncio.gather(
-            claimed_after(since), accepted_after(survivor.address, doomed, since)
+            claimed_after(since), accepted_after(survivor.address, player, doomed, since)
         )
         return claimed, took
 
@@ -248,23 +267,25 @@ def engine_kill(
     return claimed, took, len(moved), len(doomed)
 
 
-def broker_kill(redis_url: str, partitions: int, probes: int, logs: Path) -> tuple[float, float]:
+def broker_kill(
+    redis_url: str, partitions: int, probes: int, logs: Path, *, identity: dict[str, str], player: Player
+) -> tuple[float, float]:
     """(seconds until every game accepts an action after a node is killed, the same after its restart)."""
     with provide_kafka_cluster(3) as cluster:
-        engines = Engines(cluster.bootstrap, redis_url, partitions, logs)
+        engines = Engines(cluster.bootstrap, redis_url, partitions, logs, identity)
         try:
             engines.add()
             engines.add()
             engines.settle()
             target = engines.running[0].address
-            games = asyncio.run(create_probes(target, probes, partitions, list(range(partitions))))
+            games = asyncio.run(create_probes(target, player, probes, partitions, list(range(partitions))))
             cluster.kill(0)
             killed_at = time.monotonic()
-            after_kill = asyncio.run(accepted_after(target, games, killed_at))
+            after_kill = asyncio.run(accepted_after(target, player, games, killed_at))
             progress("bench-scale: restarting the killed broker")
             cluster.restart(0)
             restarted_at = time.monotonic()
-            after_restart = asyncio.run(accepted_after(target, games, restarted_at))
+            after_restart = asyncio.run(accepted_after(target, player, games, restarted_at))
         finally:
             engines.stop()
     return after_kill, after_restart
@@ -291,16 +312,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.load == "go" and not GO_LOAD.exists():
         parser.error(f"--load go: {GO_LOAD} is not built (make go-client)")
-    generator = LoadGenerator(go=args.load == "go" or (args.load is None and GO_LOAD.exists()))
+    go = args.load == "go" or (args.load is None and GO_LOAD.exists())
 
     def say(row: str) -> None:
         print(row, flush=True)
 
     with (
+        running_identity({"IDENTITY_ACCESS_TTL_S": str(TOKEN_TTL_S)}) as identity,
         provide_kafka() as kafka,
         provide_redis() as store,
         tempfile.TemporaryDirectory(prefix="meldstream-bench-scale-") as scratch,
     ):
+        generator = LoadGenerator(go, identity.player("bench-scale"))
+        verifying = identity.service_env()
         logs = Path(args.logs or scratch)
         logs.mkdir(parents=True, exist_ok=True)
         print(
@@ -315,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load generator: {generator}{unbuilt}")
         figures = {}
         for count in (1, 2):
-            engines = Engines(kafka.address, store.address, args.partitions, logs)
+            engines = Engines(kafka.address, store.address, args.partitions, logs, verifying)
             try:
                 for _ in range(count):
                     engines.add()
@@ -340,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
                 engines.stop()
         if not args.no_broker_kill:
             progress("bench-scale: broker SIGKILL on a 3-node cluster")
-            after_kill, after_restart = broker_kill(store.address, args.partitions, args.probes, logs)
+            after_kill, after_restart = broker_kill(
+                store.address, args.partitions, args.probes, logs, identity=verifying, player=generator.player
+            )
             say(
                 f"broker SIGKILL (1 of 3 nodes, replication 3, min ISR 2): every game accepts an action "
                 f"again {_seconds(after_kill)}; after its restart, {_seconds(after_restart)}"

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from rummy_service.auth import DEV_SECRET
 from rummy_service.config import (
     CONNECT_WAIT_VARIABLE,
     DEFAULT_CONNECT_WAIT_S,
     DEV_VARIABLE,
+    SERVICE_CREDENTIAL_VARIABLE,
     STORE_VARIABLE,
     check_address,
     checked_replication,
@@ -21,6 +21,8 @@ from rummy_service.config import (
     store_location,
 )
 from rummy_service.preflight import Needs, store_needs
+from rummy_service.public_keys import DEFAULT_IDENTITY, IDENTITY_VARIABLE
+from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.fence_groups import DEFAULT_FENCE_GROUPS
@@ -58,10 +60,12 @@ class EngineConfig:
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
     group: str = ""  # the engines' consumer group on the topic ("" = meldstream-engine.<topic>)
     store_timeout_ms: int = 5_000  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
-    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
+    identity: str = DEFAULT_IDENTITY  # the identity service, whose public keys verify tokens
+    service_credential: str = ""  # this engine's own credential at identity (to forward tables)
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to other engines
+    limits: LimitSettings = field(default_factory=LimitSettings)  # calls per account and per address
     workers: int = 32  # threads for blocking store calls
     tables: str = ""  # create games from TableFormed: Kafka topic, or embedded sqlite file ("" = off)
     max_games: int = 10_000  # loaded games beyond this are dropped, least recently used first
@@ -98,9 +102,9 @@ class EngineConfig:
         A configuration with a development secret is development mode's, and says so (MELDSTREAM_DEV)."""
         env = {name: str(getattr(self, field)) for name, field, _ in _VARIABLES}
         env[STORE_VARIABLE] = ""  # the separate settings above name the store
-        if self.token_secret == DEV_SECRET or self.seed_key == DEV_SEED_KEY:
+        if self.seed_key == DEV_SEED_KEY:
             env[DEV_VARIABLE] = "1"
-        return env | self.tls.to_env()
+        return env | self.tls.to_env() | self.limits.to_env()
 
 
 _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
@@ -121,7 +125,8 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_AWAY_GRACE_MS", "away_grace_ms", 0),
     ("ENGINE_GROUP", "group", 0),
     ("ENGINE_STORE_TIMEOUT_MS", "store_timeout_ms", 100),
-    ("MELDSTREAM_TOKEN_SECRET", "token_secret", 0),
+    (IDENTITY_VARIABLE, "identity", 0),
+    (SERVICE_CREDENTIAL_VARIABLE, "service_credential", 0),
     ("ENGINE_SEED_KEY", "seed_key", 0),
     ("ENGINE_WORKERS", "workers", 1),
     ("ENGINE_TABLES", "tables", 0),
@@ -130,14 +135,14 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_FINISHED_GRACE_MS", "finished_grace_ms", 1),
     (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
-_SECRETS: Final = ("token_secret", "seed_key")  # refused outside development mode when unset or public
+_SECRETS: Final = ("seed_key",)  # refused outside development mode when unset or public
 _STORE: Final = ("kafka", "redis", "data_dir")  # or MELDSTREAM_STORE (rummy_service.config.store_location)
 
 
 def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> EngineConfig:
-    """Read ENGINE_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, MELDSTREAM_TOKEN_SECRET,
-    MELDSTREAM_DEV, TLS_*) from the environment. `secrets=False` (replay, verify: they sign and deal
-    nothing) leaves the two secrets at their development values unread."""
+    """Read ENGINE_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, IDENTITY_ADDRESS,
+    MELDSTREAM_SERVICE_CREDENTIAL, MELDSTREAM_DEV, TLS_*) from the environment. `secrets=False`
+    (replay, verify: they deal nothing) leaves the seed key at its development value unread."""
     d = EngineConfig()
     dev = dev_mode(env)
     values: dict[str, object] = {}
@@ -149,7 +154,7 @@ def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> Engin
             values[attr] = env_int(name, default, env, minimum=minimum)
         else:
             values[attr] = env_str(name, default, env)
-    config = EngineConfig(**values, tls=load_tls(env))  # type: ignore[arg-type]
+    config = EngineConfig(**values, tls=load_tls(env), limits=load_limits(env))  # type: ignore[arg-type]
     check_address(config.address, "ENGINE_ADDRESS")
     if config.advertised:
         check_address(config.advertised, "ENGINE_ADVERTISED_ADDRESS")
@@ -164,8 +169,4 @@ def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> Engin
     checked_replication(config.replication_factor, config.min_insync_replicas)
     if not secrets:
         return config
-    return replace(
-        config,
-        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev),
-        seed_key=secret("ENGINE_SEED_KEY", DEV_SEED_KEY, env, dev=dev),
-    )
+    return replace(config, seed_key=secret("ENGINE_SEED_KEY", DEV_SEED_KEY, env, dev=dev))

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
-from rummy_service.auth import TokenIssuer
+from rummy_service.public_keys import keys_ready, verifier
+from rummy_service.rate_limits import Limiter, RateLimiting
 from rummy_service.server import ServiceHost
 from rummy_store.ownership import OwnerDirectory, PartitionOwnership
 
@@ -22,6 +23,8 @@ from rummy_engine.tables import TableConsumer
 
 log = logging.getLogger("rummy_engine")
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
+MOVES = ("SubmitAction", "GetView", "ListLegalActions")
+"""Calls counted in this engine's memory only (`rate_limits`): a round trip to Redis would cost more."""
 
 
 @dataclass(slots=True)
@@ -76,15 +79,25 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
     app = GameApp(stores, config)
     ownership = _ownership(config, stores, app)
 
-    async def ready() -> bool:
-        """SERVING once this engine's first share of the partitions is claimed and the stores answer."""
-        return (ownership is None or ownership.settled.is_set()) and await app.ready()
+    tokens = verifier(config.identity, config.tls)
 
-    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
-    refused = RefusalStream(config)
-    game_service_pb2_grpc.add_GameServiceServicer_to_server(
-        GameServicer(app, TokenIssuer(config.token_secret), refused), host.server
+    async def ready() -> bool:
+        """SERVING once this engine's first share of the partitions is claimed, the stores answer and
+        identity's keys are here (without them no call can be authenticated)."""
+        owned = ownership is None or ownership.settled.is_set()
+        return owned and await app.ready() and await keys_ready(tokens)
+
+    limits = RateLimiting(
+        Limiter(config.redis, config.key_prefix),
+        config.limits,
+        tokens,
+        services=[SERVICE_NAME],
+        local_only=MOVES,
     )
+    await keys_ready(tokens)  # fetched before the first call (a first health check may not ask yet)
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls, limits=limits)
+    refused = RefusalStream(config)
+    game_service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app, tokens, refused), host.server)
     await host.start()
     if ownership is None:
         app.resume_open_games()

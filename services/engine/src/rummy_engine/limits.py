@@ -11,15 +11,16 @@ from typing import Final
 
 from google.protobuf.message import Message
 from rummy_service import limits
-from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT
+from rummy_service.limits import DISPLAY_NAME, OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT
 
-GAME_ID: Final = 64
-COMMAND_ID: Final = 128
+GAME_ID: Final = limits.GAME_ID  # the app checks a game id's pattern up to it
+COMMAND_ID: Final = limits.COMMAND_ID
 
 FIELDS: Final[Mapping[str, int]] = {
     "game_id": GAME_ID,
     "command_id": COMMAND_ID,
     "player_ids": PLAYER_ID,
+    "player_names": DISPLAY_NAME,
     "variant": VARIANT,
     "options": OPTION_NAME,
     "string_value": OPTION_VALUE,

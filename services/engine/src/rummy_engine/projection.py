@@ -29,10 +29,22 @@ ENGINE_PREFIX: Final = "engine/"
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """Who sits where, and the turn limit (0 = the engine's default)."""
+    """Who sits where, and the turn limit (0 = the engine's default); the names shown for the seats
+    (empty in older games: the ids are shown), which seats are programs, who created the table and
+    whether it is rated."""
 
     players: tuple[str, ...]
     turn_timeout_ms: int
+    names: tuple[str, ...] = ()
+    bots: tuple[bool, ...] = ()
+    requested_by: str = ""
+    rated: bool = False
+
+    def name(self, seat: int) -> str:
+        return self.names[seat] if seat < len(self.names) and self.names[seat] else self.players[seat]
+
+    def bot(self, seat: int) -> bool:
+        return seat < len(self.bots) and self.bots[seat]
 
 
 UNSEATED: Final = Table((), 0)
@@ -110,7 +122,7 @@ class GameProjection:
     def __init__(self) -> None:
         fields = ",".join(GameState._fields)
         # A change of the rules state's shape or of this fold invalidates old snapshots.
-        self.version = "engine-4:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
+        self.version = "engine-5:" + hashlib.sha256(fields.encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -166,6 +178,10 @@ class GameProjection:
             "game": serialize.to_dict(state.game),
             "players": list(state.table.players),
             "turn_ms": state.table.turn_timeout_ms,
+            "names": list(state.table.names),
+            "bots": list(state.table.bots),
+            "requested_by": state.table.requested_by,
+            "rated": state.table.rated,
             "timeouts": list(state.timeouts),
             "away": list(state.away),
             "commands": {cid: [c.first, c.last, c.seat, c.digest] for cid, c in state.commands.items()},
@@ -177,7 +193,14 @@ class GameProjection:
         raw = json.loads(data)
         return EngineState(
             game=serialize.from_dict(raw["game"]),
-            table=Table(tuple(raw["players"]), int(raw["turn_ms"])),
+            table=Table(
+                tuple(raw["players"]),
+                int(raw["turn_ms"]),
+                tuple(raw["names"]),
+                tuple(raw["bots"]),
+                str(raw["requested_by"]),
+                bool(raw["rated"]),
+            ),
             timeouts=tuple(raw["timeouts"]),
             away=tuple(raw["away"]),
             commands={
@@ -191,7 +214,9 @@ class GameProjection:
 def _fact(state: EngineState, command_id: str, fact: Fact) -> EngineState:
     if isinstance(fact, TableSeated):
         seats = len(fact.player_ids)
-        table = Table(fact.player_ids, fact.turn_timeout_ms)
+        table = Table(
+            fact.player_ids, fact.turn_timeout_ms, fact.player_names, fact.bots, fact.requested_by, fact.rated
+        )
         return replace(state, table=table, timeouts=(0,) * seats, away=(False,) * seats)
     if isinstance(fact, TurnTimedOut):
         timeouts = _with(state.timeouts, fact.seat, fact.in_a_row)

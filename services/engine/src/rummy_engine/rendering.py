@@ -26,7 +26,7 @@ from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView, observe
 
-from rummy_engine.projection import EngineState
+from rummy_engine.projection import EngineState, Table
 from rummy_engine.streams import Update
 
 _ACTING = (Phase.DRAW, Phase.PLAY)
@@ -43,7 +43,7 @@ def render(
 ) -> gs.PlayerView:
     """The view of `seat` (None: a spectator) with the table's seats and the turn deadline."""
     message = view_to_pb(observe(state.game, seat), game_id, seq)
-    message.seats.extend(seats_to_pb(state.table.players, state.timeouts, state.away))
+    message.seats.extend(seats_to_pb(state.table, state.timeouts, state.away))
     wire.options_to_pb(message.options, rules_options(state.game.rules))
     if deadline is not None:
         message.turn_deadline.CopyFrom(timestamp(deadline))
@@ -150,8 +150,15 @@ def timestamp(seconds: float) -> Timestamp:
     return stamp
 
 
-def seats_to_pb(players: Sequence[str], timeouts: Sequence[int], away: Sequence[bool]) -> list[gs.SeatInfo]:
+def seats_to_pb(table: Table, timeouts: Sequence[int], away: Sequence[bool]) -> list[gs.SeatInfo]:
     return [
-        gs.SeatInfo(seat=seat, player_id=player, timeouts=timeouts[seat], away=away[seat])
-        for seat, player in enumerate(players)
+        gs.SeatInfo(
+            seat=seat,
+            player_id=player,
+            timeouts=timeouts[seat],
+            away=away[seat],
+            name=table.name(seat),
+            bot=table.bot(seat),
+        )
+        for seat, player in enumerate(table.players)
     ]

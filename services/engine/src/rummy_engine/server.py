@@ -20,7 +20,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_contracts import wire
 from rummy_service import logs
-from rummy_service.auth import Principal, TokenIssuer, authenticate
+from rummy_service.auth import Principal, TokenVerifier, authenticate
 from rummy_service.errors import (
     InvalidArgument,
     ServiceError,
@@ -55,7 +55,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     """
 
     def __init__(
-        self, app: GameApp, tokens: TokenIssuer, refused: refusals.RefusalStream | None = None
+        self, app: GameApp, tokens: TokenVerifier, refused: refusals.RefusalStream | None = None
     ) -> None:
         self._app = app
         self._tokens = tokens
@@ -69,6 +69,8 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def _caller(self, context: Context, game_id: str, seat: int | None = None) -> Caller:
         """The authenticated caller and the loaded game; `seat`, when given, must be the caller's."""
         principal = self._principal(context)
+        if seat is None:
+            access.check_spectator(principal)
         live = await self._app.game(game_id)
         if seat is not None:
             access.check_seat(live.state, principal, seat)
@@ -78,7 +80,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
         limits.check(request)
         principal = self._principal(context)
-        access.check_create(principal, request.player_ids)
+        seating = access.seating(principal, request)
         options = {name: wire.option_from_pb(value) for name, value in request.options.items()}
         live = await self._app.create(
             request.game_id,
@@ -86,7 +88,10 @@ class GameServicer(gs_grpc.GameServiceServicer):
             list(request.player_ids),
             options,
             request.turn_timeout_ms,
-            requested_by=principal.subject,
+            requested_by=seating.requested_by,
+            names=seating.names,
+            bots=seating.bots,
+            rated=seating.rated,
         )
         return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
 
@@ -218,7 +223,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
                 gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
                 for _, message, _ in entries
             ],
-            seats=seats_to_pb(state.table.players, state.timeouts, state.away),
+            seats=seats_to_pb(state.table, state.timeouts, state.away),
         )
 
     @unary_errors
@@ -226,7 +231,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
         self, request: gs.VerifyShuffleRequest, context: Context
     ) -> gs.VerifyShuffleResponse:
         limits.check(request)
-        self._principal(context)
+        access.check_spectator(self._principal(context))
         result = await self._app.verify(request.game_id)
         return gs.VerifyShuffleResponse(
             seed=result.seed,

@@ -5,27 +5,30 @@ makes no second game because `GameApp.create` is idempotent for the same game id
 first append expects seq 0; a second answers the same game when its TableSeated matches). A table
 the rules refuse (an unknown variant, a table size out of range) is logged and skipped: retrying
 cannot make it valid. The engine that gets a TableFormed need not own the game's partition: then it
-sends the CreateGame to the owner the refusal names, over gRPC with a service token for matchmaking.
+sends the CreateGame to the owner the refusal names, over gRPC with the engine's own access token
+(`service:engine`, from its credential at identity), which the owner records as matchmaking's table.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_client import GameClient, RpcFailure
+from rummy_client.identity import IdentityClient
 from rummy_contracts import wire
 from rummy_rules.events import OptionValue
-from rummy_service.auth import SERVICE, TokenIssuer
 from rummy_service.consumer import ConsumerLoop
 from rummy_service.errors import AlreadyExists, InvalidArgument, Unavailable
 from rummy_service.tls import PLAINTEXT, Tls
 from rummy_store import EventLog, EventRecord
 
+from rummy_engine.access import FROM_MATCHMAKING
 from rummy_engine.app import OWNER_TRAILER, GameApp
 from rummy_engine.config import EngineConfig
 
@@ -36,7 +39,6 @@ CREATE_TIMEOUT_S: Final = 60
 # names the partition's new owner once the directory has it (an owner SIGKILLed held every table behind
 # it for the SDK's whole 60 s retry window).
 FORWARD_RETRY_S: Final = 2.0
-REQUESTED_BY: Final = "matchmaking"  # TableSeated.requested_by of the games made from TableFormed
 
 
 class TableConsumer:
@@ -47,14 +49,14 @@ class TableConsumer:
         app: GameApp,
         tables: EventLog,
         loop: asyncio.AbstractEventLoop,
-        tokens: TokenIssuer,
+        token: Callable[[], str] | None,
         group: str = GROUP,
         *,
         tls: Tls = PLAINTEXT,
     ) -> None:
         self._app = app
         self._loop = loop
-        self._token = tokens.renewing(REQUESTED_BY, SERVICE)  # TableSeated.requested_by stays "matchmaking"
+        self._token = token  # None: no credential, so a table of another engine's partition waits
         self._tls = tls
         self._tables = tables
         self.created = 0  # TableFormed answered with the game (a redelivery answers the same game)
@@ -68,7 +70,15 @@ class TableConsumer:
         tables = config.store.open().log(
             config.tables, Path(config.tables).absolute(), config.partitions, replication=config.replication
         )
-        consumer = TableConsumer(app, tables, loop, TokenIssuer(config.token_secret), tls=config.tls)
+        token = None
+        if config.service_credential:
+            identity = IdentityClient(
+                config.identity,
+                credentials=config.tls.channel_credentials(),
+                options=config.tls.channel_options(),
+            )
+            token = identity.api_token(config.service_credential)
+        consumer = TableConsumer(app, tables, loop, token, tls=config.tls)
         consumer._consumer.start()
         return consumer
 
@@ -91,7 +101,10 @@ class TableConsumer:
             list(table.player_ids),
             options,
             table.turn_timeout_ms,
-            requested_by=REQUESTED_BY,
+            requested_by=FROM_MATCHMAKING,
+            names=list(table.player_names),
+            bots=list(table.bots),
+            rated=table.rated,
         )
         try:
             asyncio.run_coroutine_threadsafe(create, self._loop).result(CREATE_TIMEOUT_S)
@@ -103,16 +116,25 @@ class TableConsumer:
             owner = dict(exc.trailers).get(OWNER_TRAILER)
             if owner is None:
                 raise  # no owner known yet: the consumer retries the record
+            if self._token is None:
+                log.error(
+                    "TableFormed %s belongs to the engine at %s, and this engine has no "
+                    "MELDSTREAM_SERVICE_CREDENTIAL to forward it with: retried",
+                    *(table.game_id, owner),
+                )
+                raise
             self._forward(owner, table, options)
 
     def _forward(self, owner: str, table: mm.TableFormed, options: dict[str, OptionValue]) -> None:
         """CreateGame at the engine owning the game's partition (the same idempotent create there)."""
+        token = self._token
+        assert token is not None
 
         async def create() -> None:
             tls = self._tls
             async with GameClient(
                 owner,
-                self._token,
+                token,
                 retry_for_s=FORWARD_RETRY_S,
                 credentials=tls.channel_credentials(),
                 options=tls.channel_options(),
@@ -123,6 +145,9 @@ class TableConsumer:
                     table.game_id,
                     {name: value for name, value in options.items() if value is not None},
                     table.turn_timeout_ms,
+                    player_names=list(table.player_names),
+                    bots=list(table.bots),
+                    rated=table.rated,
                 )
 
         try:

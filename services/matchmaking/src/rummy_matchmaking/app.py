@@ -30,7 +30,8 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_contracts.wire import option_from_pb, option_to_pb
 from rummy_rules.errors import RuleViolation
 from rummy_rules.variants import rules_for
-from rummy_service.auth import Principal, TokenIssuer
+from rummy_service import auth
+from rummy_service.auth import Principal
 from rummy_service.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -39,6 +40,7 @@ from rummy_service.errors import (
     Unavailable,
     quote,
 )
+from rummy_service.forwarding import NOT_OWNER
 from rummy_store import EventLog, EventRecord, StoreError
 from rummy_store.partitioning import partition_for
 
@@ -57,7 +59,6 @@ from rummy_matchmaking.tournaments import (
 
 log = logging.getLogger("rummy_matchmaking")
 Option = int | bool | str
-NOT_OWNER = "not_owner"  # the refusal of a call about a partition this instance does not serve
 
 
 @dataclass(slots=True)
@@ -101,12 +102,12 @@ class MatchmakingApp:
     def __init__(
         self,
         journal_log: EventLog,
-        tokens: TokenIssuer,
         pairing: Mapping[str, PairingRules] | None = None,
         options: Mapping[str, Mapping[str, Option]] | None = None,
         *,
         clock: Callable[[], float] = time.time,  # wall time: enqueue times outlive the process
         turn_timeout_ms: int = 0,
+        humans_only: frozenset[str] = frozenset(),
     ) -> None:
         self._log = journal_log
         self.partitions = journal_log.partitions
@@ -114,11 +115,11 @@ class MatchmakingApp:
         # Asked before answering NOT_FOUND in an owned partition (PartitionOwnership.claimed_elsewhere):
         # another instance may have claimed it before this one heard it moved.
         self.claimed_elsewhere: Callable[[int], bool] = lambda partition: False
-        self._tokens = tokens
         self._pairing = dict(pairing or {})
         self._options = {variant: dict(o) for variant, o in (options or {}).items()}
         self._clock = clock
         self._turn_timeout_ms = turn_timeout_ms  # for queue tables; 0 = the engine's default
+        self._humans_only = humans_only  # variants whose casual queues take no bot either ("*": all)
         self.tickets: dict[str, TicketStatus] = {}
         self._queued: dict[str, str] = {}  # player -> their queued ticket: nobody waits (or sits) twice
         self.ratings: dict[tuple[str, str], tuple[int, float]] = {}  # (variant, player) -> games, ordinal
@@ -140,8 +141,8 @@ class MatchmakingApp:
         """The partition of a ticket or tournament id (where its records are)."""
         return partition_for(key, self.partitions)
 
-    def queue_partition(self, variant: str, private_code: str) -> int:
-        return queue_partition(variant, private_code, self.partitions)
+    def queue_partition(self, variant: str, private_code: str, casual: bool = False) -> int:
+        return queue_partition(variant, private_code, self.partitions, casual)
 
     def _check_owned(self, partition: int, what: str) -> None:
         if partition not in self.owned:
@@ -203,16 +204,33 @@ class MatchmakingApp:
 
     # --- tickets -------------------------------------------------------------------------------------
 
-    def new_ticket_id(self, variant: str, private_code: str) -> str:
+    def new_ticket_id(self, variant: str, private_code: str, casual: bool = False) -> str:
         """A ticket id of this queue's partition (chosen by the instance a call reaches first, so a
         forwarded enqueue retried at the queue's next owner is recognised)."""
-        return new_id("", self.queue_partition(variant, private_code), self.partitions)
+        return new_id("", self.queue_partition(variant, private_code, casual), self.partitions)
 
     async def enqueue(
         self, caller: Principal, request: mm.EnqueueRequest, ticket_id: str = ""
     ) -> TicketStatus:
-        """Queue a ticket; `ticket_id` (from `new_ticket_id`) makes a retried call answer the same one."""
-        players = (caller.subject, *request.party)
+        """Queue a ticket; `ticket_id` (from `new_ticket_id`) makes a retried call answer the same one.
+
+        Only the caller is queued (a party would seat people who did not ask); rated queues take
+        people with an account only, so a guest or a bot plays casual games."""
+        auth.require(caller, auth.PLAY, auth.BOT_PLAY)
+        if request.party:
+            raise FailedPrecondition(
+                "party_needs_consent",
+                "a ticket queues its caller only: friends who want one table queue with one private code",
+            )
+        casual = request.casual or bool(request.private_code)
+        if caller.kind == auth.BOT and ({"*", request.variant} & self._humans_only):
+            raise FailedPrecondition("humans_only", f"{quote(request.variant)} queues are for people only")
+        if not casual and not caller.rated:
+            raise FailedPrecondition(
+                "account_required",
+                "rated games are for people with an account: sign up, or queue for a casual game",
+            )
+        players = (caller.subject,)
         low = request.min_players
         high = request.max_players or low
         try:
@@ -226,7 +244,7 @@ class MatchmakingApp:
             raise InvalidArgument("bad_party", "a party lists distinct players, the caller not included")
         if len(players) > high:
             raise InvalidArgument("party_too_big", f"a party of {len(players)} does not fit {high} seats")
-        partition = self.queue_partition(request.variant, request.private_code)
+        partition = self.queue_partition(request.variant, request.private_code, casual)
         self._check_owned(partition, "this queue")
         if ticket_id and (not _TICKET_ID.fullmatch(ticket_id) or self.partition_of(ticket_id) != partition):
             raise InvalidArgument("bad_ticket_id", "not a ticket id of this queue")
@@ -248,6 +266,9 @@ class MatchmakingApp:
             high,
             self._clock(),
             request.private_code,
+            (caller.name,),
+            (caller.kind == auth.BOT,),
+            casual,
         )
         for player in players:  # held while the ticket is written: a second enqueue is refused
             self._queued[player] = ticket.ticket_id
@@ -319,9 +340,6 @@ class MatchmakingApp:
     def waited(self, status: TicketStatus) -> float:
         return self._clock() - status.ticket.enqueued_at
 
-    def token(self, player: str) -> str:
-        return self._tokens.issue(player)
-
     # --- pairing -------------------------------------------------------------------------------------
 
     async def pair_once(self) -> int:
@@ -376,6 +394,9 @@ class MatchmakingApp:
             self._options.get(variant, {}),
             ticket_ids=[t.ticket_id for t in table.tickets],
             turn_timeout_ms=self._turn_timeout_ms,
+            player_names=table.names,
+            bots=table.bots,
+            rated=table.rated,
         )
 
     async def run_pairing(self, interval_s: float, stop: asyncio.Event) -> None:
@@ -443,6 +464,12 @@ class MatchmakingApp:
         return tournament
 
     async def register(self, caller: Principal, tournament_id: str) -> int:
+        """Register the caller (a person with an account: tournaments are rated)."""
+        auth.require(caller, auth.PLAY)
+        if not caller.rated:
+            raise FailedPrecondition(
+                "account_required", "tournaments are for people with an account: sign up"
+            )
         self.tournament(tournament_id)
         async with self._writing:
             tournament = self._still(tournament_id)
@@ -451,9 +478,9 @@ class MatchmakingApp:
             except TournamentError as exc:
                 raise FailedPrecondition(exc.code, exc.message) from None
             seq = self._seqs[tournament_id] + 1
-            await self._write(journal.tournament_registered(tournament_id, caller.subject, seq))
+            await self._write(journal.tournament_registered(tournament_id, caller.subject, caller.name, seq))
             self._seqs[tournament_id] = seq
-            return tournament.register(caller.subject)
+            return tournament.register(caller.subject, caller.name)
 
     async def start_tournament(self, tournament_id: str) -> list[Table]:
         self.tournament(tournament_id)
@@ -497,6 +524,8 @@ class MatchmakingApp:
                 tournament_id=tournament.tournament_id,
                 tournament_round=t.round,
                 table_number=t.number,
+                player_names=[tournament.names.get(p, "") for p in t.players],
+                rated=True,
             )
             for t in tables
             if t.game_id not in self._formed
@@ -537,8 +566,8 @@ class MatchmakingApp:
             rounds = []
             for tournament_id, created in folded.tournaments.items():
                 tournament = _tournament(created)
-                for player in folded.registered.get(tournament_id, []):
-                    tournament.register(player)
+                for player, name in folded.registered.get(tournament_id, []):
+                    tournament.register(player, name)
                 self.tournaments[tournament_id] = tournament
                 self._seqs[tournament_id] = folded.heads.get(tournament_id, 1)
                 if tournament_id in folded.started:

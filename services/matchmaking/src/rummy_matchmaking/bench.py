@@ -6,6 +6,11 @@ by rummy_infra), then pairs until fewer than a table is left (or LIMIT_S passed)
 seated per second, what the first pairing round seated and how long it took (one pass over the queue
 plus its TableFormed appends), and the time of one pass alone. With spread ratings the last few
 tickets wait for their windows to widen (the pairing policy), which sets the total time, not the pass.
+
+The app is called in-process, as the servicer calls it once a token is verified: each ticket's caller
+is the `Principal` an access token of a person with an account names (`play`, `watch`, kind human: rated
+queues take people only), so no identity service is needed (the app issues no tokens either: a seated
+player plays with their own).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import uuid
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_infra import provide_kafka
-from rummy_service.auth import DEV_SECRET, Principal, TokenIssuer
+from rummy_service.auth import HUMAN, PLAY, WATCH, Principal
 from rummy_store.kafka_log import KafkaEventLog
 
 from rummy_matchmaking.app import MatchmakingApp
@@ -56,7 +61,8 @@ async def seat_queue(
         player = f"bench-{i}"
         app.ratings[("kalooki", player)] = (5, rng.gauss(0.0, 10.0))
         await app.enqueue(
-            Principal(player, "player"), mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=4)
+            Principal(player, frozenset({PLAY, WATCH}), HUMAN, player),
+            mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=4),
         )
     enqueue_s = time.perf_counter() - start
     clock.started = time.time()
@@ -109,7 +115,7 @@ def main() -> None:
             topic = f"{prefix}.rummy.matchmaking.events.v1"
             log = KafkaEventLog(kafka.address, topic, 3, writer=True)  # claims each partition on first use
             clock = QueueClock()
-            app = MatchmakingApp(log, TokenIssuer(DEV_SECRET), {"kalooki": rules}, clock=clock)
+            app = MatchmakingApp(log, {"kalooki": rules}, clock=clock)
             print(f"matchmaking/{name}: seating {args.tickets} tickets ({kafka.origin})", file=sys.stderr)
             result = asyncio.run(seat_queue(app, clock, args.tickets, args.seed, rules))
             log.close()

@@ -7,22 +7,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rummy_service.auth import DEFAULT_TTL_S, DEV_SECRET
 from rummy_service.config import (
     DEFAULT_CONNECT_WAIT_S,
     ConfigError,
     address_setting,
     check_address,
     connect_wait_s,
-    dev_mode,
     env_int,
     env_str,
     kafka_replication,
-    secret,
     store_location,
-    token_ttl_s,
 )
 from rummy_service.preflight import Needs, store_needs
+from rummy_service.public_keys import DEFAULT_IDENTITY, IDENTITY_VARIABLE
+from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.locations import StoreLocation
@@ -61,10 +59,11 @@ class MatchmakingConfig:
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
     turn_timeout_ms: int = 0  # turn limit of queue tables (0 = the engine's default)
-    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
-    token_ttl_s: int = DEFAULT_TTL_S  # lifetime of the seat tokens it hands out
+    humans_only: frozenset[str] = frozenset()  # variants whose casual queues refuse bots too ("*": all)
+    identity: str = DEFAULT_IDENTITY  # the identity service, whose public keys verify tokens
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to its peers
+    limits: LimitSettings = field(default_factory=LimitSettings)  # calls per account and per address
 
     @property
     def store(self) -> StoreLocation:
@@ -110,8 +109,7 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
     """Read MATCHMAKING_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, KAFKA_REPLICATION_FACTOR,
-    KAFKA_MIN_INSYNC_REPLICAS, SCORING_TOPIC, MELDSTREAM_TOKEN_SECRET, MELDSTREAM_TOKEN_TTL_S,
-    MELDSTREAM_DEV, TLS_*).
+    KAFKA_MIN_INSYNC_REPLICAS, SCORING_TOPIC, IDENTITY_ADDRESS, TLS_*).
 
     On Kafka, Redis is optional (the owners directory); MELDSTREAM_STORE's directory holds scoring's
     log too, so that one is followed unless MATCHMAKING_SCORING_FILE names another."""
@@ -137,10 +135,13 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
         turn_timeout_ms=env_int("MATCHMAKING_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
-        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev_mode(env)),
-        token_ttl_s=token_ttl_s(env),
+        humans_only=frozenset(
+            v.strip() for v in env_str("MATCHMAKING_HUMANS_ONLY", "", env).split(",") if v.strip()
+        ),
+        identity=address_setting(IDENTITY_VARIABLE, d.identity, env),
         connect_wait_s=connect_wait_s(env),
         tls=load_tls(env),
+        limits=load_limits(env),
     )
     if config.advertised:
         check_address(config.advertised, "MATCHMAKING_ADVERTISED_ADDRESS")

@@ -90,6 +90,9 @@ def ticket_queued(ticket: Ticket, owner: str) -> Call:
         max_players=ticket.max_players,
         enqueued_at=ticket.enqueued_at,
         private_code=ticket.private_code,
+        owner_name=ticket.names[0] if ticket.names else "",
+        bot=bool(ticket.bots and ticket.bots[0]),
+        casual=ticket.casual,
     )
     return _call(ticket.ticket_id, "queued", 1, mm.MatchmakingEvent(ticket_queued=queued))
 
@@ -103,8 +106,8 @@ def tournament_created(created: mm.TournamentCreated) -> Call:
     return _call(created.tournament_id, "created", 1, mm.MatchmakingEvent(tournament_created=created))
 
 
-def tournament_registered(tournament_id: str, player: str, seq: int) -> Call:
-    event = mm.TournamentRegistered(tournament_id=tournament_id, player_id=player)
+def tournament_registered(tournament_id: str, player: str, name: str, seq: int) -> Call:
+    event = mm.TournamentRegistered(tournament_id=tournament_id, player_id=player, player_name=name)
     return _call(tournament_id, f"register:{player}", seq, mm.MatchmakingEvent(tournament_registered=event))
 
 
@@ -141,7 +144,7 @@ class Journal:
     cancelled: set[str] = field(default_factory=set)
     seated: dict[str, mm.TableFormed] = field(default_factory=dict)  # ticket id -> its table
     tournaments: dict[str, mm.TournamentCreated] = field(default_factory=dict)
-    registered: dict[str, list[str]] = field(default_factory=dict)  # in registration order
+    registered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (id, name), in order
     started: set[str] = field(default_factory=set)
     tournament_games: set[str] = field(default_factory=set)  # tournament tables already formed
     heads: dict[str, int] = field(default_factory=dict)  # key -> its last seq (where a write continues)
@@ -173,6 +176,9 @@ class Journal:
                 q.max_players,
                 q.enqueued_at,
                 q.private_code,
+                (q.owner_name,),
+                (q.bot,),
+                q.casual,
             )
             self.tickets[q.ticket_id] = (ticket, q.owner)
         elif case == "ticket_cancelled":
@@ -182,7 +188,7 @@ class Journal:
             self.registered.setdefault(event.tournament_created.tournament_id, [])
         elif case == "tournament_registered":
             r = event.tournament_registered
-            self.registered.setdefault(r.tournament_id, []).append(r.player_id)
+            self.registered.setdefault(r.tournament_id, []).append((r.player_id, r.player_name))
         elif case == "tournament_started":
             self.started.add(event.tournament_started.tournament_id)
 

@@ -35,6 +35,9 @@ class Ticket:
     max_players: int
     enqueued_at: float
     private_code: str = ""
+    names: tuple[str, ...] = ()  # shown for `players` (their display names when queued)
+    bots: tuple[bool, ...] = ()  # which of `players` are bot accounts
+    casual: bool = False  # not rated: casual tickets sit apart from rated ones
 
     def window(self, rules: PairingRules, now: float) -> float:
         if self.private_code:
@@ -53,17 +56,29 @@ class FormedTable:
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(p for t in self.tickets for p in t.players))
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for t in self.tickets for n in (t.names or ("",) * len(t.players)))
+
+    @property
+    def bots(self) -> tuple[bool, ...]:
+        return tuple(b for t in self.tickets for b in (t.bots or (False,) * len(t.players)))
+
+    @property
+    def rated(self) -> bool:
+        return not any(t.casual for t in self.tickets)
+
 
 def form_tables(
     tickets: Iterable[Ticket], now: float, rules_for: dict[str, PairingRules] | None = None
 ) -> list[FormedTable]:
     """The tables to form now from `tickets` (any order; FIFO is by `enqueued_at`, then id)."""
     rules_for = rules_for or {}
-    buckets: dict[tuple[str, str], list[Ticket]] = {}
+    buckets: dict[tuple[str, str, bool], list[Ticket]] = {}
     for ticket in sorted(tickets, key=lambda t: (t.enqueued_at, t.ticket_id)):
-        buckets.setdefault((ticket.variant, ticket.private_code), []).append(ticket)
+        buckets.setdefault((ticket.variant, ticket.private_code, ticket.casual), []).append(ticket)
     tables: list[FormedTable] = []
-    for (variant, _), queue in buckets.items():
+    for (variant, _, _), queue in buckets.items():
         tables.extend(_form(queue, now, rules_for.get(variant, PairingRules())))
     return tables
 

@@ -18,9 +18,11 @@ import uuid
 from rummy_store.partitioning import partition_for
 
 
-def queue_partition(variant: str, private_code: str, partitions: int) -> int:
-    """The partition of a queue: every ticket that may sit with another lives in the same one."""
-    return partition_for(f"queue\x1f{variant}\x1f{private_code}", partitions)
+def queue_partition(variant: str, private_code: str, partitions: int, casual: bool = False) -> int:
+    """The partition of a queue: every ticket that may sit with another lives in the same one (a
+    casual queue of a variant is a queue of its own; a private code's is always casual)."""
+    key = f"queue\x1f{variant}\x1f{private_code}"
+    return partition_for(key + ("\x1fcasual" if casual and not private_code else ""), partitions)
 
 
 def new_id(prefix: str, partition: int, partitions: int, hex_digits: int = 32) -> str:

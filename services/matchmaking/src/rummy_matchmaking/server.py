@@ -9,26 +9,27 @@ from typing import Any, Final
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
-from rummy_service import logs
-from rummy_service.auth import Principal, TokenIssuer, authenticate
+from rummy_service import limits, logs
+from rummy_service.auth import Principal, TokenVerifier, authenticate
 from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
-from rummy_service.limits import OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT, check_lengths
+from rummy_service.forwarding import metadata
+from rummy_service.limits import check_lengths
 
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
-from rummy_matchmaking.forwarding import TICKET_ID, Router, metadata
+from rummy_matchmaking.forwarding import TICKET_ID, Router
 from rummy_matchmaking.tournaments import Table, Tournament
 
 Context = grpc.aio.ServicerContext[Any, Any]
 LIMITS: Final[Mapping[str, int]] = {
-    "variant": VARIANT,
-    "party": PLAYER_ID,
-    "player_id": PLAYER_ID,
-    "private_code": 64,
-    "ticket_id": 64,
-    "tournament_id": 64,
-    "options": OPTION_NAME,
-    "string_value": OPTION_VALUE,
-    "seed": 64,  # bytes
+    "variant": limits.VARIANT,
+    "party": limits.PLAYER_ID,
+    "player_id": limits.PLAYER_ID,
+    "private_code": limits.PRIVATE_CODE,
+    "ticket_id": limits.TICKET_ID,
+    "tournament_id": limits.TOURNAMENT_ID,
+    "options": limits.OPTION_NAME,
+    "string_value": limits.OPTION_VALUE,
+    "seed": limits.SEED,  # bytes
 }
 """The length limit of every string and bytes field of the requests (matchmaking.proto), by name."""
 
@@ -63,7 +64,7 @@ def tournament_pb(t: Tournament) -> mm.GetTournamentResponse:
 class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     """Each call runs where its partition is served (`Router`): here, or forwarded to the owner."""
 
-    def __init__(self, app: MatchmakingApp, tokens: TokenIssuer, router: Router) -> None:
+    def __init__(self, app: MatchmakingApp, tokens: TokenVerifier, router: Router) -> None:
         self._app = app
         self._tokens = tokens
         self._router = router
@@ -79,15 +80,8 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
             raise PermissionDenied("operators_only", "only an operator may do this")
         return principal
 
-    def _ticket_pb(self, status: TicketStatus, caller: Principal) -> mm.WatchTicketResponse:
-        seats = [
-            mm.Seat(
-                player_id=player,
-                seat=seat,
-                token=self._app.token(player) if player == caller.subject else "",
-            )
-            for player, seat in status.seats.items()
-        ]
+    def _ticket_pb(self, status: TicketStatus) -> mm.WatchTicketResponse:
+        seats = [mm.Seat(player_id=player, seat=seat) for player, seat in status.seats.items()]
         return mm.WatchTicketResponse(
             ticket_id=status.ticket.ticket_id,
             state=status.state,  # type: ignore[arg-type]
@@ -102,13 +96,13 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         caller = self._principal(context)
         app = self._app
         chosen = metadata(context, TICKET_ID)[:64]  # by the instance that forwarded the call
-        ticket_id = chosen or app.new_ticket_id(request.variant, request.private_code)
+        ticket_id = chosen or app.new_ticket_id(request.variant, request.private_code, request.casual)
 
         async def here() -> mm.EnqueueResponse:
             status = await app.enqueue(caller, request, ticket_id)
             return mm.EnqueueResponse(ticket_id=status.ticket.ticket_id, rating=status.ticket.rating)
 
-        partition = app.queue_partition(request.variant, request.private_code)
+        partition = app.queue_partition(request.variant, request.private_code, request.casual)
         return await self._router.unary(
             partition, "Enqueue", request, context, here, extra=((TICKET_ID, ticket_id),)
         )
@@ -134,7 +128,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
 
         async def here() -> AsyncIterator[mm.WatchTicketResponse]:
             async for status in self._app.watch(caller, request.ticket_id):
-                yield self._ticket_pb(status, caller)
+                yield self._ticket_pb(status)
 
         partition = self._app.partition_of(request.ticket_id)
         async for message in self._router.watch(partition, request, context, here):

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
-from rummy_service.auth import TokenIssuer
 from rummy_service.consumer import ConsumerLoop
+from rummy_service.public_keys import keys_ready, verifier
+from rummy_service.rate_limits import Limiter, RateLimiting
 from rummy_service.server import ServiceHost
 from rummy_store import EventLog, EventRecord
 from rummy_store.kafka_log import KafkaEventLog
@@ -156,9 +157,13 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
     except BaseException:
         journal_log.close()
         raise
-    tokens = TokenIssuer(config.token_secret, config.token_ttl_s)
+    tokens = verifier(config.identity, config.tls)
     app = MatchmakingApp(
-        journal_log, tokens, config.pairing, config.options, turn_timeout_ms=config.turn_timeout_ms
+        journal_log,
+        config.pairing,
+        config.options,
+        turn_timeout_ms=config.turn_timeout_ms,
+        humans_only=config.humans_only,
     )
     loop = asyncio.get_running_loop()
     ownership: PartitionOwnership | None = None
@@ -179,11 +184,15 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
             return False
         for reader in readers:  # Kafka answers (embedded: nothing to wait for)
             await asyncio.to_thread(reader.end_offset, 0)
-        return True
+        return await keys_ready(tokens)
 
     if ownership is not None:
         app.claimed_elsewhere = ownership.claimed_elsewhere
-    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
+    limits = RateLimiting(
+        Limiter(config.redis, config.key_prefix), config.limits, tokens, services=[SERVICE_NAME]
+    )
+    await keys_ready(tokens)  # fetched before the first call (a first health check may not ask yet)
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls, limits=limits)
     owners = ownership.owner_of if ownership is not None else lambda partition: None
     router = Router(app, owners, tls=config.tls)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(

@@ -56,6 +56,7 @@ class Tournament:
     players: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     round: int = 0
+    names: dict[str, str] = field(default_factory=dict)  # display names, as registered
 
     @property
     def finished(self) -> bool:
@@ -70,9 +71,10 @@ class Tournament:
         if player in self.players:
             raise TournamentError("already_registered", f"{player} is registered")
 
-    def register(self, player: str) -> int:
+    def register(self, player: str, name: str = "") -> int:
         self.check_register(player)
         self.players.append(player)
+        self.names[player] = name
         return len(self.players)
 
     def options_for(self, table: Table) -> dict[str, Option]:

@@ -46,7 +46,7 @@ def game_events(game_id: str, index: int) -> list[tuple[str, list[NewEvent]]]:
     penalties = [0 if seat == winner else 10 + 7 * seat for seat in range(PLAYERS)]
     envelopes = [
         ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=PLAYERS)),
-        ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking")),
+        ev.GameEvent(table_seated=ev.TableSeated(player_ids=players, requested_by="matchmaking", rated=True)),
         ev.GameEvent(card_drawn=ev.CardDrawn(seat=0)),
         ev.GameEvent(deal_ended=ev.DealEnded(winner=winner, penalties=penalties)),
         ev.GameEvent(game_ended=ev.GameEnded(winners=[winner], totals=penalties)),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rummy_service.config import (
     DEFAULT_CONNECT_WAIT_S,
+    ConfigError,
     address_setting,
     connect_wait_s,
     env_int,
@@ -16,6 +18,7 @@ from rummy_service.config import (
     store_location,
 )
 from rummy_service.preflight import Needs, store_needs
+from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
@@ -53,6 +56,10 @@ class ScoringConfig:
     replication: Replication = FROM_CLUSTER  # of topics created here
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port
+    limits: LimitSettings = field(default_factory=LimitSettings)
+    legacy_ids: dict[str, str] = field(
+        default_factory=dict
+    )  # a player id of before accounts -> account id  # calls per address (its reads are public)
 
     @property
     def store(self) -> StoreLocation:
@@ -65,6 +72,22 @@ class ScoringConfig:
     def needs(self) -> Needs:
         """What must answer before it starts (`rummy_service.preflight`)."""
         return store_needs(self.store, "SCORING_DATA_DIR", self.connect_wait_s)
+
+
+def legacy_ids(path: str) -> dict[str, str]:
+    """SCORING_LEGACY_IDS: a JSON file {player id of before accounts: account id}, from
+    `meldstream accounts legacy-map` ("" = none)."""
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"SCORING_LEGACY_IDS={path!r} is not a readable JSON file: {exc}") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise ConfigError(f"SCORING_LEGACY_IDS={path!r} is not an object of player ids to account ids")
+    return data
 
 
 def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
@@ -96,4 +119,6 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         replication=kafka_replication(env),
         connect_wait_s=connect_wait_s(env),
         tls=load_tls(env),
+        limits=load_limits(env),
+        legacy_ids=legacy_ids(env_str("SCORING_LEGACY_IDS", "", env)),
     )

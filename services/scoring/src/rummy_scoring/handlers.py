@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -101,12 +101,18 @@ class Handlers:
     """The scoring effects of game events and of TableFormed (tournament membership)."""
 
     def __init__(
-        self, client: Store, prefix: str, game_topic: str = TOPIC, tables_topic: str = MATCHMAKING_TOPIC
+        self,
+        client: Store,
+        prefix: str,
+        game_topic: str = TOPIC,
+        tables_topic: str = MATCHMAKING_TOPIC,
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._r: Any = client  # redis-py's stubs type replies as a union; these keys hold bytes
         self.keys = Keys(prefix)
         self.game_skips = Skips(game_topic)
         self.table_skips = Skips(tables_topic)
+        self._aliases = dict(aliases or {})  # legacy player id -> account id (results.seat)
 
     def on_game_records(self, records: Sequence[EventRecord]) -> int:
         """Apply a poll of game-event records; returns the number of scoring events put in the outbox."""
@@ -150,7 +156,7 @@ class Handlers:
             if state is not None and record.seq <= state.seq:
                 continue  # tracked: counted before
             try:
-                new, outputs = step(state, record.seq, envelope)
+                new, outputs = step(state, record.seq, envelope, self._aliases)
             except Exception as exc:  # step is pure: what it refuses now it refuses on every retry
                 unusable.append((record, f"{type(exc).__name__}: {exc}"))
                 continue
@@ -245,8 +251,13 @@ class Handlers:
     ) -> dict[str, list[sc.ScoringEvent]]:
         """Rate the poll's finished games in log order, and again every kept game after one of them in a
         ladder, in log order too; queues the ladder and history writes. Returns the rating changes by game
-        (the poll's games' and the corrections of games rated before)."""
-        new = {s.record.game_id: (s.envelope.occurred_at.ToNanoseconds(), s.record.game_id) for s in ended}
+        (the poll's games' and the corrections of games rated before). Only rated games (`GameScore.rated`:
+        a rated queue's or a tournament's table, formed by matchmaking) enter a ladder."""
+        new = {
+            s.record.game_id: (s.envelope.occurred_at.ToNanoseconds(), s.record.game_id)
+            for s in ended
+            if s.state.rated
+        }
         queue = sorted(new.values())
         queued = set(new)
         changes: dict[str, list[sc.ScoringEvent]] = {}
@@ -345,9 +356,12 @@ class Handlers:
                 match = event.match_scored
                 writes.append(_w("set", keys.match(game_id), match.SerializeToString()))
                 ended = item.envelope.occurred_at.ToDatetime(tzinfo=dt.UTC)
-                for period in periods(ended):
+                for period in periods(ended) if state.rated else ():  # a casual game is no one's win
                     for winner in match.winners:
                         writes.append(_w("zincrby", keys.leaderboard(state.variant, period), 1, winner))
+                shown = {p: n for p, n in zip(state.players, state.names, strict=False) if n}
+                if state.rated and shown:
+                    writes.append(_w("hset", keys.names(), mapping=shown))
                 for player, amount in zip(match.player_ids, match.payouts, strict=False):
                     writes.append(_w("rpush", keys.payouts(player), f"{game_id} {amount}"))
                 more.extend(ratings.pop(game_id, []))

@@ -1,14 +1,20 @@
 """Scoring one game from its events: a pure fold, so a replay of the same events gives the same results.
 
 The player ids come from the engine's `TableSeated` event, which follows `GameStarted` in the same
-command. Penalties arrive per deal in
-`DealEnded`; match winners and the Kalooki prize split are recomputed with the rules engine's own
+command, and so does whether the game is rated: only a table matchmaking formed (`requested_by`
+matchmaking, which the engine records only for matchmaking's own service tokens) that it marked rated (a
+rated queue's or a tournament's). A table a player or an operator created never moves a rating, whatever
+else it says. A game logged before accounts (its TableSeated names no seat: `player_names` empty) was
+rated when matchmaking formed it, as then; and its players, known by the names they typed, may be given
+the accounts they now have (`aliases`, SCORING_LEGACY_IDS: docs/operators/accounts.md). Penalties arrive
+per deal in `DealEnded`; match winners and the Kalooki prize split are recomputed with the rules engine's own
 functions (`match_winners`, `prize_split`), so scoring and the engine cannot disagree on a rule.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
@@ -21,6 +27,7 @@ from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.variants import MatchMode, rules_for, variant_named
 from rummy_store import EventRecord
 
+FROM_MATCHMAKING: Final = "matchmaking"  # TableSeated.requested_by of the tables matchmaking formed
 RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
 EVENT_TYPES: Final = frozenset(f.name for f in ev.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields)
 
@@ -68,6 +75,8 @@ class GameScore:
     last_kalooki: bool = False
     published: int = 0  # events this game has on the scoring topic
     over: bool = False
+    rated: bool = False  # counts for ratings (`seat`)
+    names: tuple[str, ...] = ()  # the names shown for the players at seating
 
     def dumps(self) -> str:
         return json.dumps(asdict(self))
@@ -75,8 +84,8 @@ class GameScore:
     @staticmethod
     def loads(text: str | bytes) -> GameScore:
         data: dict[str, Any] = json.loads(text)
-        for name in ("players", "totals", "last_penalties"):
-            data[name] = tuple(data[name])
+        for name in ("players", "totals", "last_penalties", "names"):
+            data[name] = tuple(data.get(name, ()))
         return GameScore(**data)
 
 
@@ -93,13 +102,20 @@ def start(seq: int, message: ev.GameStarted) -> GameScore:
     return GameScore(message.variant, (), options, seq, dealer=message.dealer, totals=(0,) * message.players)
 
 
-def seat(state: GameScore, seq: int, envelope: ev.GameEvent) -> GameScore:
+def seat(
+    state: GameScore, seq: int, envelope: ev.GameEvent, aliases: Mapping[str, str] | None = None
+) -> GameScore:
+    legacy = not envelope.table_seated.player_names  # logged before accounts
     players = tuple(envelope.table_seated.player_ids)
+    if legacy and aliases:
+        players = tuple(aliases.get(p, p) for p in players)
     if len(players) != len(state.totals):
         raise ScoringError(
             f"game {envelope.game_id}: {len(players)} player ids for {len(state.totals)} seats"
         )
-    return replace(state, seq=seq, players=players)
+    seated = envelope.table_seated
+    rated = (seated.rated or legacy) and seated.requested_by == FROM_MATCHMAKING
+    return replace(state, seq=seq, players=players, rated=rated, names=tuple(seated.player_names))
 
 
 def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
@@ -109,7 +125,7 @@ def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
 
 
 def step(
-    state: GameScore | None, seq: int, envelope: ev.GameEvent
+    state: GameScore | None, seq: int, envelope: ev.GameEvent, aliases: Mapping[str, str] | None = None
 ) -> tuple[GameScore, list[sc.ScoringEvent]]:
     """Apply one game event; returns the new state and the scoring events it causes (maybe none). An
     event out of the game's sequence (a second start or seating, anything after the end) raises."""
@@ -124,7 +140,7 @@ def step(
     if case == "table_seated":
         if state.players:
             raise ScoringError(f"game {envelope.game_id}: seated twice")
-        return seat(state, seq, envelope), []
+        return seat(state, seq, envelope, aliases), []
     if not state.players:
         raise ScoringError(f"game {envelope.game_id}: {case} before table_seated")
     if case == "deal_started":

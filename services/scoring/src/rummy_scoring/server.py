@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
 import grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
-from rummy_service.errors import InvalidArgument, NotFound, unary_errors
+from rummy_service import limits
+from rummy_service.errors import InvalidArgument, NotFound, quote, unary_errors
 
 from rummy_scoring.store import ScoreReader
 
 Context = grpc.aio.ServicerContext[Any, Any]
 MAX_PAGE = 100
+LIMITS: Final[Mapping[str, int]] = {
+    "game_id": limits.GAME_ID,
+    "tournament_id": limits.TOURNAMENT_ID,
+    "player_id": limits.PLAYER_ID,
+    "variant": limits.VARIANT,
+    "period": limits.PERIOD,
+}
+"""The length limit of every string field of the requests (scoring.proto), by name: checked first, so
+an oversized field is refused `too_long` before any store is read, and never echoed."""
 
 
 def _need(value: str, name: str) -> None:
@@ -31,11 +42,12 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     async def GetMatchResult(
         self, request: sc.GetMatchResultRequest, context: Context
     ) -> sc.GetMatchResultResponse:
+        limits.check_lengths(request, LIMITS)
         _need(request.game_id, "game_id")
         hands = await asyncio.to_thread(self._reader.hands, request.game_id)
         match = await asyncio.to_thread(self._reader.match, request.game_id)
         if not hands and match is None:
-            raise NotFound("no_result", f"no scored hand of game {request.game_id!r}")
+            raise NotFound("no_result", f"no scored hand of game {quote(request.game_id)}")
         response = sc.GetMatchResultResponse(hands=hands)
         if match is not None:
             response.match.CopyFrom(match)
@@ -45,6 +57,7 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     async def GetStandings(
         self, request: sc.GetStandingsRequest, context: Context
     ) -> sc.GetStandingsResponse:
+        limits.check_lengths(request, LIMITS)
         _need(request.tournament_id, "tournament_id")
         rows = await asyncio.to_thread(self._reader.standings, request.tournament_id)
         return sc.GetStandingsResponse(
@@ -55,6 +68,7 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     async def GetLeaderboard(
         self, request: sc.GetLeaderboardRequest, context: Context
     ) -> sc.GetLeaderboardResponse:
+        limits.check_lengths(request, LIMITS)
         _need(request.variant, "variant")
         period = request.period or "all"
         if period != "all" and not period.startswith(("day:", "week:")):
@@ -65,9 +79,10 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
         rows, total = await asyncio.to_thread(
             self._reader.leaderboard, request.variant, period, request.offset, limit
         )
+        shown = await asyncio.to_thread(self._reader.names, [player for player, _ in rows])
         entries = [
-            sc.LeaderboardEntry(rank=request.offset + i + 1, player_id=player, wins=wins)
-            for i, (player, wins) in enumerate(rows)
+            sc.LeaderboardEntry(rank=request.offset + i + 1, player_id=player, wins=wins, name=name)
+            for i, ((player, wins), name) in enumerate(zip(rows, shown, strict=True))
         ]
         return sc.GetLeaderboardResponse(entries=entries, total=total)
 
@@ -75,6 +90,7 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     async def GetRatingHistory(
         self, request: sc.GetRatingHistoryRequest, context: Context
     ) -> sc.GetRatingHistoryResponse:
+        limits.check_lengths(request, LIMITS)
         _need(request.player_id, "player_id")
         _need(request.variant, "variant")
         changes = await asyncio.to_thread(self._reader.rating_history, request.variant, request.player_id)
@@ -83,6 +99,7 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
 
     @unary_errors
     async def GetPayouts(self, request: sc.GetPayoutsRequest, context: Context) -> sc.GetPayoutsResponse:
+        limits.check_lengths(request, LIMITS)
         _need(request.player_id, "player_id")
         rows = await asyncio.to_thread(self._reader.payouts, request.player_id)
         payouts = [sc.Payout(game_id=game_id, amount=amount) for game_id, amount in rows]
@@ -92,6 +109,7 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     async def ListLiveGames(
         self, request: sc.ListLiveGamesRequest, context: Context
     ) -> sc.ListLiveGamesResponse:
+        limits.check_lengths(request, LIMITS)
         limit = request.limit or 20
         if limit > MAX_PAGE:
             raise InvalidArgument("bad_limit", f"limit is at most {MAX_PAGE}")
@@ -104,6 +122,8 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
                     player_ids=state.players,
                     started_at=started,
                     deals_scored=state.deals,
+                    player_names=state.names,
+                    rated=state.rated,
                 )
                 for game_id, started, state in rows
             ]

@@ -14,6 +14,7 @@ from typing import Final
 
 from rummy.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from rummy_service.consumer import ConsumerLoop
+from rummy_service.rate_limits import Limiter, RateLimiting
 from rummy_service.server import ServiceHost
 from rummy_store import EventLog
 from rummy_store.publisher import Publisher
@@ -75,7 +76,7 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     sources = (config.game_topic, config.matchmaking_topic)  # what a skipped record's log line names
     if config.embedded:
         sources = (config.game_file, config.tables_file)
-    handlers = Handlers(client, config.key_prefix, *sources)
+    handlers = Handlers(client, config.key_prefix, *sources, aliases=config.legacy_ids)
     relay = OutboxRelay(client, handlers.keys.outbox(), out)
     loops = [
         ConsumerLoop(games, f"{config.group}.games", handle_batch=handlers.on_game_records),
@@ -90,7 +91,10 @@ async def start_scoring(config: ScoringConfig) -> RunningScoring:
     async def ready() -> bool:
         return await asyncio.to_thread(probe)
 
-    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls)
+    limits = RateLimiting(
+        Limiter(config.redis, config.key_prefix), config.limits, None, services=[SERVICE_NAME]
+    )
+    host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls, limits=limits)
     scoring_pb2_grpc.add_ScoringServiceServicer_to_server(
         ScoringServicer(ScoreReader(client, config.key_prefix)), host.server
     )

@@ -55,6 +55,10 @@ class Keys:
     def leaderboard(self, variant: str, period: str) -> str:
         return f"{self.prefix}scoring:leaderboard:{variant}:{period}"
 
+    def names(self) -> str:
+        """Player id -> the name shown at their latest rated game (for the leaderboards)."""
+        return f"{self.prefix}scoring:names"
+
     def payouts(self, player: str) -> str:
         return f"{self.prefix}scoring:payouts:{player}"
 
@@ -126,6 +130,12 @@ class ScoreReader:
         key = self.keys.leaderboard(variant, period)
         rows = self._r.zrevrange(key, offset, offset + limit - 1, withscores=True)
         return [(member.decode(), float(score)) for member, score in rows], int(self._r.zcard(key))
+
+    def names(self, players: list[str]) -> list[str]:
+        """The names shown for `players` ("" for one never in a rated game)."""
+        if not players:
+            return []
+        return [(raw or b"").decode() for raw in self._r.hmget(self.keys.names(), players)]
 
     def standings(self, tournament_id: str) -> list[tuple[str, int, int]]:
         variant = self._r.get(self.keys.tournament_variant(tournament_id))
