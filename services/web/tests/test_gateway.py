@@ -1,60 +1,115 @@
-"""The gateway's own answers, before any gRPC call: development sign-in, and requests it refuses itself
-(no token, a name kept for bots, a body that is not an action). Served by uvicorn on a free port."""
+"""The gateway's own answers, before any game call: signing up, in and out through the real identity
+into HttpOnly cookies, the CSRF and origin checks on every state-changing call, and the requests it
+refuses itself (nobody signed in, a name kept for bots, a body that is not an action). Served by
+uvicorn on a free port; the engine and matchmaking are never dialled."""
 
 from __future__ import annotations
 
 import asyncio
+import http.cookiejar
 import json
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from typing import Any
 
 from meldstream_web.config import WebConfig
 from meldstream_web.server import start_gateway
+from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_infra.local import free_port
-from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_service.config import SERVICE_CREDENTIAL_VARIABLE
 
 
-def _call(url: str, method: str = "GET", body: object = None, token: str = "") -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+@dataclass
+class Browser:
+    """One browser: its cookie jar, and the page's CSRF token read back from its cookie as app.js does."""
+
+    base: str
+    jar: http.cookiejar.CookieJar = field(default_factory=http.cookiejar.CookieJar)
+    set_cookies: list[str] = field(default_factory=list)
+
+    def csrf(self) -> str:
+        return next((c.value or "" for c in self.jar if c.name == "ms_csrf"), "")
+
+    def call(
+        self, path: str, method: str = "GET", body: object = None, *, csrf: bool = True, origin: str = ""
+    ) -> tuple[int, Any]:
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        if csrf:
+            request.add_header("X-CSRF-Token", self.csrf())
+        if origin:
+            request.add_header("Origin", origin)
+        try:
+            with opener.open(request, timeout=10) as reply:
+                self.set_cookies = reply.headers.get_all("set-cookie") or []
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
 
 
-async def _session() -> list[tuple[int, Any]]:
-    # The services' addresses are never dialled by these requests.
-    config = WebConfig(address=f"127.0.0.1:{free_port()}", bot_pace_ms=0)
+async def _session(identity: IdentityProcess) -> dict[str, Any]:
+    env = identity.service_env("web")
+    config = WebConfig(
+        address=f"127.0.0.1:{free_port()}",
+        bot_pace_ms=0,
+        identity=identity.address,
+        service_credential=env[SERVICE_CREDENTIAL_VARIABLE],
+        cookie_secure=False,  # plain http to 127.0.0.1 in this test: the jar keeps no Secure cookie
+    )
     gateway = await start_gateway(config)
+    zoe, stranger = Browser(gateway.url), Browser(gateway.url)
+    sign_up = {"name": "gw-zoe", "password": PASSWORD, "display_name": "Zoe"}
+    steps: dict[str, tuple[str, str, object, dict[str, Any]]] = {
+        "variants": ("/api/variants", "GET", None, {}),  # the first answer sets the CSRF cookie
+        "no_csrf": ("/api/signup", "POST", sign_up, {"csrf": False}),
+        "other_site": ("/api/signup", "POST", sign_up, {"origin": "https://evil.example"}),
+        "signed_up": ("/api/signup", "POST", sign_up, {}),
+        "me": ("/api/me", "GET", None, {}),
+        "bot_name": ("/api/signup", "POST", {"name": "bot-zoe", "password": PASSWORD}, {}),
+        "bad_action": ("/api/games/g1/actions", "POST", {"seat": 0, "action": {"fly": {}}}, {}),
+        "signed_out": ("/api/signout", "POST", {}, {}),
+        "me_after": ("/api/me", "GET", None, {}),
+        "signed_in": ("/api/signin", "POST", {"name": "gw-zoe", "password": PASSWORD}, {}),
+        "wrong_password": ("/api/signin", "POST", {"name": "gw-zoe", "password": "not-it-at-all"}, {}),
+    }
     try:
-        calls = [
-            (f"{gateway.url}/api/signin", "POST", {"name": "zoe"}, ""),
-            (f"{gateway.url}/api/signin", "POST", {"name": "bot-ada"}, ""),
-            (f"{gateway.url}/api/games", "GET", None, ""),
-            (f"{gateway.url}/api/games/g1/actions", "POST", {"seat": 0, "action": {"fly": {}}}, "x"),
-            (f"{gateway.url}/api/variants", "GET", None, ""),
-        ]
-        return [await asyncio.to_thread(_call, *call) for call in calls]
+        answers: dict[str, Any] = {}
+        for name, (path, method, body, options) in steps.items():
+            answers[name] = await asyncio.to_thread(zoe.call, path, method, body, **options)
+            if name == "signed_up":
+                answers["cookies"] = list(zoe.set_cookies)
+        answers["stranger"] = await asyncio.to_thread(stranger.call, "/api/games", csrf=False)
+        return answers
     finally:
         await gateway.stop()
 
 
-def test_sign_in_and_the_requests_the_gateway_refuses_itself() -> None:
-    signed, bot_name, no_token, bad_action, variants = asyncio.run(_session())
-    assert signed[0] == 200 and signed[1]["player"] == "zoe"
-    assert TokenIssuer(DEV_SECRET).verify(signed[1]["token"], 0).subject == "zoe"  # a real dev token
-    assert bot_name[0] == 400 and "bot-" in bot_name[1]["message"]
-    assert no_token[0] == 401 and "sign in" in no_token[1]["message"]
-    assert bad_action[0] == 400 and bad_action[1]["message"].startswith("not an action")
-    facts = variants[1]["facts"]
-    assert variants[0] == 200 and "kalooki" in variants[1]["variants"]
+def test_sign_up_in_and_out_and_the_requests_the_gateway_refuses_itself(identity: IdentityProcess) -> None:
+    a = asyncio.run(_session(identity))
+    assert [a[k][1]["code"] for k in ("no_csrf", "other_site")] == ["csrf", "csrf"]
+    assert a["no_csrf"][0] == a["other_site"][0] == 403
+
+    status, account = a["signed_up"]
+    assert status == 200 and account["name"] == "gw-zoe" and "token" not in json.dumps(account)
+    session_cookies = {c.split("=", 1)[0]: c.lower() for c in a["cookies"]}
+    for name in ("ms_access", "ms_refresh"):  # tokens the page's scripts never see
+        assert all(part in session_cookies[name] for part in ("httponly", "samesite=strict", "path=/api"))
+    assert a["me"] == (200, {"player": account["player"], "display_name": "Zoe", "kind": "human"})
+
+    assert a["bot_name"][0] == 400 and a["bot_name"][1]["code"] == "name_reserved"
+    assert a["bad_action"][0] == 400 and a["bad_action"][1]["message"].startswith("not an action")
+    assert a["signed_out"][0] == 200 and a["me_after"] == (200, {"player": None})
+    assert a["signed_in"][0] == 200 and a["signed_in"][1]["player"] == account["player"]
+    assert a["wrong_password"][0] == 401 and a["wrong_password"][1]["code"] == "bad_credentials"
+    assert a["stranger"][0] == 401 and "sign in" in a["stranger"][1]["message"]
+
+    status, variants = a["variants"]
+    facts = variants["facts"]
+    assert status == 200 and "kalooki" in variants["variants"]
     assert len(facts["contract"]["contracts"]) == 8 and facts["kalooki"]["players"] == [2, 5]
-    assert variants[1]["short"]["contract"] == "round 1 only" and "kalooki" not in variants[1]["short"]
+    assert variants["short"]["contract"] == "round 1 only" and "kalooki" not in variants["short"]
     openings = {v: f["opening"] for v, f in facts.items()}
     assert openings == {"kalooki": 40, "rummy40": 40, "rummy500": 0, "contract": 0}
     spread = [v for v, f in facts.items() if f["spread_pile"]]

@@ -1,5 +1,5 @@
 """`python -m meldstream_web`: the gateway alone, in front of services already running (WEB_ADDRESS,
-ENGINE_ADDRESS, MATCHMAKING_ADDRESS, SCORING_ADDRESS, MELDSTREAM_TOKEN_SECRET)."""
+ENGINE_ADDRESS, MATCHMAKING_ADDRESS, SCORING_ADDRESS, IDENTITY_ADDRESS, MELDSTREAM_SERVICE_CREDENTIAL)."""
 
 from __future__ import annotations
 

@@ -1,37 +1,43 @@
 """The HTTP/JSON side of the gateway: each handler is one call (or stream) of the platform's gRPC API
-made with the caller's own token, its answer in protobuf's JSON mapping. The gateway adds no rules and
-keeps no game state: a refused move is the engine's refusal, passed on with its rule code and message."""
+made with the caller's own access token (from its session cookies or its bearer header: `sessions`),
+its answer in protobuf's JSON mapping. The gateway adds no rules and keeps no game state: a refused
+move is the engine's refusal, passed on with its rule code and message."""
 
 from __future__ import annotations
 
 import asyncio
-import re
-import time
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from rummy.identity.v1 import identity_pb2 as idp
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client import GameClient, RpcFailure
+from rummy_client.identity import Grant, IdentityClient, RenewingToken
+from rummy_contracts.house import NAMES as HOUSE_BOTS
+from rummy_contracts.house import house_bots
 from rummy_rules.variants import PLAYABLE_VARIANTS, Variant, rules_for, variant_named
-from rummy_service.auth import AuthError, TokenIssuer
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from meldstream_web import sse
 from meldstream_web.bots import BotSeats
 from meldstream_web.config import WebConfig
 from meldstream_web.export import history_export
 from meldstream_web.jsonpb import action_from_json, to_json
-from meldstream_web.quickplay import BOT_NAMES, BOT_PREFIX, SHORT_MATCH, bot_names, short_options
+from meldstream_web.oidc import COOKIE_MAX_AGE_S, FlowFailed, ProviderFlow, query_value, shown_code
+from meldstream_web.quickplay import SHORT_MATCH, short_options
+from meldstream_web.sessions import Caller, NotSignedIn, Sessions
+from meldstream_web.sessions import check_csrf as check_page
 
-NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-MAX_TABLE = len(BOT_NAMES) + 1
+log = logging.getLogger("meldstream_web")
+MAX_TABLE = len(HOUSE_BOTS) + 1
 LIVE_LISTED = 30  # live games the lobby lists
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
@@ -40,6 +46,7 @@ HTTP_STATUS = {
     grpc.StatusCode.NOT_FOUND: 404,
     grpc.StatusCode.ALREADY_EXISTS: 409,
     grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
     grpc.StatusCode.UNAVAILABLE: 503,
     grpc.StatusCode.DEADLINE_EXCEEDED: 504,
 }
@@ -56,37 +63,31 @@ class BadRequest(Exception):
 
 
 def refusal(status: grpc.StatusCode, details: str) -> JSONResponse:
-    """A gRPC refusal as the app shows it: the rule (or reason) code and the service's message."""
+    """A gRPC refusal as the app shows it: the rule (or reason) code and the service's message (a
+    service's rate limit: 429, to retry in a second)."""
     code, _, text = details.partition(":")
     body = {"status": status.name, "code": code.strip() if text else "", "message": details}
-    return JSONResponse(body, status_code=HTTP_STATUS.get(status, 500))
+    retry = {"Retry-After": "1"} if status == grpc.StatusCode.RESOURCE_EXHAUSTED else None
+    return JSONResponse(body, status_code=HTTP_STATUS.get(status, 500), headers=retry)
 
 
 @dataclass(slots=True)
 class Gateway:
-    """What the handlers share: the addresses and channels of the services, and the dev issuer."""
+    """What the handlers share: the services' channels, the sessions, and the bots' own token."""
 
     config: WebConfig
-    tokens: TokenIssuer
+    sessions: Sessions
+    identity: IdentityClient
     bots: BotSeats
+    bot_token: RenewingToken | None  # the gateway's service:bots token (None: no credential)
     matchmaking: grpc.aio.Channel
     scoring: grpc.aio.Channel
+    oidc: ProviderFlow | None = None  # the operator's OpenID provider (None: WEB_OIDC_ISSUER unset)
 
     # --- who is calling -------------------------------------------------------------------------
 
-    def token(self, request: Request) -> str:
-        """The caller's bearer token (header, or `token` query parameter for an EventSource)."""
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        token = token if scheme.lower() == "bearer" else request.query_params.get("token", "")
-        if not token:
-            raise BadRequest("sign in first (no bearer token)", 401)
-        return token
-
-    def player(self, token: str) -> str:
-        try:
-            return self.tokens.verify(token, time.time()).subject
-        except AuthError as exc:
-            raise BadRequest(str(exc), 401, exc.code) from None
+    async def caller(self, request: Request) -> Caller:
+        return await self.sessions.caller(request)
 
     def _auth(self, token: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),)
@@ -116,38 +117,161 @@ class Gateway:
             }
         )
 
-    async def sign_in(self, request: Request) -> Response:
-        """A token for a name: who you are is who you say (the platform's issuer, no accounts). It
-        expires (`expires_at`, Unix seconds); the app signs in again with the same name before then."""
+    # --- sessions -------------------------------------------------------------------------------
+
+    async def _signed_in(self, request: Request, method: str, message: object) -> Response:
+        """One sign-in call at identity; its session goes into the cookies, its account to the page."""
+        check_page(request)
+        try:
+            reply = await asyncio.to_thread(self.identity.call, method, message)
+        except grpc.RpcError as error:
+            raise RpcFailure(error.code(), error.details() or "") from None
+        session: idp.Session = reply.session
+        response = JSONResponse(_account_json(session.account, session.access_expires_at))
+        grant = Grant(session.access_token, session.access_expires_at)
+        self.sessions.set_session(response, grant, session.refresh_token)
+        return response
+
+    async def sign_up(self, request: Request) -> Response:
         body = await _json_body(request)
-        name = str(body.get("name", "")).strip()
-        if not NAME.match(name) or name.startswith(BOT_PREFIX):
-            raise BadRequest(f"a name is 1-32 letters, digits, '.', '_' or '-', not starting {BOT_PREFIX!r}")
-        token = self.tokens.issue(name)
-        _, expires_at = self.tokens.claims(token, time.time())
-        return JSONResponse({"player": name, "token": token, "expires_at": expires_at})
+        message = idp.SignUpRequest(
+            name=_text(body, "name"),
+            display_name=_text(body, "display_name"),
+            password=_text(body, "password"),
+            device="web",
+        )
+        return await self._signed_in(request, "SignUp", message)
+
+    async def sign_in(self, request: Request) -> Response:
+        body = await _json_body(request)
+        message = idp.SignInRequest(name=_text(body, "name"), password=_text(body, "password"), device="web")
+        return await self._signed_in(request, "SignIn", message)
+
+    async def guest(self, request: Request) -> Response:
+        body = await _json_body(request)
+        return await self._signed_in(
+            request, "SignInAsGuest", idp.SignInAsGuestRequest(display_name=_text(body, "display_name"))
+        )
+
+    async def sign_out(self, request: Request) -> Response:
+        """End this browser's session at identity and forget its cookies."""
+        check_page(request)
+        refresh = request.cookies.get("ms_refresh", "")
+        if refresh:
+            await asyncio.to_thread(self.identity.sign_out, refresh)
+        response = JSONResponse({"signed_out": True})
+        self.sessions.clear(response)
+        return response
+
+    # --- the operator's OpenID provider (oidc.py) -----------------------------------------------
+
+    async def provider(self, _request: Request) -> Response:
+        """Whether this gateway signs people in with an OpenID provider, and the button's name for it."""
+        flow = self.oidc
+        return JSONResponse({"enabled": flow is not None, "name": flow.settings.name if flow else ""})
+
+    def _flow(self) -> ProviderFlow:
+        if self.oidc is None:
+            raise BadRequest("this gateway has no OpenID provider (WEB_OIDC_ISSUER)", 404, "no_provider")
+        return self.oidc
+
+    async def provider_login(self, _request: Request) -> Response:
+        """To the provider's sign-in page, with a state, a nonce and a PKCE challenge; their secrets stay
+        in this browser's cookie for the callback."""
+        flow = self._flow()
+        try:
+            started = await flow.start()
+        except FlowFailed as failure:
+            return _provider_failed(failure.code)
+        response = RedirectResponse(started.url, status_code=302)
+        response.set_cookie(
+            flow.cookie_name,
+            started.cookie,
+            max_age=COOKIE_MAX_AGE_S,
+            path="/",
+            secure=flow.secure,
+            httponly=True,
+            samesite="lax",
+        )
+        return response
+
+    async def provider_callback(self, request: Request) -> Response:
+        """Back from the provider: the code exchanged, the ID token signed in at identity, the session
+        set as /api/signin sets it, then the lobby; a failure goes back to the sign-in page with its code."""
+        flow = self._flow()
+        query = request.query_params
+        try:
+            if query.get("error") is not None:
+                raise FlowFailed("provider_refused", "the provider refused the sign-in")
+            kept = flow.pending(request.cookies.get(flow.cookie_name, ""), query_value(query.get("state")))
+            code = query_value(query.get("code"))
+            if not code:
+                raise FlowFailed("code_refused", "the provider's answer holds no code")
+            id_token, access_token = await flow.finish(code, kept)
+        except FlowFailed as failure:
+            log.info("provider sign-in stopped: %s (%s)", failure.code, failure)
+            return self._end_flow(flow, _provider_failed(failure.code))
+        message = idp.SignInWithProviderRequest(
+            id_token=id_token, nonce=kept.nonce, device="web", access_token=access_token
+        )
+        try:
+            if self.bot_token is None:
+                raise BadRequest("this gateway has no service credential", 503, "no_provider")
+            reply = await asyncio.to_thread(self.identity.call, "SignInWithProvider", message, self.bot_token)
+        except grpc.RpcError as error:
+            details = error.details() or ""
+            log.warning("identity refused a provider sign-in: %r", details[:200])
+            return self._end_flow(flow, _provider_failed(shown_code(details)))
+        session: idp.Session = reply.session
+        response = RedirectResponse("/#/lobby", status_code=303)
+        grant = Grant(session.access_token, session.access_expires_at)
+        self.sessions.set_session(response, grant, session.refresh_token)
+        return self._end_flow(flow, response)
+
+    def _end_flow(self, flow: ProviderFlow, response: Response) -> Response:
+        response.delete_cookie(flow.cookie_name, path="/", secure=flow.secure, httponly=True, samesite="lax")
+        return response
+
+    async def me(self, request: Request) -> Response:
+        """Who this browser is signed in as (`player` null when nobody: asking is not an error)."""
+        try:
+            p = (await self.caller(request)).principal
+        except NotSignedIn:
+            return JSONResponse({"player": None})
+        return JSONResponse({"player": p.subject, "display_name": p.name, "kind": p.kind})
+
+    async def jwks(self, _request: Request) -> Response:
+        """Identity's public keys, as this gateway verifies with them (RFC 7517)."""
+        return Response(self.sessions.jwks_document(), media_type="application/jwk-set+json")
 
     async def rating(self, request: Request) -> Response:
-        token = self.token(request)
+        caller = await self.caller(request)
         reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).GetRating(
             mm.GetRatingRequest(
-                player_id=self.player(token), variant=request.query_params.get("variant", "kalooki")
+                player_id=caller.principal.subject, variant=request.query_params.get("variant", "kalooki")
             ),
-            metadata=self._auth(token),
+            metadata=self._auth(caller.token),
         )
         return JSONResponse(to_json(reply))
 
     async def quick_play(self, request: Request) -> Response:
-        """A table of the caller and bots, created by the caller (a player may create a table they sit
-        at); the bots are SDK clients the gateway runs, paced so a person can follow them."""
-        token = self.token(request)
-        player = self.player(token)
+        """A table of the caller and house bots, created by the caller (a player may seat themselves
+        and the house's bots); the bots are SDK clients the gateway runs with its own `service:bots`
+        token, paced so a person can follow them."""
+        caller = await self.caller(request)
+        token, player = caller.token, caller.principal.subject
+        if self.bot_token is None:
+            raise BadRequest(
+                "this gateway has no service credential to run bots with: its operator sets "
+                "MELDSTREAM_SERVICE_CREDENTIAL (docs/operators)",
+                503,
+            )
         body = await _json_body(request)
         variant = str(body.get("variant", ""))
         size = _int(body.get("players", 2), "players")
         if not 2 <= size <= MAX_TABLE:
             raise BadRequest(f"a table seats 2 to {MAX_TABLE} players")
-        bots = bot_names(size)
+        bots = house_bots(size)
         options = body.get("options") or {}
         if not isinstance(options, dict):
             raise BadRequest("options is an object of option names to values")
@@ -160,13 +284,13 @@ class Gateway:
             )
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
-        for seat, bot in enumerate(bots, start=1):
-            self.bots.start(self.config.engine, self.tokens.renewing(bot), game_id, seat, pace)
-        return JSONResponse({"game_id": game_id, "seat": 0, "token": token})
+        for seat in range(1, size):
+            self.bots.start(self.config.engine, self.bot_token, game_id, seat, pace)
+        return JSONResponse({"game_id": game_id, "seat": 0})
 
     async def enqueue(self, request: Request) -> Response:
-        """Queue through matchmaking (rated, or a private table by code)."""
-        token = self.token(request)
+        """Queue through matchmaking (rated, casual, or a private table by code)."""
+        token = (await self.caller(request)).token
         body = await _json_body(request)
         size = _int(body.get("players", 2), "players")
         reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).Enqueue(
@@ -175,6 +299,7 @@ class Gateway:
                 min_players=size,
                 max_players=size,
                 private_code=str(body.get("code", "")),
+                casual=bool(body.get("casual", False)),
             ),
             metadata=self._auth(token),
         )
@@ -182,8 +307,8 @@ class Gateway:
 
     async def watch_ticket(self, request: Request) -> Response:
         """A ticket's states until it is seated (game, seat and the seat's token) or cancelled."""
-        token = self.token(request)
-        player = self.player(token)
+        caller = await self.caller(request)
+        token, player = caller.token, caller.principal.subject
         ticket = request.path_params["ticket"]
 
         async def states() -> AsyncIterator[str]:
@@ -200,7 +325,7 @@ class Gateway:
         return sse.stream(states())
 
     async def cancel_ticket(self, request: Request) -> Response:
-        token = self.token(request)
+        token = (await self.caller(request)).token
         reply = await mm_grpc.MatchmakingServiceStub(self.matchmaking).Cancel(
             mm.CancelRequest(ticket_id=request.path_params["ticket"]), metadata=self._auth(token)
         )
@@ -209,7 +334,7 @@ class Gateway:
     async def live_games(self, request: Request) -> Response:
         """The games being played now on the whole platform, newest first: scoring's list (it follows
         every game's events, whichever engine or gateway started them). A spectator watches any game."""
-        self.player(self.token(request))  # signed in: the list is for the lobby
+        await self.caller(request)  # signed in: the list is for the lobby
         reply = await sc_grpc.ScoringServiceStub(self.scoring).ListLiveGames(
             sc.ListLiveGamesRequest(limit=LIVE_LISTED)
         )
@@ -218,7 +343,7 @@ class Gateway:
     async def updates(self, request: Request) -> Response:
         """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after
         `Last-Event-ID` when the browser reconnects."""
-        token = self.token(request)
+        token = (await self.caller(request)).token
         game_id = request.path_params["game"]
         seat_param = request.query_params.get("seat", "")
         seat = _int(seat_param, "seat") if seat_param != "" else None
@@ -239,7 +364,7 @@ class Gateway:
 
     async def act(self, request: Request) -> Response:
         """Submit one action for the caller's seat, as the app got it from the seat's legal actions."""
-        token = self.token(request)
+        token = (await self.caller(request)).token
         body = await _json_body(request)
         try:
             action = action_from_json(body.get("action"))
@@ -255,14 +380,14 @@ class Gateway:
         return JSONResponse(to_json(answer))
 
     async def return_to_table(self, request: Request) -> Response:
-        token = self.token(request)
+        token = (await self.caller(request)).token
         seat = _int((await _json_body(request)).get("seat"), "seat")
         async with self.client(token) as client:
             view = await client.return_to_table(request.path_params["game"], seat)
         return JSONResponse(to_json(view))
 
     async def view(self, request: Request) -> Response:
-        token = self.token(request)
+        token = (await self.caller(request)).token
         seat_param = request.query_params.get("seat", "")
         async with self.client(token) as client:
             view = await client.view(
@@ -277,14 +402,14 @@ class Gateway:
         game_id = request.path_params["game"]
         seat_param = request.query_params.get("seat", "")
         seat = _int(seat_param, "seat") if seat_param else None
-        async with self.client(self.token(request)) as client:
+        async with self.client((await self.caller(request)).token) as client:
             history = await client.history(game_id)
         if seat is not None and not 0 <= seat < len(history.seats):
             raise BadRequest(f"no seat {seat} at this table")
         return JSONResponse(await asyncio.to_thread(history_export, game_id, history, seat=seat))
 
     async def verify(self, request: Request) -> Response:
-        async with self.client(self.token(request)) as client:
+        async with self.client((await self.caller(request)).token) as client:
             return JSONResponse(to_json(await client.verify_shuffle(request.path_params["game"])))
 
     async def result(self, request: Request) -> Response:
@@ -293,7 +418,7 @@ class Gateway:
         try:
             reply = await sc_grpc.ScoringServiceStub(self.scoring).GetMatchResult(
                 sc.GetMatchResultRequest(game_id=request.path_params["game"]),
-                metadata=self._auth(self.token(request)),
+                metadata=self._auth((await self.caller(request)).token),
             )
         except grpc.aio.AioRpcError as error:
             if error.code() != grpc.StatusCode.NOT_FOUND:
@@ -310,6 +435,29 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("the body is a JSON object")
     return body
+
+
+def _text(body: dict[str, Any], name: str) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} is a string")
+    return value
+
+
+def _account_json(account: idp.Account, expires_at: int) -> dict[str, Any]:
+    return {
+        "player": account.account_id,
+        "name": account.name,
+        "display_name": account.display_name,
+        "kind": idp.AccountKind.Name(account.kind).removeprefix("ACCOUNT_KIND_").lower(),
+        "expires_at": expires_at,
+    }
+
+
+def _provider_failed(code: str) -> Response:
+    """Back to the sign-in page, which says the provider's sign-in failed and why (`code`: a reason
+    code, never text from the provider or the query)."""
+    return RedirectResponse(f"/#/signin-failed/{code}", status_code=303)
 
 
 def _int(value: object, name: str) -> int:

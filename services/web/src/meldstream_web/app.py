@@ -1,4 +1,5 @@
-"""The gateway's ASGI app: the static browser app at `/`, the JSON API under `/api`."""
+"""The gateway's ASGI app: the static browser app at `/`, the JSON API under `/api`, identity's public
+keys at `/.well-known/jwks.json`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 
 import grpc
 from rummy_client import RpcFailure
-from rummy_service.auth import TokenIssuer
+from rummy_client.identity import IdentityClient
+from rummy_service.public_keys import keys_ready, verifier
+from rummy_service.rate_limits import Limiter
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -17,7 +21,11 @@ from starlette.staticfiles import StaticFiles
 
 from meldstream_web.api import BadRequest, Gateway, refusal
 from meldstream_web.bots import BotSeats
-from meldstream_web.config import WebConfig
+from meldstream_web.config import WebConfig, check_oidc
+from meldstream_web.headers import SecurityHeaders
+from meldstream_web.limits import LimitsMiddleware
+from meldstream_web.oidc import ProviderFlow
+from meldstream_web.sessions import CookieMiddleware, CookiePolicy, NotSignedIn, Sessions
 
 STATIC = Path(__file__).parent / "static"
 
@@ -37,26 +45,44 @@ async def _bad_request(_request: Request, exc: Exception) -> Response:
     return JSONResponse({"status": "BAD_REQUEST", "code": exc.code, "message": str(exc)}, exc.status)
 
 
+async def _not_signed_in(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, NotSignedIn)
+    return JSONResponse({"status": "UNAUTHENTICATED", "code": exc.code, "message": str(exc)}, exc.status)
+
+
 async def _index(_request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
 def create_app(config: WebConfig) -> Starlette:
+    check_oidc(config)
     holder: dict[str, Gateway] = {}
+    identity = IdentityClient(
+        config.identity, credentials=config.tls.channel_credentials(), options=config.tls.channel_options()
+    )
+    tokens = verifier(config.identity, config.tls)
+    sessions = Sessions(identity, tokens, CookiePolicy(config.cookie_secure))
+    limiter = Limiter(config.redis)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         bots = BotSeats(config.tls)
+        bot_token = identity.api_token(config.service_credential) if config.service_credential else None
+        flow = ProviderFlow(config.oidc, config.cookie_secure) if config.oidc.configured else None
+        await keys_ready(tokens)  # fetched before the first call (if identity is down, the first call asks)
         async with (
             config.tls.channel(config.matchmaking) as matchmaking,
             config.tls.channel(config.scoring) as scoring,
         ):
-            tokens = TokenIssuer(config.token_secret, config.token_ttl_s)
-            holder["gateway"] = Gateway(config, tokens, bots, matchmaking, scoring)
+            holder["gateway"] = Gateway(
+                config, sessions, identity, bots, bot_token, matchmaking, scoring, oidc=flow
+            )
             try:
                 yield
             finally:
                 await bots.stop()
+                identity.close()
+                await limiter.close()
 
     def route(path: str, name: str, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
@@ -68,7 +94,15 @@ def create_app(config: WebConfig) -> Starlette:
     routes = [
         Route("/", _index),
         route("/api/variants", "variants", ["GET"]),
+        route("/api/signup", "sign_up", ["POST"]),
         route("/api/signin", "sign_in", ["POST"]),
+        route("/api/guest", "guest", ["POST"]),
+        route("/api/signout", "sign_out", ["POST"]),
+        route("/api/me", "me", ["GET"]),
+        route("/api/oidc", "provider", ["GET"]),
+        route("/api/oidc/login", "provider_login", ["GET"]),
+        route("/api/oidc/callback", "provider_callback", ["GET"]),
+        route("/.well-known/jwks.json", "jwks", ["GET"]),
         route("/api/rating", "rating", ["GET"]),
         route("/api/quickplay", "quick_play", ["POST"]),
         route("/api/queue", "enqueue", ["POST"]),
@@ -84,12 +118,17 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/games/{game}/result", "result", ["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(
+    app = Starlette(
         routes=routes,
         lifespan=lifespan,
+        middleware=[Middleware(SecurityHeaders)],
         exception_handlers={
             RpcFailure: _rpc_failure,
             grpc.aio.AioRpcError: _grpc_error,
             BadRequest: _bad_request,
+            NotSignedIn: _not_signed_in,
         },
     )
+    app.add_middleware(CookieMiddleware, sessions=sessions)
+    app.add_middleware(LimitsMiddleware, limiter=limiter, limits=config.limits, tokens=tokens)
+    return app

@@ -22,8 +22,6 @@ from rummy_rules.game import buyers
 from rummy_rules.variants import variant_named
 from rummy_service.tls import PLAINTEXT, Tls
 
-from meldstream_web.quickplay import BOT_PREFIX
-
 log = logging.getLogger(__name__)
 
 BUY_WAIT_S: Final = 10.0  # how long a bot holds a card on offer for a person who may buy it
@@ -72,8 +70,7 @@ class CourteousBot(BotPlayer):
 def _person_may_buy(view: gs.PlayerView) -> bool:
     if not view.HasField("offer") or view.HasField("buy_request") or view.phase != gs.PHASE_DRAW:
         return False
-    players = [seat.player_id for seat in view.seats]
-    return any(not players[seat].startswith(BOT_PREFIX) for seat in buyers(convert.position(view)))
+    return any(not view.seats[seat].bot for seat in buyers(convert.position(view)))
 
 
 async def play_paced(

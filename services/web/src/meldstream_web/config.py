@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
+import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from rummy_service.auth import DEFAULT_TTL_S, DEV_SECRET
-from rummy_service.config import ConfigError, address_setting, dev_mode, env_int, secret, token_ttl_s
+from rummy_service.config import (
+    SERVICE_CREDENTIAL_VARIABLE,
+    ConfigError,
+    address_setting,
+    env_int,
+    env_str,
+    redis_url,
+)
 from rummy_service.preflight import Needs
+from rummy_service.public_keys import DEFAULT_IDENTITY, IDENTITY_VARIABLE
+from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 
+from meldstream_web.oidc import OidcSettings
+
 DEFAULT_ADDRESS = "127.0.0.1:8080"
+CALLBACK_PATH = "/api/oidc/callback"
+OIDC_ISSUER = "WEB_OIDC_ISSUER"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +39,14 @@ class WebConfig:
     engine: str = "127.0.0.1:50051"
     matchmaking: str = "127.0.0.1:50052"
     scoring: str = "127.0.0.1:50053"
-    token_secret: str = DEV_SECRET  # load refuses it outside development mode (MELDSTREAM_DEV=1)
-    token_ttl_s: int = DEFAULT_TTL_S  # lifetime of the tokens it signs players in with
+    identity: str = DEFAULT_IDENTITY  # signs people in; its public keys verify their tokens
+    service_credential: str = ""  # the gateway's own credential at identity: its quick-play bots
+    cookie_secure: bool = True  # session cookies only over https (and http://localhost, which browsers trust)
+    redis: str = ""  # where its replicas count calls together (none: each counts alone)
+    limits: LimitSettings = field(default_factory=LimitSettings)
     bot_pace_ms: int = 700
     tls: Tls = PLAINTEXT  # TLS_CA_FILE: the services are called over TLS
+    oidc: OidcSettings = field(default_factory=OidcSettings)  # the operator's OpenID provider, if any
 
     def needs(self) -> Needs:
         """Nothing to wait for: the services it bridges to are called when a browser asks."""
@@ -47,16 +66,70 @@ class WebConfig:
 
 
 def load(env: Mapping[str, str] | None = None) -> WebConfig:
-    """Read WEB_ADDRESS, WEB_BOT_PACE_MS, the services' addresses, MELDSTREAM_TOKEN_SECRET,
-    MELDSTREAM_TOKEN_TTL_S, MELDSTREAM_DEV and TLS_*."""
+    """Read WEB_ADDRESS, WEB_BOT_PACE_MS, WEB_COOKIE_SECURE, the services' addresses (IDENTITY_ADDRESS
+    among them), MELDSTREAM_SERVICE_CREDENTIAL, WEB_OIDC_* and TLS_*."""
     d = WebConfig()
-    return WebConfig(
+    config = WebConfig(
         address=address_setting("WEB_ADDRESS", d.address, env),
         engine=address_setting("ENGINE_ADDRESS", d.engine, env),
         matchmaking=address_setting("MATCHMAKING_ADDRESS", d.matchmaking, env),
         scoring=address_setting("SCORING_ADDRESS", d.scoring, env),
-        token_secret=secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, env, dev=dev_mode(env)),
-        token_ttl_s=token_ttl_s(env),
+        identity=address_setting(IDENTITY_VARIABLE, d.identity, env),
+        service_credential=env_str(SERVICE_CREDENTIAL_VARIABLE, "", env),
+        cookie_secure=env_int("WEB_COOKIE_SECURE", 1, env) != 0,
+        redis=redis_url("REDIS_URL", env),
+        limits=load_limits(env),
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
         tls=load_tls(env),
     )
+    return dataclasses.replace(config, oidc=_oidc(env, config))
+
+
+def _oidc(env: Mapping[str, str] | None, config: WebConfig) -> OidcSettings:
+    """WEB_OIDC_ISSUER (empty: no provider), WEB_OIDC_CLIENT_ID, WEB_OIDC_CLIENT_SECRET, WEB_OIDC_REDIRECT_URI
+    and WEB_OIDC_NAME."""
+    issuer = env_str(OIDC_ISSUER, "", env)
+    client_id = env_str("WEB_OIDC_CLIENT_ID", "", env)
+    if not issuer:
+        if client_id:
+            raise ConfigError(f"WEB_OIDC_CLIENT_ID is set without {OIDC_ISSUER}")
+        return OidcSettings()
+    _check_url(issuer, OIDC_ISSUER)
+    if not client_id:
+        raise ConfigError(f"{OIDC_ISSUER} is set without WEB_OIDC_CLIENT_ID (this gateway's client id there)")
+    redirect = env_str("WEB_OIDC_REDIRECT_URI", "", env) or config.url + CALLBACK_PATH
+    _check_url(redirect, "WEB_OIDC_REDIRECT_URI")
+    host = urllib.parse.urlsplit(issuer).hostname or issuer
+    name = env_str("WEB_OIDC_NAME", "", env).strip() or host
+    if len(name) > 40 or not name.isprintable():
+        raise ConfigError("WEB_OIDC_NAME is printable text of at most 40 characters")
+    return OidcSettings(issuer, client_id, env_str("WEB_OIDC_CLIENT_SECRET", "", env), redirect, name)
+
+
+def check_oidc(config: WebConfig) -> None:
+    """A provider needs the gateway's service credential: only `service:web` hands identity an ID token
+    (checked when the gateway starts, after `meldstream run` gave it the credential of its own)."""
+    if config.oidc.configured and not config.service_credential:
+        raise ConfigError(
+            f"{OIDC_ISSUER} needs {SERVICE_CREDENTIAL_VARIABLE}: the gateway's credential signs people in "
+            "with the provider's ID tokens at identity"
+        )
+
+
+def _check_url(url: str, variable: str) -> None:
+    """https (http only to this machine's loopback: development and tests), a host, no fragment."""
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.scheme not in ("https", "http") or not host or parsed.fragment or any(c.isspace() for c in url):
+        raise ConfigError(f"{variable}={url[:80]!r} is not an https URL")
+    if parsed.scheme == "http" and not _loopback(host):
+        raise ConfigError(f"{variable}={url[:80]!r}: https is required (plain http only on loopback)")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

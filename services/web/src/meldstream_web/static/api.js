@@ -1,9 +1,12 @@
-// The gateway's JSON API and its event streams, with the signed-in player's token.
+// The gateway's JSON API and its event streams. The session lives in cookies this script cannot read:
+// the gateway holds the tokens and renews them, so nothing here ever sees one. Calls that change
+// something carry the page's CSRF token (the `ms_csrf` cookie, sent back in a header).
 export const session = {
-  get player() { return localStorage.getItem("meldstream.player"); },
-  get token() { return localStorage.getItem("meldstream.token"); },
-  save(player, token) { localStorage.setItem("meldstream.player", player); localStorage.setItem("meldstream.token", token); },
-  clear() { localStorage.removeItem("meldstream.player"); localStorage.removeItem("meldstream.token"); },
+  player: null, // the account id: the player id at tables
+  name: "",
+  kind: "",
+  set(account) { this.player = account.player; this.name = account.display_name || account.name || ""; this.kind = account.kind || ""; },
+  clear() { this.player = null; this.name = ""; this.kind = ""; },
 };
 
 export class ApiError extends Error {
@@ -14,56 +17,36 @@ export class ApiError extends Error {
   }
 }
 
-// Tokens expire (an hour, by default). Signing in is giving a name, so the app signs in again with the
-// same name before the token runs out: each minute and before each call it checks the token's `exp`
-// claim, and a call refused as expired anyway (a laptop that slept) is sent once more with a new token.
-const RENEW_BEFORE_S = 600;
-
-function expiresAt(token) {
-  try {
-    return JSON.parse(atob(token.split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))).exp || 0;
-  } catch {
-    return 0;
-  }
+function csrfToken() {
+  const cookie = document.cookie.split("; ").find((c) => c.startsWith("ms_csrf="));
+  return cookie ? decodeURIComponent(cookie.slice("ms_csrf=".length)) : "";
 }
 
-async function renew() {
-  const response = await fetch("/api/signin", {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name: session.player }),
-  });
-  if (!response.ok) return false;
-  const data = await response.json();
-  session.save(data.player, data.token);
-  return true;
-}
-
-async function fresh() {
-  const token = session.token;
-  if (token && session.player && expiresAt(token) - Date.now() / 1000 < RENEW_BEFORE_S) await renew();
-}
-
-setInterval(() => { fresh().catch(() => {}); }, 60_000);
-
-export async function call(method, path, body, token) {
-  const own = token === undefined;  // the session's token (null: none, e.g. signing in)
-  if (own) await fresh().catch(() => {});
-  const send = own ? session.token : token;
+export async function call(method, path, body) {
   const headers = { "Content-Type": "application/json" };
-  if (send) headers.Authorization = `Bearer ${send}`;
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (method !== "GET") headers["X-CSRF-Token"] = csrfToken();
+  const response = await fetch(path, {
+    method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const data = await response.json().catch(() => ({}));
-  if (response.status === 401 && data.code === "token_expired" && own && session.player && await renew()) {
-    return call(method, path, body, session.token);
-  }
+  if (response.status === 401) session.clear();
   if (!response.ok) throw new ApiError(data, response.status);
   return data;
 }
 
+// Who this browser is signed in as, from its session cookies (nobody: `session.player` stays null).
+export async function whoAmI() {
+  try {
+    const me = await call("GET", "/api/me");
+    if (me.player) session.set(me); else session.clear();
+  } catch { session.clear(); }
+}
+
 // An event stream; `handlers` maps event names to functions of the parsed data. The server ends each
 // stream with an "end" event, on which it is closed (so the browser does not reconnect to a finished one).
-export function listen(path, handlers, token = session.token) {
-  const url = `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
-  const source = new EventSource(url);
+// The session's cookies go with it: no token in the URL.
+export function listen(path, handlers) {
+  const source = new EventSource(path);
   for (const [name, handler] of Object.entries(handlers)) {
     source.addEventListener(name, (event) => handler(JSON.parse(event.data)));
   }

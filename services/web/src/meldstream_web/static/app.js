@@ -1,8 +1,9 @@
 // The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
 // Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME).
-import { call, listen, session } from "./api.js";
+import { call, listen, session, whoAmI } from "./api.js";
 import { actionKind, actionLabel, cardText, sameCard } from "./cards.js";
-import { drawHand, drawTable, names, resultText, rulesNote, tickTimers } from "./table.js";
+import { drawHand, drawTable, names, resultLines, rulesNote, tickTimers } from "./table.js";
+import { isolated, nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
 
 const $ = (id) => document.getElementById(id);
@@ -18,7 +19,9 @@ export function say(text, error = false) {
 
 function show(page) {
   for (const id of PAGES) $(id).hidden = id !== page;
-  $("who").textContent = session.player ? `signed in as ${session.player}` : "";
+  const who = session.player ? ["signed in as ", nameEl(session.name), session.kind === "guest" ? " (guest)" : ""] : [];
+  $("who").replaceChildren(...who);
+  $("signout").hidden = !session.player;
 }
 
 function closeStream() {
@@ -39,13 +42,25 @@ function remember(gameId, variant) {
 
 // --- sign in and lobby ---------------------------------------------------------------------------
 
-$("signin-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+async function signIn(path, body) {
   try {
-    const reply = await call("POST", "/api/signin", { name: $("signin-name").value.trim() }, null);
-    session.save(reply.player, reply.token);
+    session.set(await call("POST", path, body));
+    $("signin-password").value = "";
     location.hash = "#/lobby";
+    route();
   } catch (err) { say(err.message, true); }
+}
+
+const credentials = () => ({ name: $("signin-name").value.trim(), password: $("signin-password").value });
+$("signin-form").addEventListener("submit", (e) => { e.preventDefault(); signIn("/api/signin", credentials()); });
+$("signup-btn").addEventListener("click", () => {
+  if ($("signin-form").reportValidity()) signIn("/api/signup", { ...credentials(), display_name: $("signup-display").value });
+});
+$("guest-btn").addEventListener("click", () => signIn("/api/guest", { display_name: $("signup-display").value }));
+$("signout").addEventListener("click", async () => {
+  await call("POST", "/api/signout").catch(() => {});
+  session.clear();
+  route();
 });
 
 async function showRating() {
@@ -66,7 +81,8 @@ async function refreshLive() {
       watch.addEventListener("click", () => { location.hash = `#/watch/${g.game_id}`; });
       const minutes = Math.max(0, Math.round((Date.now() / 1000 - g.started_at) / 60));
       const scored = g.deals_scored ? ` · ${g.deals_scored} deal${g.deals_scored > 1 ? "s" : ""} scored` : "";
-      li.append(`${g.variant} · ${g.player_ids.join(", ")} · started ${minutes} min ago${scored} `, watch);
+      const players = g.player_names && g.player_names.length ? g.player_names : g.player_ids;
+      li.append(`${g.variant} · `, ...nameList(players), ` · started ${minutes} min ago${scored} `, watch);
       return li;
     }));
     if (!reply.games.length) $("live-games").textContent = "No live games right now.";
@@ -125,13 +141,12 @@ $("quickplay").addEventListener("click", async () => {
 async function enqueue(code) {
   try {
     const ticket = await call("POST", "/api/queue", { variant: $("variant").value, players: Number($("players").value), code });
-    $("ticket").textContent = code ? `Waiting at private table "${code}"…` : "In the queue…";
+    $("ticket").textContent = code ? `Waiting at private table "${isolated(code)}"…` : "In the queue…";
     closeStream();
     stream = listen(`/api/queue/${ticket.ticket_id}`, {
       ticket: (t) => {
         if (t.state === "TICKET_STATE_SEATED") {
           const seat = t.seats.find((s) => s.player_id === t.you);
-          if (seat.token) session.save(session.player, seat.token);
           remember(t.game_id, $("variant").value);
           location.hash = `#/play/${t.game_id}/${seat.seat}`;
         } else if (t.state === "TICKET_STATE_QUEUED") {
@@ -155,9 +170,9 @@ const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off",
 
 function logLine(update, view) {
   const li = document.createElement("li");
-  const who = update.actor !== undefined ? `${names(view)[update.actor]}: ` : "";
-  li.textContent = `${who}${update.event_type.replaceAll("_", " ")}`;
-  if (update.event_type === "card_discarded" && view.discard_top) li.textContent += ` ${cardText(view.discard_top)}`;
+  if (update.actor !== undefined) li.append(nameEl(names(view)[update.actor]), ": ");
+  li.append(update.event_type.replaceAll("_", " "));
+  if (update.event_type === "card_discarded" && view.discard_top) li.append(` ${cardText(view.discard_top)}`);
   if (update.by_timer) {
     const tag = document.createElement("span");
     tag.className = "engine";
@@ -172,9 +187,9 @@ async function showResult(view) {
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
   box.hidden = !over;
   if (!over) return;
-  box.replaceChildren(...resultText(view).map((line, i) => {
+  box.replaceChildren(...resultLines(view).map((line, i) => {
     const p = document.createElement(i ? "div" : "h3");
-    p.textContent = line;
+    p.append(...line);
     return p;
   }));
   if (view.phase !== "PHASE_GAME_OVER") return;
@@ -194,7 +209,8 @@ async function showResult(view) {
       }
       const line = document.createElement("div");
       line.id = "scored";
-      line.textContent = `Scored: winners ${reply.match.winners.join(", ") || "-"}; totals ${reply.match.totals.join(", ")}`;
+      const winners = nameList(reply.match.winners);
+      line.append("Scored: winners ", ...(winners.length ? winners : ["-"]), `; totals ${reply.match.totals.join(", ")}`);
       box.append(line);
       return;
     } catch (err) {
@@ -336,7 +352,7 @@ function watch(gameId) {
 async function route() {
   closeStream();
   say("");
-  if (!session.token) { show("signin-page"); return; }
+  if (!session.player) { show("signin-page"); return; }
   const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
   if (page === "play") play(gameId, Number(seat));
   else if (page === "watch") watch(gameId);
@@ -344,6 +360,20 @@ async function route() {
   else lobby();
 }
 
-window.addEventListener("hashchange", route);
-config = await call("GET", "/api/variants", undefined, null);
+config = await call("GET", "/api/variants");
+// The operator's OpenID provider, when the gateway has one: its own sign-in page, then back here signed
+// in, or at #/signin-failed/CODE (a reason code the gateway chose, never the provider's text).
+const provider = await call("GET", "/api/oidc").catch(() => ({ enabled: false, name: "" }));
+if (provider.enabled) {
+  $("provider-btn").textContent = `Sign in with ${provider.name}`;
+  $("provider").hidden = false;
+}
+$("provider-btn").addEventListener("click", () => { location.href = "/api/oidc/login"; });
+const providerFailed = /^#\/signin-failed\/([a-z_]{1,40})$/.exec(location.hash);
+await whoAmI();
+window.addEventListener("hashchange", route); // only now: the lobby needs the variants' facts
 route();
+if (providerFailed) {
+  say(`Sign-in with ${provider.name || "the provider"} failed (${providerFailed[1]}): try again`, true);
+  history.replaceState(null, "", "/");
+}

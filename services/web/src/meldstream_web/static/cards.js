@@ -1,4 +1,6 @@
 // Cards and actions as a person reads them. Display only: which moves exist is the engine's answer.
+import { nameEl, nameList } from "./names.js";
+
 const SUITS = { SUIT_CLUBS: "♣", SUIT_DIAMONDS: "♦", SUIT_HEARTS: "♥", SUIT_SPADES: "♠" };
 const RANKS = ["JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUIT_ORDER = ["SUIT_CLUBS", "SUIT_DIAMONDS", "SUIT_SPADES", "SUIT_HEARTS", "SUIT_UNSPECIFIED"];
@@ -88,26 +90,30 @@ export function actionLabel(action, view) {
   }
 }
 
-// One event of a game (its GameEvent oneof case and body, as the replay export writes them) in a line.
+// One event of a game (its GameEvent oneof case and body, as the replay export writes them) in a line:
+// the nodes to append.
 export function eventLine(kind, body, players) {
-  const who = body.seat !== undefined && players[body.seat] !== undefined ? `${players[body.seat]}: ` : "";
-  const seat = (s) => players[s] ?? `seat ${s}`;
+  const who = body.seat !== undefined && players[body.seat] !== undefined ? [nameEl(players[body.seat]), ": "] : [];
+  const seat = (s) => (players[s] !== undefined ? nameEl(players[s]) : `seat ${s}`);
   const detail = {
-    card_drawn: () => (body.from_discard ? `took ${cardText(body.card)} from the discard pile`
-      : `drew ${body.card ? cardText(body.card) + " " : ""}from the stock`),
-    card_discarded: () => `discarded ${cardText(body.card)}`,
-    melds_laid: () => `laid ${melds(body.melds)}`,
-    cards_laid_off: () => `laid off ${cards(body.cards)} on meld ${(body.meld || 0) + 1}`,
-    joker_swapped: () => `swapped ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}`,
-    buy_offered: () => `${cardText(body.card)} on offer`,
-    buy_requested: () => `asked to buy ${cardText(body.card)}`,
-    buy_granted: () => `bought ${cardText(body.card)} (buy ${body.buys_this_round} this round)`,
-    buy_passed: () => (body.taken_by_forehand ? `${cardText(body.card)} taken by the forehand` : `nobody bought ${cardText(body.card)}`),
-    deal_started: () => `deal ${body.deal}, ${seat(body.dealer)} deals`,
-    deal_ended: () => (body.winner !== undefined ? `${seat(body.winner)} went out` : "nobody went out") +
-      ` · penalties ${(body.penalties || []).join(", ")}`,
-    game_ended: () => `winner ${(body.winners || []).map(seat).join(", ") || "nobody"}`,
-    turn_timed_out: () => `out of time (${body.in_a_row} in a row)`,
+    card_drawn: () => [body.from_discard ? `took ${cardText(body.card)} from the discard pile`
+      : `drew ${body.card ? cardText(body.card) + " " : ""}from the stock`],
+    card_discarded: () => [`discarded ${cardText(body.card)}`],
+    melds_laid: () => [`laid ${melds(body.melds)}`],
+    cards_laid_off: () => [`laid off ${cards(body.cards)} on meld ${(body.meld || 0) + 1}`],
+    joker_swapped: () => [`swapped ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}`],
+    buy_offered: () => [`${cardText(body.card)} on offer`],
+    buy_requested: () => [`asked to buy ${cardText(body.card)}`],
+    buy_granted: () => [`bought ${cardText(body.card)} (buy ${body.buys_this_round} this round)`],
+    buy_passed: () => [body.taken_by_forehand ? `${cardText(body.card)} taken by the forehand` : `nobody bought ${cardText(body.card)}`],
+    deal_started: () => [`deal ${body.deal}, `, seat(body.dealer), " deals"],
+    deal_ended: () => [...(body.winner !== undefined ? [seat(body.winner), " went out"] : ["nobody went out"]),
+      ` · penalties ${(body.penalties || []).join(", ")}`],
+    game_ended: () => {
+      const winners = (body.winners || []).map((s) => players[s] ?? `seat ${s}`);
+      return ["winner ", ...(winners.length ? nameList(winners) : ["nobody"])];
+    },
+    turn_timed_out: () => [`out of time (${body.in_a_row} in a row)`],
   }[kind];
-  return `${who}${kind.replaceAll("_", " ")}${detail ? " — " + detail() : ""}`;
+  return [...who, kind.replaceAll("_", " "), ...(detail ? [" — ", ...detail()] : [])];
 }

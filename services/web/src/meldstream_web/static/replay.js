@@ -4,6 +4,7 @@
 // refused commands where the export has them, and the shuffle's verification (VerifyShuffle).
 import { call } from "./api.js";
 import { cardEl, cardOfText, eventLine } from "./cards.js";
+import { isolated, nameEl, nameList } from "./names.js";
 import { el } from "./table.js";
 
 const $ = (id) => document.getElementById(id);
@@ -14,34 +15,42 @@ const cardsOf = (texts) => {
   return box;
 };
 
-function summaryText(doc) {
+// The summary's lines as nodes, for the <pre> (names as elements between the text).
+function summaryNodes(doc) {
   const s = doc.summary;
   const players = s.players;
   const away = s.away_periods.length;
   const refused = doc.refused.length;
+  const each = (f) => players.flatMap((p, i) => [...(i ? [", "] : []), ...f(p, i)]);
+  const winners = nameList(s.winners);
   return [
-    `Game ${doc.game_id}: ${s.variant}, ${players.map((p, i) => `${i} ${p}`).join(", ")}`,
-    `Winner: ${s.winners.join(", ") || "none"} · totals ${players.map((p, i) => `${p} ${s.totals[i]}`).join(", ")}`,
-    `Started ${s.started_at}, ended ${s.ended_at || "—"} · ${s.duration_s.toFixed(1)} s · ${s.events} events · ${s.deals} deal(s)`,
+    `Game ${doc.game_id}: ${s.variant}, `, ...each((p, i) => [`${i} `, nameEl(p)]), "\n",
+    "Winner: ", ...(winners.length ? winners : ["none"]), " · totals ", ...each((p, i) => [nameEl(p), ` ${s.totals[i]}`]), "\n",
+    `Started ${s.started_at}, ended ${s.ended_at || "—"} · ${s.duration_s.toFixed(1)} s · ${s.events} events · ${s.deals} deal(s)\n`,
     `Turn limit in force: ${s.turn_limit_in_force_ms ? `${s.turn_limit_in_force_ms / 1000} s` : "none"} · ` +
       `${s.timeouts.length} timeout(s) · ${away} away period(s) · ${s.engine_played_events} event(s) played by the engine · ` +
-      `${refused} refused command(s)`,
+      `${refused} refused command(s)\n`,
     `Shown: ${doc.shown}`,
-  ].join("\n");
+  ];
 }
 
-function refusalLine(refusal, players) {
-  const who = players[refusal.seat] ?? refusal.player;
-  return `${refusal.time.slice(11, 23)} · ${who}: REFUSED ${refusal.code} — ${refusal.message}`;
+function refusalLine(refusal, players, tag = "li") {
+  const line = el(tag, "refused", `${refusal.time.slice(11, 23)} · `);
+  line.append(nameEl(players[refusal.seat] ?? refusal.player), `: REFUSED ${refusal.code} — ${refusal.message}`);
+  return line;
 }
 
 function drawState(entry, players, box) {
   const state = entry.state;
-  box.replaceChildren(el("div", "info", `deal ${state.deal} · ${state.phase.replace("_", " ")} · ${players[state.turn]} to move`));
+  const info = el("div", "info", `deal ${state.deal} · ${state.phase.replace("_", " ")} · `);
+  info.append(nameEl(players[state.turn]), " to move");
+  box.replaceChildren(info);
   const seats = el("div", "seats");
   state.hand_sizes.forEach((size, i) => {
     const away = state.away[i] ? " · away" : "";
-    seats.append(el("div", "seat" + (i === state.turn ? " turn" : ""), `${players[i]} · ${size} cards · score ${state.totals[i]}${away}`));
+    const seat = el("div", "seat" + (i === state.turn ? " turn" : ""));
+    seat.append(nameEl(players[i]), ` · ${size} cards · score ${state.totals[i]}${away}`);
+    seats.append(seat);
   });
   const piles = el("div", "piles");
   const stock = el("div", "pile", `Stock: ${state.stock_size} cards`);
@@ -50,15 +59,15 @@ function drawState(entry, players, box) {
   piles.append(stock, discard);
   const melds = el("div", "melds");
   state.melds.forEach((meld, i) => {
-    const row = el("div", "meld", `${i + 1}. ${players[meld.owner]}: `);
-    row.append(cardsOf(meld.cards));
+    const row = el("div", "meld", `${i + 1}. `);
+    row.append(nameEl(players[meld.owner]), ": ", cardsOf(meld.cards));
     melds.append(row);
   });
   box.append(seats, piles, melds);
   state.hands.forEach((hand, i) => {
     if (hand === null) return; // hidden in this view
-    const row = el("div", "replay-hand", `${players[i]}: `);
-    row.append(cardsOf(hand));
+    const row = el("div", "replay-hand");
+    row.append(nameEl(players[i]), ": ", cardsOf(hand));
     box.append(row);
   });
 }
@@ -84,7 +93,7 @@ export async function openReplay(gameId, say) {
   const count = doc.events.length;
   let at = 0;
 
-  $("replay-summary").textContent = summaryText(doc);
+  $("replay-summary").replaceChildren(...summaryNodes(doc));
   const verify = $("verify");
   verify.className = `verify ${check.verified ? "ok" : "bad"}`;
   verify.textContent = check.verified
@@ -95,17 +104,18 @@ export async function openReplay(gameId, say) {
   download.href = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 1)], { type: "application/json" }));
   download.download = `${gameId}.replay.json`;
 
-  $("replay-seat").replaceChildren(new Option("all hands", "all"), ...players.map((p, i) => new Option(`${p}'s view`, `${i}`)));
+  $("replay-seat").replaceChildren(new Option("all hands", "all"), ...players.map((p, i) => new Option(`${isolated(p)}'s view`, `${i}`)));
   const refusedAfter = (seq) => doc.refused.filter((r) => r.after_seq === seq);
   const items = [];
   for (const [i, entry] of doc.events.entries()) {
-    const li = el("li", "", `${entry.time.slice(11, 23)} · seq ${entry.seq} · ${eventLine(entry.type, entry.event, players)}`);
+    const li = el("li", "", `${entry.time.slice(11, 23)} · seq ${entry.seq} · `);
+    li.append(...eventLine(entry.type, entry.event, players));
     if (entry.by_engine) li.append(" ", el("span", "engine", "engine played"));
     li.addEventListener("click", () => go(i));
     items.push(li);
   }
-  const refusals = doc.refused.filter((r) => !doc.events.some((e) => e.seq === r.after_seq)).map((r) => el("li", "refused", refusalLine(r, players)));
-  $("replay-log").replaceChildren(...refusals, ...items.flatMap((li, i) => [li, ...refusedAfter(doc.events[i].seq).map((r) => el("li", "refused", refusalLine(r, players)))]));
+  const refusals = doc.refused.filter((r) => !doc.events.some((e) => e.seq === r.after_seq)).map((r) => refusalLine(r, players));
+  $("replay-log").replaceChildren(...refusals, ...items.flatMap((li, i) => [li, ...refusedAfter(doc.events[i].seq).map((r) => refusalLine(r, players))]));
 
   async function go(index) {
     at = Math.max(0, Math.min(count - 1, index));
@@ -113,9 +123,9 @@ export async function openReplay(gameId, say) {
     const entry = shown.events[at];
     $("replay-pos").textContent = `${at + 1} / ${count}`;
     const line = $("replay-event");
-    line.replaceChildren(`${entry.time} · seq ${entry.seq}: ${eventLine(entry.type, entry.event, players)}`);
+    line.replaceChildren(`${entry.time} · seq ${entry.seq}: `, ...eventLine(entry.type, entry.event, players));
     if (entry.by_engine) line.append(" ", el("span", "engine", "engine played"));
-    for (const refusal of refusedAfter(entry.seq)) line.append(el("div", "refused", refusalLine(refusal, players)));
+    for (const refusal of refusedAfter(entry.seq)) line.append(refusalLine(refusal, players, "div"));
     drawState(entry, players, $("replay-table"));
     items.forEach((li, i) => li.classList.toggle("current", i === at));
   }

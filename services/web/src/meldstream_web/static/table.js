@@ -1,10 +1,14 @@
-// The table as one seat (or a spectator) sees it, drawn from a PlayerView (protobuf JSON).
+// The table as one seat (or a spectator) sees it, drawn from a PlayerView (protobuf JSON). Player ids
+// are drawn with nameEl (names.js), never put in a string with the text around them.
 import { cardEl, cardsEl, sortCards } from "./cards.js";
+import { nameEl, nameList } from "./names.js";
 
 const PHASES = { PHASE_DRAW: "draw", PHASE_PLAY: "play", PHASE_DEAL_OVER: "deal over", PHASE_GAME_OVER: "game over" };
 
+// The name shown per seat: the account's display name at seating (the player id in older games), with
+// a marker for programs.
 export function names(view) {
-  return (view.seats || []).map((s) => s.player_id);
+  return (view.seats || []).map((s) => `${s.name || s.player_id}${s.bot ? " [bot]" : ""}`);
 }
 
 export function el(tag, cls, text) {
@@ -55,9 +59,9 @@ export function drawTable(view, els, config, you = null) {
   const players = names(view);
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
   const contract = contractOf(view, config);
-  els.info.textContent = `${view.variant} · deal ${view.deal} · ${PHASES[view.phase] || view.phase}` +
-    (contract ? ` · round ${contract.round}: contract ${contract.contract}` : "") +
-    (over ? "" : ` · ${players[view.turn]} to move`);
+  els.info.replaceChildren(`${view.variant} · deal ${view.deal} · ${PHASES[view.phase] || view.phase}` +
+    (contract ? ` · round ${contract.round}: contract ${contract.contract}` : ""),
+  ...(over ? [] : [" · ", nameEl(players[view.turn]), " to move"]));
   const timer = el("span", "timer");
   timer.id = "timer";
   timer.dataset.deadline = view.turn_deadline || "";
@@ -67,9 +71,9 @@ export function drawTable(view, els, config, you = null) {
     const box = el("div", "seat" + (i === view.turn && !over ? " turn" : "") + (i === you ? " you" : ""));
     const flags = [view.opened && view.opened[i] ? "opened" : "", seat.away ? "away (engine plays)" : "",
       view.active && view.active[i] === false ? "out" : ""].filter(Boolean).join(", ");
-    box.textContent = `${seat.player_id}${i === you ? " (you)" : ""} · ${view.hand_sizes[i]} cards · ` +
+    box.append(nameEl(names(view)[i]), `${i === you ? " (you)" : ""} · ${view.hand_sizes[i]} cards · ` +
       `score ${view.totals[i] ?? 0}` + (contract && view.buys && view.buys.length ? ` · buys ${view.buys[i]}` : "") +
-      (flags ? ` · ${flags}` : "");
+      (flags ? ` · ${flags}` : ""));
     return box;
   }));
 
@@ -90,14 +94,15 @@ export function drawTable(view, els, config, you = null) {
   els.offer.textContent = "";
   els.offer.hidden = !(view.offer && view.offer.rank !== undefined && contract);
   if (!els.offer.hidden) {
-    const from = view.offer_from !== undefined ? ` discarded by ${players[view.offer_from]}` : " (the upcard)";
-    const asked = view.buy_request !== undefined ? ` · ${players[view.buy_request]} asked to buy it` : "";
-    els.offer.append("Buy window: ", cardEl(view.offer), `${from} is on offer until ${players[view.turn]} draws${asked}`);
+    const from = view.offer_from !== undefined ? [" discarded by ", nameEl(players[view.offer_from])] : [" (the upcard)"];
+    const asked = view.buy_request !== undefined ? [" · ", nameEl(players[view.buy_request]), " asked to buy it"] : [];
+    els.offer.append("Buy window: ", cardEl(view.offer), ...from, " is on offer until ", nameEl(players[view.turn]),
+      " draws", ...asked);
   }
 
   els.melds.replaceChildren(...(view.melds || []).map((m) => {
     const box = el("div", "meld");
-    box.append(`${m.index + 1}. ${players[m.owner]}: `, cardsEl(m.meld.cards));
+    box.append(`${m.index + 1}. `, nameEl(players[m.owner]), ": ", cardsEl(m.meld.cards));
     return box;
   }));
   if (!(view.melds || []).length) els.melds.textContent = "none yet";
@@ -113,15 +118,17 @@ export function drawHand(target, hand, byRank, onCard) {
   }));
 }
 
-// The end of a deal or of the game, from the view (and scoring's result once it has one).
-export function resultText(view) {
+// The end of a deal or of the game, from the view (and scoring's result once it has one): each line
+// the nodes to append.
+export function resultLines(view) {
   const players = names(view);
-  const rows = players.map((p, i) => `${p}: ${view.last_penalties && view.last_penalties.length ? view.last_penalties[i] : 0} this deal, ${view.totals[i] ?? 0} in all`);
+  const rows = players.map((p, i) => [nameEl(p),
+    `: ${view.last_penalties && view.last_penalties.length ? view.last_penalties[i] : 0} this deal, ${view.totals[i] ?? 0} in all`]);
   if (view.phase === "PHASE_GAME_OVER") {
-    const winners = (view.winners || []).map((s) => players[s]).join(", ") || "nobody";
-    return [`Game over — winner: ${winners}`, ...rows];
+    const winners = nameList((view.winners || []).map((s) => players[s]));
+    return [["Game over — winner: ", ...(winners.length ? winners : ["nobody"])], ...rows];
   }
-  return [`Deal ${view.deal} over`, ...rows];
+  return [[`Deal ${view.deal} over`], ...rows];
 }
 
 export function tickTimers() {
