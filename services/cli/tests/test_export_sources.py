@@ -21,32 +21,41 @@ from meldstream_web.export import game_export
 from meldstream_web.server import start_gateway
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.embedded_log import EmbeddedEventLog
 
-PLAYERS = ["ann", "bob"]
-TOKENS = TokenIssuer(DEV_SECRET)
+PLAYERS = ["ex-ann", "ex-bob"]
 API_NOTE = "; refused commands are on the operator's record only (meldstream replay)"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, Path]]:
+def engine(
+    tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess
+) -> Iterator[tuple[ServiceProcess, Path]]:
     data = tmp_path_factory.mktemp("export") / "store"
     address = f"127.0.0.1:{free_port()}"
-    env = {**os.environ, "ENGINE_ADDRESS": address, "ENGINE_DATA_DIR": str(data)}
+    env = {
+        **os.environ,
+        **identity.service_env("engine"),
+        "ENGINE_ADDRESS": address,
+        "ENGINE_DATA_DIR": str(data),
+    }
     process = ServiceProcess("rummy_engine", env, address, data.parent / "engine.log")
     process.start()
     yield process, data
     process.stop()
 
 
-async def _game(address: str) -> None:
-    """A rummy500 game played to its end by the bots (its spread pile and credits in every state)."""
-    clients = [GameClient(address, TOKENS.issue(p)) for p in PLAYERS]
+async def _game(address: str, players: list[Player], operator: Player) -> None:
+    """A rummy500 game played to its end by the bots (its spread pile and credits in every state); an
+    operator creates the table of the two players."""
+    clients = [GameClient(address, p.token) for p in players]
     try:
-        await clients[0].create_game("rummy500", PLAYERS, "g", options={"target_score": 100})
+        async with GameClient(address, operator.token) as ops:
+            ids = [p.id for p in players]
+            await ops.create_game("rummy500", ids, "g", options={"target_score": 100})
         await asyncio.gather(*(BotPlayer(c, "g", seat).play() for seat, c in enumerate(clients)))
     finally:
         for client in clients:
@@ -62,31 +71,35 @@ def _get(url: str, token: str) -> tuple[int, Any]:
         return error.code, json.loads(error.read())
 
 
-async def _from_the_gateway(engine: str) -> list[tuple[int, Any]]:
-    config = WebConfig(address=f"127.0.0.1:{free_port()}", engine=engine)
+async def _from_the_gateway(engine: str, identity: IdentityProcess) -> list[tuple[int, Any]]:
+    config = WebConfig(address=f"127.0.0.1:{free_port()}", engine=engine, identity=identity.address)
     gateway = await start_gateway(config)
+    ann, bob, zed = (identity.player(name) for name in (*PLAYERS, "ex-zed"))
     try:
         export = f"{gateway.url}/api/games/g/export"
         calls = [
-            (export, TOKENS.issue("bob")),
-            (f"{export}?seat=1", TOKENS.issue("ann")),
-            (export, TOKENS.issue("zed")),  # not at the table
-            (f"{export}?seat=5", TOKENS.issue("ann")),
+            (export, bob.token()),
+            (f"{export}?seat=1", ann.token()),
+            (export, zed.token()),  # not at the table
+            (f"{export}?seat=5", ann.token()),
         ]
         return [await asyncio.to_thread(_get, url, token) for url, token in calls]
     finally:
         await gateway.stop()
 
 
-def test_the_store_and_the_api_give_the_same_export(engine: tuple[ServiceProcess, Path]) -> None:
+def test_the_store_and_the_api_give_the_same_export(
+    engine: tuple[ServiceProcess, Path], identity: IdentityProcess
+) -> None:
     process, data = engine
-    asyncio.run(_game(process.address))
-    whole, seat, stranger, no_seat = asyncio.run(_from_the_gateway(process.address))
+    asyncio.run(_game(process.address, [identity.player(p) for p in PLAYERS], identity.operator()))
+    whole, seat, stranger, no_seat = asyncio.run(_from_the_gateway(process.address, identity))
     with EmbeddedEventLog(data / "events.sqlite") as log:
         stored = game_export("g", game_steps(log, "g"), seat=None, operator=False)
         stored_seat = game_export("g", game_steps(log, "g"), seat=1, operator=False)
     assert stored is not None and stored_seat is not None and stored["finished"]
-    assert whole[0] == 200 and whole[1] == {**stored, "shown": stored["shown"] + API_NOTE}
+    assert whole[0] == 200, whole
+    assert whole[1] == {**stored, "shown": stored["shown"] + API_NOTE}
     assert seat[0] == 200 and seat[1] == {**stored_seat, "shown": stored_seat["shown"] + API_NOTE}
     assert [h is None for h in seat[1]["events"][-1]["state"]["hands"]] == [True, False]  # bob's only
     assert stranger[0] == 403 and stranger[1]["code"] == "not_at_table"

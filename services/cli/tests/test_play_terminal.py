@@ -14,6 +14,9 @@ from collections.abc import Iterator
 
 import pexpect
 import pytest
+from meldstream_cli.signing_in import PASSWORD_VARIABLE
+from rummy_client.identity import IdentityClient
+from rummy_identity.testing import PASSWORD
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
 from rummy_rules.variant import variant_named
@@ -42,13 +45,14 @@ def _groups(child: pexpect.spawn[str]) -> tuple[str, ...]:
 
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """`meldstream run` on free ports; yields the environment that reaches it."""
+    """`meldstream run` on free ports with tess signed up; yields the environment that reaches it as her."""
     engine = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
         "ENGINE_ADDRESS": engine,
         "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
         "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
         "WEB_ADDRESS": f"127.0.0.1:{free_port()}",
     }
     store = tmp_path_factory.mktemp("terminal") / "store"
@@ -56,7 +60,8 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     with subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL) as running:
         try:
             wait_serving(engine, running, timeout_s=90)
-            yield env
+            IdentityClient(env["IDENTITY_ADDRESS"]).sign_up("tess", PASSWORD, device="tests")
+            yield {**env, PASSWORD_VARIABLE: PASSWORD}
         finally:
             running.send_signal(signal.SIGINT)
             running.wait(30)

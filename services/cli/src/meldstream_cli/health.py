@@ -22,6 +22,7 @@ SERVICES: Final = {
     "engine": ("ENGINE_ADDRESS", "127.0.0.1:50051"),
     "matchmaking": ("MATCHMAKING_ADDRESS", "127.0.0.1:50052"),
     "scoring": ("SCORING_ADDRESS", "127.0.0.1:50053"),
+    "identity": ("IDENTITY_ADDRESS", "127.0.0.1:50054"),
 }
 WILDCARDS: Final = {"0.0.0.0": "127.0.0.1", "[::]": "[::1]"}  # listen everywhere: ask on loopback
 
@@ -46,8 +47,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--service",
         choices=SERVICES,
         default="engine",
-        help="whose address to ask when no ADDRESS is given: ENGINE_ADDRESS, MATCHMAKING_ADDRESS or "
-        "SCORING_ADDRESS (default engine)",
+        help="whose address to ask when no ADDRESS is given: ENGINE_ADDRESS, MATCHMAKING_ADDRESS, "
+        "SCORING_ADDRESS or IDENTITY_ADDRESS (default engine)",
     )
     parser.add_argument(
         "--ca-file", default="", help="CA of the service's certificate: TLS (default TLS_CA_FILE)"

@@ -15,7 +15,7 @@ from importlib import metadata
 
 from rummy_service.config import ConfigError
 
-from meldstream_cli import conformance, health, play, replay, run, token, verify, watch
+from meldstream_cli import accounts, conformance, health, play, replay, run, token, verify, watch
 
 INTERRUPTED = 130
 
@@ -32,6 +32,7 @@ def parser() -> argparse.ArgumentParser:
     replay.register(commands)
     verify.register(commands)
     token.register(commands)
+    accounts.register(commands)
     health.register(commands)
     play.register(commands)
     watch.register(commands)

@@ -3,8 +3,8 @@
 `--store URL` names the store as MELDSTREAM_STORE does (`rummy_store.locations`); `--kafka`, `--redis`
 and `--data-dir` are the separate settings it stands for, and override the environment's one by one.
 The embedded default is development mode (MELDSTREAM_DEV=1 unless the environment says otherwise):
-`meldstream run` with no servers takes the public development token secret and seed key. On Kafka the
-secrets are required, as they are by every service process.
+`meldstream run` with no servers takes the public development seed key and identity key secret. On
+Kafka the secrets are required, as they are by every service process.
 """
 
 from __future__ import annotations
@@ -23,15 +23,11 @@ from rummy_engine import refusals
 from rummy_engine.config import EngineConfig
 from rummy_engine.stores import EVENTS_FILE
 from rummy_service import preflight
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_service.config import (
     DEV_VARIABLE,
     STORE_VARIABLE,
     ConfigError,
     check_store_pair,
-    dev_mode,
-    secret,
-    token_ttl_s,
 )
 from rummy_store import EventLog
 from rummy_store.locations import FORMS, KAFKA, LocationError, StoreLocation
@@ -66,14 +62,6 @@ def embedded_is_development(kafka: bool) -> None:
     reads, and any process it starts, agree."""
     if not kafka and DEV_VARIABLE not in os.environ:
         os.environ[DEV_VARIABLE] = "1"
-
-
-def token_issuer(ttl_s: int | None = None) -> TokenIssuer:
-    """The issuer of the platform this environment names (MELDSTREAM_TOKEN_SECRET; on the embedded
-    default, development mode's), its tokens living `ttl_s` (default MELDSTREAM_TOKEN_TTL_S, an hour)."""
-    embedded_is_development(on_kafka())
-    key = secret("MELDSTREAM_TOKEN_SECRET", DEV_SECRET, dev=dev_mode())
-    return TokenIssuer(key, token_ttl_s() if ttl_s is None else ttl_s)
 
 
 def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConfig:

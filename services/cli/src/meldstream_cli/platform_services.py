@@ -24,13 +24,15 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client.bots import BotPlayer
 from rummy_client.client import GameClient, RpcFailure
+from rummy_client.identity import IdentityClient, RenewingToken
 from rummy_engine.config import EngineConfig
+from rummy_identity.service import RunningIdentity
 from rummy_matchmaking import config as matchmaking_config
 from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
 from rummy_rules.variants import PLAYABLE_VARIANTS
 from rummy_scoring import config as scoring_config
 from rummy_scoring.service import RunningScoring, start_scoring
-from rummy_service.auth import TokenIssuer
+from rummy_service.text import printable
 
 DEMO_NAMES = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus", "hal", "ivy", "jon", "kit", "lou")
 TABLE = 3  # demo tables seat three
@@ -89,7 +91,7 @@ async def start_services(config: EngineConfig) -> PlatformServices:
         topic=config.tables if not config.embedded else matchmaking_config.MATCHMAKING_TOPIC,
         data_dir=str(matchmaking_dir(config)),
         scoring_file=str(scoring_dir(config) / "scores.sqlite") if config.embedded else "",
-        token_secret=config.token_secret,
+        identity=config.identity,
     )
     matchmaking = await start_matchmaking(mm_config)  # first: it refuses a journal of another format
     try:
@@ -102,30 +104,54 @@ async def start_services(config: EngineConfig) -> PlatformServices:
     return services
 
 
-def _auth(tokens: TokenIssuer, player: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {tokens.issue(player)}"),)
+@dataclass(frozen=True, slots=True)
+class DemoPlayer:
+    """A demo account: its id (the player id), its name, and its access token kept fresh."""
+
+    id: str
+    name: str
+    token: RenewingToken
+
+    def auth(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token()}"),)
 
 
-async def _seat(stub: Any, tokens: TokenIssuer, player: str, variant: str) -> mm.WatchTicketResponse:
+def demo_players(identity: RunningIdentity, count: int, password: str) -> list[DemoPlayer]:
+    """The demo's accounts, signed up at the first run and signed in at the next ones (with the demo's
+    password, kept in the identity store's directory)."""
+    client = IdentityClient(identity.address, credentials=identity.config.tls.channel_credentials())
+    players = []
+    for i in range(count):
+        name = f"demo-{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}"
+        try:
+            session = client.sign_up(name, password, device="meldstream run --demo")
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.ALREADY_EXISTS:
+                raise
+            session = client.sign_in(name, password, device="meldstream run --demo")
+        players.append(DemoPlayer(session.account.account_id, name, client.session_token(session)))
+    return players
+
+
+async def _seat(stub: Any, player: DemoPlayer, variant: str) -> mm.WatchTicketResponse:
     request = mm.EnqueueRequest(variant=variant, min_players=TABLE, max_players=TABLE)
-    ticket = await stub.Enqueue(request, metadata=_auth(tokens, player))
+    ticket = await stub.Enqueue(request, metadata=player.auth())
     last: mm.WatchTicketResponse | None = None
     watch = mm.WatchTicketRequest(ticket_id=ticket.ticket_id)
-    async for reply in stub.WatchTicket(watch, metadata=_auth(tokens, player)):
+    async for reply in stub.WatchTicket(watch, metadata=player.auth()):
         last = reply
     assert last is not None and last.state == mm.TICKET_STATE_SEATED
     return last
 
 
 async def _play_seat(
-    engine: EngineConfig, player: str, seated: mm.WatchTicketResponse, tokens: TokenIssuer, pace_s: float
+    engine: EngineConfig, player: DemoPlayer, seated: mm.WatchTicketResponse, pace_s: float
 ) -> gs.PlayerView:
-    """Play the seat matchmaking gave `player`, with a token renewed as the game outlasts one (the seat
-    token matchmaking handed out lives an hour; a paced game may not be over by then)."""
-    seat = next(s for s in seated.seats if s.player_id == player)
+    """Play the seat matchmaking gave `player`, with its token renewed as the game outlasts one."""
+    seat = next(s for s in seated.seats if s.player_id == player.id)
     async with GameClient(
         engine.address,
-        tokens.renewing(player),
+        player.token,
         pace_s=pace_s,
         credentials=engine.tls.channel_credentials(),
         options=engine.tls.channel_options(),
@@ -161,30 +187,34 @@ def _ordinal(mu: float, sigma: float) -> float:
     return mu - 3 * sigma
 
 
-async def _report(scores: Any, variant: str, game_id: str, final: gs.PlayerView) -> list[str]:
+async def _report(
+    scores: Any, variant: str, game_id: str, final: gs.PlayerView, names: dict[str, str]
+) -> list[str]:
     """What scoring made of a finished game: result, payouts, rating changes and the leaderboard."""
     reply = await _result(scores, game_id)
     if reply is None:
         return [f"  scoring: no result for {game_id} after {RESULT_WAIT_S:.0f} s"]
     match = reply.match
-    totals = ", ".join(f"{p} {t}" for p, t in zip(match.player_ids, match.totals, strict=True))
+    shown = [names.get(p, p) for p in match.player_ids]
+    totals = ", ".join(f"{p} {t}" for p, t in zip(shown, match.totals, strict=True))
+    winners = ", ".join(names.get(p, p) for p in match.winners) or "-"
     lines = [
         f"game {game_id} over after {final.seq} events ({variant}, {len(reply.hands)} deals scored)",
-        f"  result:   winner {', '.join(match.winners) or '-'}; totals {totals}",
+        f"  result:   winner {winners}; totals {totals}",
     ]
     if match.payouts:
-        pays = ", ".join(f"{p} {a}" for p, a in zip(match.player_ids, match.payouts, strict=True))
+        pays = ", ".join(f"{p} {a}" for p, a in zip(shown, match.payouts, strict=True))
         lines.append(f"  payouts:  {pays}")
     changes = []
-    for player in match.player_ids:
+    for player, name in zip(match.player_ids, shown, strict=True):
         history = await scores.GetRatingHistory(sc.GetRatingHistoryRequest(player_id=player, variant=variant))
         if history.changes:
             last = history.changes[-1]
             before = _ordinal(last.mu_before, last.sigma_before)
-            changes.append(f"{player} {before:+.2f} -> {last.ordinal:+.2f}")
+            changes.append(f"{name} {before:+.2f} -> {last.ordinal:+.2f}")
     lines.append(f"  ratings:  {', '.join(changes)}")
     board = await scores.GetLeaderboard(sc.GetLeaderboardRequest(variant=variant, period="all", limit=5))
-    top = "  ".join(f"{e.rank}. {e.player_id} ({e.wins:.0f})" for e in board.entries)
+    top = "  ".join(f"{e.rank}. {names.get(e.player_id, e.player_id)} ({e.wins:.0f})" for e in board.entries)
     lines.append(f"  {variant} leaderboard (wins, all time): {top}")
     return lines
 
@@ -193,35 +223,31 @@ async def _table(
     engine: EngineConfig,
     scores: Any,
     variant: str,
-    players: Sequence[str],
+    players: Sequence[DemoPlayer],
     seats: dict[str, Any],
     *,
-    tokens: TokenIssuer,
     pace_s: float,
 ) -> None:
-    game_id = seats[players[0]].game_id
-    views = await asyncio.gather(*(_play_seat(engine, p, seats[p], tokens, pace_s) for p in players))
-    for line in await _report(scores, variant, game_id, views[0]):
-        print(line, flush=True)
+    game_id = seats[players[0].id].game_id
+    views = await asyncio.gather(*(_play_seat(engine, p, seats[p.id], pace_s) for p in players))
+    names = {p.id: p.name for p in players}
+    for line in await _report(scores, variant, game_id, views[0], names):
+        print(printable(line), flush=True)  # the leaderboard names whoever scoring rated
 
 
 async def demo(
     services: PlatformServices,
     engine: EngineConfig,
-    tokens: TokenIssuer,
-    tables: int,
+    players: Sequence[DemoPlayer],
     *,
     pace_s: float = 0.0,
 ) -> None:
     """Bots that go the whole way, round after round: queue, get seated by rating, play, get scored.
 
-    Each round every bot queues for the round's variant (the variants in turn); matchmaking forms
-    `tables` tables of three from the ratings scoring published; each result is printed as its game ends.
-    Each bot waits `pace_s` before each move (`--pace`, so people can watch).
+    Each round every demo account queues for the round's variant (the variants in turn); matchmaking
+    forms tables of three from the ratings scoring published; each result is printed as its game
+    ends. Each bot waits `pace_s` before each move (`--pace`, so people can watch).
     """
-    players = [
-        f"{DEMO_NAMES[i % len(DEMO_NAMES)]}{'' if i < len(DEMO_NAMES) else i}" for i in range(TABLE * tables)
-    ]
     async with (
         engine.tls.channel(services.matchmaking.address) as mm_channel,
         engine.tls.channel(services.scoring.address) as sc_channel,
@@ -233,26 +259,24 @@ async def demo(
             ratings = []
             for player in players:
                 rating = await queue.GetRating(
-                    mm.GetRatingRequest(player_id=player, variant=variant), metadata=_auth(tokens, player)
+                    mm.GetRatingRequest(player_id=player.id, variant=variant), metadata=player.auth()
                 )
-                ratings.append(f"{player} {rating.rating:+.2f}")
+                ratings.append(f"{player.name} {rating.rating:+.2f}")
             print(
                 f"round {round_number}: {len(players)} tickets for {variant}: {', '.join(ratings)}",
                 flush=True,
             )
-            seated = await asyncio.gather(*(_seat(queue, tokens, p, variant) for p in players))
-            seats = dict(zip(players, seated, strict=True))
-            by_game: dict[str, list[str]] = {}
-            for player, seat in seats.items():
-                by_game.setdefault(seat.game_id, []).append(player)
+            seated = await asyncio.gather(*(_seat(queue, p, variant) for p in players))
+            seats = {p.id: seat for p, seat in zip(players, seated, strict=True)}
+            by_game: dict[str, list[DemoPlayer]] = {}
+            for player in players:
+                by_game.setdefault(seats[player.id].game_id, []).append(player)
             for game_id, at_table in by_game.items():
-                ordered = sorted(
-                    at_table, key=lambda p: next(s.seat for s in seats[p].seats if s.player_id == p)
-                )
-                print(f"  table {game_id}: {', '.join(ordered)}", flush=True)
+                at_table.sort(key=lambda p: next(s.seat for s in seats[p.id].seats if s.player_id == p.id))
+                print(f"  table {game_id}: {', '.join(p.name for p in at_table)}", flush=True)
             await asyncio.gather(
                 *(
-                    _table(engine, scores, variant, at_table, seats, tokens=tokens, pace_s=pace_s)
+                    _table(engine, scores, variant, at_table, seats, pace_s=pace_s)
                     for at_table in by_game.values()
                 )
             )

@@ -1,9 +1,11 @@
 """`meldstream play VARIANT [--players N]`: a game against bots in the terminal, on the running platform.
 
-The player is a client like any other: a development token for `--name`, CreateGame for a table of the
-player and bots, the seat's stream, and the engine's legal actions as a numbered menu. The bots are
-the SDK's, in this process, each waiting `--pace` ms before a move so the player can follow them, and
-holding a card on offer (contract rummy) until the player buys or passes. `--short` plays the variant's
+The player is a client like any other: signed in at identity (`--name` and its password, or a guest),
+CreateGame for a table of the player and the house bots, the seat's stream, and the engine's legal
+actions as a numbered menu. The house bots are the SDK's, in this process, playing with the player's
+own token (a table's creator may play its house bots), each waiting `--pace` ms before a move so the
+player can follow them, and holding a card on offer (contract rummy) until the player buys or passes.
+`--short` plays the variant's
 shortest match (as the web lobby's "short" does).
 """
 
@@ -12,32 +14,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import getpass
 import uuid
 from typing import Any
 
 from meldstream_web.bots import BuyWindows, play_paced
-from meldstream_web.quickplay import BOT_NAMES, SHORT_MATCH, bot_names, short_options
+from meldstream_web.quickplay import SHORT_MATCH, short_options
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
+from rummy_contracts.house import NAMES, house_bots
 from rummy_engine import config as engine_config
+from rummy_service.limits import PLAYER_ID
 from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
-from meldstream_cli.platform_args import token_issuer
+from meldstream_cli.signing_in import add_identity_options, sign_in
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "play",
         help="play a game against bots in the terminal",
-        description="Create a table of you and bots on a running engine and play it from a numbered menu "
-        "of your legal moves. Needs the platform running (meldstream run) and its token secret.",
+        description="Create a table of you and the house bots on a running engine and play it from a "
+        "numbered menu of your legal moves. Needs the platform running (meldstream run).",
     )
     parser.add_argument("variant", help="kalooki, rummy40, rummy500 or contract")
     parser.add_argument("--players", type=int, default=2, metavar="N", help="table size, you and N-1 bots")
-    parser.add_argument("--name", default="", help="your player name (default: your login)")
+    add_identity_options(parser)
     parser.add_argument("--pace", type=int, default=600, metavar="MS", help="bots wait MS before each move")
     short = "; ".join(f"{variant} {text}" for variant, (_, text) in SHORT_MATCH.items())
     parser.add_argument("--short", action="store_true", help=f"the variant's short match ({short})")
@@ -49,8 +52,10 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 2 <= args.players <= len(BOT_NAMES) + 1:
-        raise SystemExit(f"meldstream play: --players is 2 to {len(BOT_NAMES) + 1}")
+    if not 2 <= args.players <= len(NAMES) + 1:
+        raise SystemExit(f"meldstream play: --players is 2 to {len(NAMES) + 1}")
+    if len(args.name) > PLAYER_ID:  # refused here, before anything is asked of identity
+        raise SystemExit(f"meldstream play: --name is at most {PLAYER_ID} characters, not {len(args.name)}")
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(_play(args))
     return 130
@@ -58,59 +63,59 @@ def run(args: argparse.Namespace) -> int:
 
 async def _play(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
-    tokens = token_issuer()
     engine = args.engine or engine_config.load(secrets=False).address
     tls = load_tls(ca_file=args.ca_file)
-    name = args.name or getpass.getuser()
-    bots = bot_names(args.players)
+    me = await asyncio.to_thread(sign_in, args, tls, device="meldstream play")
+    bots = house_bots(args.players)
     windows = BuyWindows()
     async with GameClient(
         engine,
-        tokens.renewing(name),  # a game may outlast one token
+        me.token,  # renewed before it expires: a game may outlast one token
         retry_for_s=15.0,
         credentials=tls.channel_credentials(),
         options=tls.channel_options(),
     ) as client:
         try:
             options = short_options(args.variant) if args.short else {}
-            created = await client.create_game(args.variant, [name, *bots], options=options)
+            created = await client.create_game(args.variant, [me.player, *bots], options=options)
         except RpcFailure as failure:
-            console.print(f"[red]refused:[/] {failure.details}")
+            console.print(f"[red]refused:[/] {table_text.plain(failure.details)}")
             return 1
         game = created.game_id
-        console.print(f"game {game}: {args.variant}, you ({name}) against {', '.join(bots)}")
+        you = table_text.name(me.name)
+        console.print(f"game {game}: {table_text.plain(args.variant)}, you ({you}) against {', '.join(bots)}")
         tasks = [
             asyncio.create_task(
-                play_paced(
-                    engine, tokens.renewing(bot), game, seat, args.pace / 1000, windows=windows, tls=tls
-                )
+                play_paced(engine, me.token, game, seat, args.pace / 1000, windows=windows, tls=tls)
             )
-            for seat, bot in enumerate(bots, start=1)
+            for seat in range(1, args.players)
         ]
         try:
-            return await _seat(console, client, game, windows)
+            return await _seat(console, client, game, windows, {me.player: me.name})
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _seat(console: Console, client: GameClient, game: str, windows: BuyWindows) -> int:
+async def _seat(
+    console: Console, client: GameClient, game: str, windows: BuyWindows, shown: dict[str, str]
+) -> int:
     """Follow seat 0's stream; on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
     async for update in client.updates(game, 0):
         view = update.view
         if view.phase == gs.PHASE_GAME_OVER:
-            console.print(*table_text.result(view), sep="\n")
+            console.print(*table_text.result(view, shown), sep="\n")
             console.print(f"replay: meldstream replay {game}")
             return 0
         if view.phase == gs.PHASE_DEAL_OVER and shown_deal_over != view.deal:
             shown_deal_over = view.deal
-            console.print(*table_text.result(view), sep="\n")
+            console.print(*table_text.result(view, shown), sep="\n")
         if not update.legal_actions:
             continue
         console.rule()
-        console.print(*table_text.table(view), sep="\n")
+        console.print(*table_text.table(view, shown), sep="\n")
         actions = table_text.menu_order(update.legal_actions)
         for number, offered in enumerate(actions, start=1):
             console.print(f" {number:>2}) {table_text.action(offered, view)}")
@@ -123,7 +128,7 @@ async def _seat(console: Console, client: GameClient, game: str, windows: BuyWin
         try:
             await client.submit(game, 0, chosen, uuid.uuid4().hex)
         except RpcFailure as failure:
-            console.print(f"[red]refused:[/] {failure.details}")
+            console.print(f"[red]refused:[/] {table_text.plain(failure.details)}")
         if chosen.WhichOneof("kind") in ("buy_discard", "pass_buy"):
             windows.answered(game)  # the bot holding the card for you draws now
     return 1

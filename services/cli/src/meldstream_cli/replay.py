@@ -18,6 +18,9 @@ from typing import Any
 
 from meldstream_web.export import game_export
 from rummy_engine import refusals
+from rummy_service.errors import quote
+from rummy_service.limits import DISPLAY_NAME
+from rummy_service.text import printable, shown
 
 from meldstream_cli import replay_html
 from meldstream_cli.platform_args import (
@@ -30,6 +33,7 @@ from meldstream_cli.platform_args import (
 from meldstream_cli.reading import game_steps
 from meldstream_cli.replay_text import (
     event_line,
+    for_people,
     refused_after,
     refused_line,
     shows_table,
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             refused_log.close()
     if doc is None:
-        print(f"meldstream replay: no game {args.game!r} in this store", file=sys.stderr)
+        print(f"meldstream replay: no game {quote(args.game)} in this store", file=sys.stderr)
         return 1
     doc = selected(doc, args)
     if args.html is not None:
@@ -99,17 +103,25 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=1)
         print()
         return 0
-    print("\n".join(summary_lines(doc)))
-    print()
+    _print_text(for_people(doc, lambda player: shown(player, DISPLAY_NAME)))
+    return 0
+
+
+def _print_text(doc: dict[str, Any]) -> None:
+    """The text replay; every line made printable, for what the log holds is what clients sent."""
+
+    def out(*lines: str) -> None:
+        for line in lines:
+            print(printable(line))
+
+    out(*summary_lines(doc), "")
     skipped = list(doc["skipped"])  # in log order, each before the events from its seq on
     for entry in doc["events"]:
         while skipped and skipped[0]["seq"] <= entry["seq"]:
-            print(skipped_line(skipped.pop(0)))
-        print(event_line(doc, entry))
+            out(skipped_line(skipped.pop(0)))
+        out(event_line(doc, entry))
         if shows_table(entry):
-            print("\n".join(table_lines(doc, entry)))
+            out(*table_lines(doc, entry))
         for refused in refused_after(doc, entry["seq"]):
-            print(refused_line(doc, refused))
-    for record in skipped:
-        print(skipped_line(record))
-    return 0
+            out(refused_line(doc, refused))
+    out(*map(skipped_line, skipped))

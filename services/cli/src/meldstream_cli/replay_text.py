@@ -1,8 +1,13 @@
-"""The text replay: a summary an operator reads first, then each event with its time and the table."""
+"""The text replay: a summary an operator reads first, then each event with its time and the table.
+
+The lines read player ids from the document as they are: `for_people` first gives a document whose
+ids are as the output must show them (printable and cut in a terminal, isolated on a page).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from meldstream_web.export import card_text
@@ -13,6 +18,16 @@ _FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
 def _clock(time: str) -> str:
     """`2026-12-01T19:51:08.110Z` -> `19:51:08.110`: the day is in the summary."""
     return time.partition("T")[2].rstrip("Z") or time
+
+
+def for_people(doc: dict[str, Any], name: Callable[[str], str]) -> dict[str, Any]:
+    """The document with each player id the lines show (seats, winners, refusals' senders) as `name`
+    gives it."""
+    summary = doc["summary"]
+    players = [name(player) for player in summary["players"]]
+    winners = [name(player) for player in summary["winners"]]
+    refused = [{**refusal, "player": name(refusal["player"])} for refusal in doc.get("refused", [])]
+    return {**doc, "summary": {**summary, "players": players, "winners": winners}, "refused": refused}
 
 
 def _who(players: list[str], seat: Any) -> str:
@@ -82,7 +97,7 @@ def _refusal(players: list[str], refusal: dict[str, Any]) -> str:
     action = ", ".join(f"{kind} {json.dumps(body)}" for kind, body in refusal["action"].items())
     return (
         f"at {refusal['time']} (after seq {refusal['after_seq']}): {_who(players, refusal['seat'])}"
-        f" {refusal['player']!r} sent {action} (command {refusal['command_id']!r}):"
+        f" '{refusal['player']}' sent {action} (command {refusal['command_id']!r}):"
         f" REFUSED {refusal['code']}: {refusal['message']}"
     )
 

@@ -12,9 +12,11 @@ http://127.0.0.1:8080; a busy default port falls back to a free one) and its URL
 processes on free loopback ports, sharing the game topic's partitions; clients need only the first
 address (an engine names the owner of a game it does not own, and the SDK goes there).
 
-No token is printed: `meldstream token NAME` mints one (an hour long) from the same secret. On the
-embedded default the platform runs in development mode (the public token secret and seed key, said at
-start); on Kafka it needs MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY, as every service process does.
+The identity service starts first, on the same store: people sign up and in at the web app, and
+`meldstream token --name NAME` prints an access token for an account. Each service gets its own
+credential at identity for the run. On the embedded default the platform runs in development mode (the
+public seed key and identity key secret, said at start); on Kafka it needs ENGINE_SEED_KEY and
+IDENTITY_KEY_SECRET, as the service processes do.
 Before anything starts, Kafka and Redis must answer (within MELDSTREAM_CONNECT_WAIT_S, 15 s) and the
 embedded store's directories must take a write: otherwise one line says what to fix.
 """
@@ -32,15 +34,24 @@ from typing import Any
 
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import start_engine
+from rummy_engine.seeds import DEV_SEED_KEY
+from rummy_identity.config import DEV_KEY_SECRET
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
 from rummy_service import logs, metrics
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_service.config import check_address
 from rummy_service.process import INTERRUPTED
 
 from meldstream_cli.platform_args import add_store_options, config_from, wait_for_stores
-from meldstream_cli.platform_services import demo, matchmaking_dir, scoring_dir, start_services, with_tables
+from meldstream_cli.platform_identity import demo_password, start_platform_identity
+from meldstream_cli.platform_services import (
+    demo,
+    demo_players,
+    matchmaking_dir,
+    scoring_dir,
+    start_services,
+    with_tables,
+)
 from meldstream_cli.web import start_web
 
 
@@ -50,8 +61,9 @@ def register(commands: Any) -> None:
         help="run the platform (embedded store unless --store kafka://... or --kafka/--redis)",
         description="Run the engine, matchmaking, scoring and the web app in this process until Ctrl-C: on "
         "the embedded store in --data-dir (development mode, no servers needed), or on Kafka and Redis "
-        "(--store kafka://HOST:PORT?redis=URL, or --kafka and --redis; MELDSTREAM_TOKEN_SECRET and "
-        "ENGINE_SEED_KEY required). Get a token with `meldstream token NAME`.",
+        "(--store kafka://HOST:PORT?redis=URL, or --kafka and --redis; ENGINE_SEED_KEY and "
+        "IDENTITY_KEY_SECRET required). Sign up in the web app; `meldstream token --name NAME` prints "
+        "a token.",
     )
     add_store_options(parser)
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")
@@ -146,58 +158,63 @@ async def _serve(
     started: asyncio.Event,
 ) -> None:
     config = with_tables(config)  # the engine creates games from matchmaking's TableFormed
-    engine = await start_engine(config)
+    identity, credentials = await start_platform_identity(config)
+    config = replace(config, identity=identity.address, service_credential=credentials["engine"])
+    try:
+        engine = await start_engine(config)
+    except BaseException:
+        await identity.stop()
+        raise
     try:
         others = await asyncio.to_thread(_more_engines, config, engines - 1)
     except BaseException:
         await engine.stop()
+        await identity.stop()
         raise
     try:
         services = await start_services(config)
     except BaseException:  # e.g. matchmaking's journal of another format: nothing is left running
         await asyncio.to_thread(_stop_engines, others)
         await engine.stop()
+        await identity.stop()
         raise
     try:
-        web = await start_web(replace(config, address=engine.address), services, web_address)
+        web = await start_web(
+            replace(config, address=engine.address), services, web_address, credentials["web"]
+        )
     except BaseException:
         await services.stop()
         await asyncio.to_thread(_stop_engines, others)
         await engine.stop()
+        await identity.stop()
         raise
     stop = asyncio.Event()  # from here on Ctrl-C stops what started, in order
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     started.set()
-    tokens = TokenIssuer(config.token_secret)
     grpcurl = "-cacert CA.pem" if config.tls.serves else "-plaintext"
+    print(f"meldstream identity listening on {identity.address}", flush=True)
     print(f"meldstream engine listening on {engine.address}", flush=True)
     print(f"  store:  {engine.stores.description}", flush=True)
     print(f"  try:    grpcurl {grpcurl} {engine.address} list", flush=True)
-    print("  tokens: meldstream token NAME (a player's, for an hour; --role operator for an operator's)")
-    if config.token_secret == DEV_SECRET:
+    print("  tokens: sign up in the web app, then `meldstream token --name NAME` (10 minutes each)")
+    if identity.config.key_secret == DEV_KEY_SECRET or config.seed_key == DEV_SEED_KEY:
         print(
-            "  development mode: the public token secret and seed key (anyone can sign tokens and "
-            "foresee deals); set MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY for anything else",
+            "  development mode: the public seed key and identity key secret (anyone can foresee "
+            "deals and open the signing keys); set ENGINE_SEED_KEY and IDENTITY_KEY_SECRET for "
+            "anything else",
             flush=True,
         )
     for line in services.lines:
         print(line, flush=True)
     print(f"meldstream web on {web.url}   (open it in a browser to play)", flush=True)
-    bots = (
-        asyncio.create_task(
-            demo(
-                services,
-                replace(config, address=engine.address),
-                tokens,
-                tables,
-                pace_s=pace_s,
-            )
+    bots = None
+    if tables:
+        players = await asyncio.to_thread(demo_players, identity, 3 * tables, demo_password(config))
+        bots = asyncio.create_task(
+            demo(services, replace(config, address=engine.address), players, pace_s=pace_s)
         )
-        if tables
-        else None
-    )
     if bots is not None:
         bots.add_done_callback(_report_failure)
     await stop.wait()
@@ -208,6 +225,7 @@ async def _serve(
     await services.stop()
     await asyncio.to_thread(_stop_engines, others)
     await engine.stop()
+    await identity.stop()
 
 
 def _report_failure(task: asyncio.Task[None]) -> None:

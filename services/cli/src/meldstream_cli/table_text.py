@@ -1,13 +1,20 @@
 """A game's view as terminal text (rich markup), for `meldstream play` and `meldstream watch`: cards with
-suit symbols (red hearts and diamonds), the table, and the engine's legal actions as a person reads them."""
+suit symbols (red hearts and diamonds), the table, and the engine's legal actions as a person reads them.
+
+Player ids and messages are text from outside: they enter the markup only through `name` and `plain`,
+so `[bold]` in a name is shown, not obeyed (and `[/x]` cannot raise), nor is an ESC or a bidi override.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from rich.markup import escape
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules.variants import rules_for, variant_named
+from rummy_service.limits import DISPLAY_NAME
+from rummy_service.text import clipped, printable
 
 RANKS = ("JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
@@ -18,6 +25,23 @@ PHASES = {
     gs.PHASE_GAME_OVER: "game over",
 }
 SUIT_ORDER = (ev.SUIT_CLUBS, ev.SUIT_DIAMONDS, ev.SUIT_SPADES, ev.SUIT_HEARTS, ev.SUIT_UNSPECIFIED)
+
+
+def plain(text: str) -> str:
+    """Text from outside (a refusal's message) as markup that shows it as it is, made printable."""
+    return escape(printable(text))
+
+
+def name(player: str) -> str:
+    """A player id as markup: `plain`, cut at a display name's limit."""
+    return plain(clipped(player, DISPLAY_NAME))
+
+
+def names(view: gs.PlayerView, shown: Mapping[str, str] | None = None) -> list[str]:
+    """The seats as markup, seat 0 first: the name `shown` for a player id (the viewer's own account
+    name, which the view does not carry), else the id."""
+    shown = shown or {}
+    return [name(shown.get(seat.player_id, seat.player_id)) for seat in view.seats]
 
 
 def card(c: ev.Card) -> str:
@@ -133,10 +157,10 @@ def rules_note(view: gs.PlayerView) -> str:
     return ""
 
 
-def table(view: gs.PlayerView) -> list[str]:
+def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None) -> list[str]:
     """The table: header, seats with scores, piles, the card on offer, melds, what the rules ask now,
     and the viewer's hand when it has one."""
-    players = [s.player_id for s in view.seats]
+    players = names(view, shown)
     over = view.phase in (gs.PHASE_DEAL_OVER, gs.PHASE_GAME_OVER)
     mover = "" if over else f" · [bold]{players[view.turn]}[/] to move"
     lines = [f"[bold]{view.variant}[/] · deal {view.deal} · {PHASES.get(view.phase, '?')}{mover}"]
@@ -144,7 +168,7 @@ def table(view: gs.PlayerView) -> list[str]:
     for i, seat in enumerate(view.seats):
         away = " · away" if seat.away else ""
         buys = f" · buys {view.buys[i]}" if buying and view.buys else ""
-        lines.append(f"  {seat.player_id}: {view.hand_sizes[i]} cards · score {view.totals[i]}{buys}{away}")
+        lines.append(f"  {players[i]}: {view.hand_sizes[i]} cards · score {view.totals[i]}{buys}{away}")
     if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
     else:
@@ -164,8 +188,8 @@ def table(view: gs.PlayerView) -> list[str]:
     return lines
 
 
-def result(view: gs.PlayerView) -> list[str]:
-    players = [s.player_id for s in view.seats]
+def result(view: gs.PlayerView, shown: Mapping[str, str] | None = None) -> list[str]:
+    players = names(view, shown)
     if view.phase == gs.PHASE_GAME_OVER:
         winners = ", ".join(players[s] for s in view.winners) or "nobody"
         head = f"[bold]Game over[/] — winner: {winners}"

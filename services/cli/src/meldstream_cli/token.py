@@ -1,8 +1,9 @@
-"""`meldstream token SUBJECT [--role ROLE] [--ttl SECONDS]`: a short-lived bearer token, signed with the
-platform's secret (MELDSTREAM_TOKEN_SECRET) from this environment.
+"""`meldstream token --name NAME`: sign in at identity and print an access token, for tools (grpcurl,
+scripts) and operators.
 
-The token is printed alone on stdout (for `$(meldstream token ann)`), when it expires on stderr. On the
-embedded default (no KAFKA_BOOTSTRAP) the development secret signs it, as `meldstream run` uses then.
+The token is printed alone on stdout (for `$(meldstream token --name ops)`), who it names and when it
+expires on stderr. Its scopes are the account's (an operator's: operate, watch); it lives for
+identity's access token lifetime (10 minutes by default): ask again for another.
 """
 
 from __future__ import annotations
@@ -12,45 +13,32 @@ import datetime as dt
 import sys
 from typing import Any
 
-from rummy_service.auth import PLAYER, ROLES
-from rummy_service.config import TOKEN_TTL_VARIABLE, ConfigError
+from rummy_service.tls import load_tls
 
-from meldstream_cli.platform_args import token_issuer
+from meldstream_cli.signing_in import add_identity_options, sign_in
 
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "token",
-        help="print a short-lived bearer token for a player (or service, or operator)",
-        description="Print a bearer token signed with MELDSTREAM_TOKEN_SECRET (the development secret "
-        "on the embedded default). It expires after --ttl seconds; get a new one then.",
+        help="sign in and print a short-lived access token",
+        description="Sign in at the identity service (--name NAME: its password is asked, or read from "
+        "MELDSTREAM_PASSWORD; or MELDSTREAM_API_TOKEN) and print an access token for that account.",
     )
-    parser.add_argument("subject", help="the player id (or the service's or operator's name)")
+    add_identity_options(parser, guest=False)
     parser.add_argument(
-        "--role",
-        choices=ROLES,
-        default=PLAYER,
-        help="player: acts for their own seat; service: creates tables for others (matchmaking); "
-        "operator: creates tables and reads every finished game",
-    )
-    parser.add_argument(
-        "--ttl",
-        type=int,
-        metavar="SECONDS",
-        help=f"lifetime (default {TOKEN_TTL_VARIABLE}, else 3600: an hour)",
+        "--ca-file", default="", help="CA of identity's certificate: TLS (default TLS_CA_FILE)"
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.ttl is not None and args.ttl <= 0:
-        raise ConfigError(f"--ttl {args.ttl} is not a positive number of seconds")
-    issuer = token_issuer(args.ttl)
-    token = issuer.issue(args.subject, args.role)
-    print(token, flush=True)
-    expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=issuer.ttl_s)
+    signed_in = sign_in(args, load_tls(ca_file=args.ca_file), device="meldstream token", guest=False)
+    grant = signed_in.token
+    print(grant(), flush=True)
+    expires = dt.datetime.fromtimestamp(grant.expires_at, dt.UTC)
     print(
-        f"meldstream token: {args.role} {args.subject!r}, expires {expires:%Y-%m-%d %H:%M:%S} UTC",
+        f"meldstream token: {signed_in.name!r} ({signed_in.player}), expires {expires:%Y-%m-%d %H:%M:%S} UTC",
         file=sys.stderr,
     )
     return 0

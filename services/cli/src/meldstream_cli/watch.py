@@ -14,7 +14,7 @@ from rummy_engine import config as engine_config
 from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
-from meldstream_cli.platform_args import token_issuer
+from meldstream_cli.signing_in import add_identity_options, sign_in
 
 
 def register(commands: Any) -> None:
@@ -25,6 +25,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("game", help="the game id")
     parser.add_argument("--pace", type=int, default=1000, metavar="MS", help="show one move every MS")
+    add_identity_options(parser)
     parser.add_argument("--engine", help="the engine's address (default ENGINE_ADDRESS or 127.0.0.1:50051)")
     parser.add_argument(
         "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
@@ -42,8 +43,8 @@ async def _watch(args: argparse.Namespace) -> int:
     """Each update as it comes, then a pause: the stream buffers what comes meanwhile, so a fast game is
     shown move by move, never skipped."""
     console = Console(highlight=False)
-    token = token_issuer().renewing("spectator")  # a game may outlast one token
     tls = load_tls(ca_file=args.ca_file)
+    token = (await asyncio.to_thread(sign_in, args, tls, device="meldstream watch")).token
     async with GameClient(
         args.engine or engine_config.load(secrets=False).address,
         token,
@@ -53,7 +54,7 @@ async def _watch(args: argparse.Namespace) -> int:
         try:
             async for update in client.updates(args.game):
                 view = update.view
-                players = [s.player_id for s in view.seats]
+                players = table_text.names(view)
                 who = f"{players[update.actor]} " if update.HasField("actor") else ""
                 engine = " (engine played)" if update.by_timer else ""
                 console.rule(f"seq {update.seq}: {who}{update.event_type.replace('_', ' ')}{engine}")
@@ -63,6 +64,6 @@ async def _watch(args: argparse.Namespace) -> int:
                     return 0
                 await asyncio.sleep(args.pace / 1000)
         except RpcFailure as failure:
-            console.print(f"[red]{failure.details}[/]")
+            console.print(f"[red]{table_text.plain(failure.details)}[/]")
             return 1
     return 0

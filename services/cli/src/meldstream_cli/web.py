@@ -15,10 +15,12 @@ from rummy_service.server import check_listen
 from meldstream_cli.platform_services import PlatformServices
 
 
-async def start_web(config: EngineConfig, services: PlatformServices, address: str | None) -> RunningGateway:
+async def start_web(
+    config: EngineConfig, services: PlatformServices, address: str | None, credential: str
+) -> RunningGateway:
     """The gateway on `address` (or WEB_ADDRESS), bridged to this run's engine, matchmaking and scoring.
     When neither is given and the default port is busy (another run, a test), a free port is used: the
-    printed URL says which."""
+    printed URL says which. `credential` is the gateway's own at identity (its quick-play bots)."""
     settings = web_config.load()
     explicit = bool(address or os.environ.get("WEB_ADDRESS"))
     settings = replace(
@@ -27,7 +29,8 @@ async def start_web(config: EngineConfig, services: PlatformServices, address: s
         engine=config.address,
         matchmaking=services.matchmaking.address,
         scoring=services.scoring.address,
-        token_secret=config.token_secret,
+        identity=config.identity,
+        service_credential=credential,
     )
     if explicit:
         check_listen(settings.address)  # a port in use is one line naming it, not a fallback
