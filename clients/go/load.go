@@ -133,7 +133,8 @@ func (e *engines) api(address string) (pb.GameServiceClient, error) {
 	// Static flow-control windows: grpc-go otherwise sizes them with BDP pings, and small windows' updates
 	// cost a write every few updates (with one thread, see runLoad: ~0.8 -> ~0.5 ms of CPU an action).
 	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<24))
+		grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<24),
+		grpc.WithDefaultServiceConfig(retryRateLimited))
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: %w", address, err)
 	}

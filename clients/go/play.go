@@ -22,8 +22,17 @@ type table struct {
 	tokens []string
 }
 
+// retryRateLimited is the connections' service config: a call refused RESOURCE_EXHAUSTED
+// (rate_limited) is sent again after the delay the engine names in grpc-retry-pushback-ms, which
+// grpc-go's retry policy honours. Safe for every method: a retried SubmitAction carries its command
+// id, and the engine answers a repeat with the first outcome (docs/clients/errors.md).
+const retryRateLimited = `{"methodConfig": [{"name": [{"service": "rummy.game.v1.GameService"}],
+  "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s",
+    "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
+
 func dial(address string, tokens []string) (*table, error) {
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultServiceConfig(retryRateLimited))
 	if err != nil {
 		return nil, err
 	}
