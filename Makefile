@@ -8,15 +8,15 @@ BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/engine services/web services/cli services/matchmaking services/scoring
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra oidc-provider run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: venv protos infra ## everything: Python packages, generated code, local Kafka and Redis
+setup: venv protos infra oidc-provider ## everything: Python packages, generated code, local Kafka and Redis, the tests' OpenID provider
 
 venv: $(VENV)/.installed ## the virtualenv with pinned dependencies and the local packages
 
@@ -45,6 +45,9 @@ infra: ## fetch Apache Kafka (Maven Central), install redis-server and chromium 
 	deploy/local/redis.sh install
 	@command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
+oidc-provider: ## the OpenID provider the tests sign in with (zitadel/oidc's example, Go module proxy) into .local/bin, once
+	deploy/local/oidc-provider/build.sh
+
 run: venv protos ## run the platform on the embedded default (no servers needed)
 	$(BIN)/meldstream run
 
@@ -65,8 +68,8 @@ lint: venv protos ## ruff, mypy (strict), buf lint, deploy/k8s rendered and vali
 	$(BIN)/mypy -p rummy_service -p rummy_contracts -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
 	$(BIN)/mypy services/engine/tests libs/rummy_service/tests libs/rummy_contracts/tests
-	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring
-	$(BIN)/mypy services/matchmaking/tests services/scoring/tests
+	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring -p rummy_identity
+	$(BIN)/mypy services/matchmaking/tests services/scoring/tests services/identity/tests
 	deploy/local/buf.sh lint
 	deploy/k8s/validate.sh
 	deploy/compose-check/check.sh

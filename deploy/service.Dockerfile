@@ -2,7 +2,7 @@
 # One image recipe for every service, and the meldstream command, built from the repository root so the
 # image gets libs/ and the protos it generates code from (nothing generated is committed):
 #   docker build -f deploy/service.Dockerfile --build-arg SERVICE=engine -t meldstream-engine .
-# SERVICE (engine, matchmaking or scoring) is what the container runs, `python -m rummy_<SERVICE>`,
+# SERVICE (identity, engine, matchmaking or scoring) is what the container runs, `python -m rummy_<SERVICE>`,
 # configured by environment variables only (services/<name>/src/*/config.py). Every image holds every
 # package, so the meldstream command works in any of them against the cluster, e.g.
 #   docker compose -f deploy/compose.yaml exec engine meldstream verify GAME --kafka kafka:9092 --redis redis://redis:6379/0
@@ -42,7 +42,7 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
 # the services write no files, and the root filesystem may be read-only.
 WORKDIR /data
 USER 10001:10001
-EXPOSE 50051 50052 50053 9464
+EXPOSE 50051 50052 50053 50054 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD ["sh", "-c", "exec python -m meldstream_cli.health --service \"$MELDSTREAM_SERVICE\""]
 # exec: the service itself receives SIGTERM and stops cleanly (rummy_service.process).

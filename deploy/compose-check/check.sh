@@ -3,7 +3,7 @@
 # interpolation, profiles), since no Docker engine runs here. Two checks:
 #   1. with both secrets and the `services` profile: it loads, and every service has a healthcheck and a
 #      restart policy (main.go);
-#   2. without the secrets: it is refused, naming MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY.
+#   2. without the secrets: it is refused, naming each of them.
 # The checker is built once from the Go module proxy into .local/bin (go build; compose-go's module and
 # its dependencies, pinned in go.mod and go.sum), and again only when its sources change.
 set -euo pipefail
@@ -31,13 +31,17 @@ if [[ ! -x $checker ]] || [[ -n $(find "$here" -newer "$checker" -name '*.go' -o
   mv -f "$checker.new" "$checker"
 fi
 
-secrets=(-env MELDSTREAM_TOKEN_SECRET=lint-only-token-secret -env ENGINE_SEED_KEY=lint-only-seed-key)
+names=(ENGINE_SEED_KEY IDENTITY_KEY_SECRET IDENTITY_SERVICE_CREDENTIALS ENGINE_SERVICE_CREDENTIAL)
+secrets=()
+for name in "${names[@]}"; do secrets+=(-env "$name=lint-only-$name"); done
 "$checker" -profile services "${secrets[@]}" "$file"
-if refused=$("$checker" -profile services "$file" 2>&1); then
-  fail "deploy/compose.yaml loads without MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY: both must be required"
-fi
-for name in MELDSTREAM_TOKEN_SECRET ENGINE_SEED_KEY; do
+for name in "${names[@]}"; do
+  without=()
+  for other in "${names[@]}"; do [[ $other == "$name" ]] || without+=(-env "$other=lint-only-$other"); done
+  if refused=$("$checker" -profile services "${without[@]}" "$file" 2>&1); then
+    fail "deploy/compose.yaml loads without $name: it must be required"
+  fi
   grep -q "required variable $name is missing a value" <<<"$refused" \
-    || fail "without the secrets, the refusal does not name $name: $refused"
+    || fail "without $name, the refusal does not name it: $refused"
 done
-echo "compose: deploy/compose.yaml refuses to load without MELDSTREAM_TOKEN_SECRET and ENGINE_SEED_KEY"
+echo "compose: deploy/compose.yaml refuses to load without any of ${names[*]}"

@@ -6,14 +6,15 @@ Each object of each rendering (NAME: the kustomization it came from) must:
 - validate against the JSON schema of its kind for every given Kubernetes version, strictly (an unknown
   field is an error), with the schemas shipped in the kubernetes-validate package: no network. A kind
   without a schema there (a typo, or a custom resource) is an error too.
-- not be a Secret: the seed key and token secret are created by hand (deploy/k8s/README.md).
+- not be a Secret: the seed key, identity's key secret and the credentials are created by hand
+  (deploy/k8s/README.md).
 Each container of a Deployment (named after its service folder, services/<name>) must:
 - set only environment variables its service reads (what `rummy_<name>.config.load(env)` asks `env`
   for, and what its process reads beside: LOG_LEVEL, LOG_FORMAT, <NAME>_METRICS_ADDRESS), so the
   manifests hold no setting that does nothing; one that another variable's value uses as
   $(NAME) (the pod's IP from the downward API) is a part of that one;
 - take every configMapKeyRef from a ConfigMap of the same rendering that has the key;
-- take each secret its service reads (MELDSTREAM_TOKEN_SECRET, ENGINE_SEED_KEY) from a secretKeyRef, never
+- take each secret its service reads (SECRET_VARIABLES) from a secretKeyRef, never
   a literal or a ConfigMap, and not set MELDSTREAM_DEV: the pods run in production mode, where a service
   without its secrets refuses to start;
 - listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
@@ -38,7 +39,12 @@ from rummy_service import logs
 
 EXPANDS = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")  # Kubernetes' $(VAR) in an env value
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
-SECRET_VARIABLES = ("MELDSTREAM_TOKEN_SECRET", "ENGINE_SEED_KEY")
+SECRET_VARIABLES = (
+    "ENGINE_SEED_KEY",
+    "IDENTITY_KEY_SECRET",
+    "IDENTITY_SERVICE_CREDENTIALS",
+    "MELDSTREAM_SERVICE_CREDENTIAL",
+)
 
 Object = dict[str, Any]
 
