@@ -26,7 +26,15 @@ def test_names_that_look_alike_are_one_name(same: tuple[str, str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "different", [("alice", "alicia"), ("bob", "rob"), ("ann", "anna"), ("kati", "kata")]
+    "different",
+    [
+        ("alice", "alicia"),
+        ("bob", "rob"),
+        ("ann", "anna"),
+        ("kati", "kata"),
+        ("p00-x", "p06-x"),
+        ("ruby", "yuzu"),
+    ],
 )
 def test_different_names_stay_different(different: tuple[str, str]) -> None:
     first, second = different

@@ -2,15 +2,14 @@
 
 A name is NFKC-normalized, then must be 3 to 24 letters (any script), digits, `_` or `-`, starting
 with a letter or digit. Two names are one when their canonical forms are equal: case-folded, then
-each character replaced by the representative of its confusable class, so `alice`, `ALICE`, `a1ice`
+each character replaced by its look-alikes' prototype, so `alice`, `ALICE`, `a1ice`
 and `\u0430lice` (with U+0430, a Cyrillic a) are one name and only the first to sign up has it.
 
-The confusable classes come from Unicode's confusables.txt as the confusable-homoglyphs package
-ships it (a well-kept copy of UTS #39 data). That copy lists which characters look alike in both
-directions, not UTS #39's one prototype per character, so here the pairs of single characters are
-joined into classes (with each character's other cases in the same class) and a class's smallest
-code point stands for it. Joining can only make more names one name than UTS #39 would, never fewer:
-a refusal "that name is taken" is the safe mistake.
+The look-alikes come from Unicode's confusables.txt as the confusable-homoglyphs package ships it (a
+well-kept copy of UTS #39 data). That copy lists which characters look alike in both directions, not
+UTS #39's one prototype per character, so a character's prototype is taken as the look-alike most
+characters look like (`l` for `I`, `1` and `|`). The pairs are not joined into classes: chained, they
+make one class of `0`, `6`, `o` and of `r`, `u`, `v`, `y`, `z`, and `player0` would be `player6`.
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ def normalized(raw: str) -> str:
 
 
 def canonical(name: str) -> str:
-    """The form uniqueness compares: case-folded, each character its confusable class's stand-in."""
+    """The form uniqueness compares: case-folded (`ß` as `ss`), each character then its prototype."""
     classes = _classes()
     return "".join(classes.get(char, char) for char in unicodedata.normalize("NFKC", name).casefold())
 
@@ -99,29 +98,27 @@ def _reserved_keys() -> frozenset[str]:
 
 @functools.cache
 def _classes() -> dict[str, str]:
-    """Character -> the smallest code point of its class (pairs of look-alikes and of cases joined)."""
+    """Case-folded character -> its prototype, case-folded: of it and the direct look-alikes of it and
+    of its upper case, the one with the most look-alikes (a hub such as `l` for `i`, `1` and `|`; `o`
+    for `0`), the smallest on a tie. Characters that are their own prototype are left out."""
     data = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
-    parent: dict[str, str] = {}
+    alikes = {
+        char: [alike["c"] for alike in listed if len(alike["c"]) == 1]
+        for char, listed in json.loads(data).items()
+        if len(char) == 1
+    }
 
-    def find(char: str) -> str:
-        root = char
-        while parent.setdefault(root, root) != root:
-            root = parent[root]
-        while parent[char] != root:  # path compression
-            parent[char], char = root, parent[char]
-        return root
+    def folded(char: str) -> str:
+        return char.casefold() if len(char.casefold()) == 1 else char
 
-    def join(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    def weight(char: str) -> tuple[int, int]:
+        return len(alikes.get(char, ())), -ord(char)
 
-    for char, alikes in json.loads(data).items():
-        for alike in alikes:
-            if len(char) == 1 and len(alike["c"]) == 1:
-                join(char, alike["c"])
-    for char in list(parent):
-        for other in {char.lower(), char.upper(), char.casefold()}:
-            if len(other) == 1:
-                join(char, other)
-    return {char: find(char) for char in parent if find(char) != char}
+    classes: dict[str, str] = {}
+    for char in alikes:
+        key = folded(char)
+        near = {key, *alikes.get(key, ()), *alikes.get(key.upper(), ())}  # `i` looks like `l` as `I`
+        prototype = folded(max(near, key=weight))
+        if prototype != key:
+            classes[key] = prototype
+    return classes
