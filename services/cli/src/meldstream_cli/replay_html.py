@@ -49,7 +49,7 @@ let at = 0;
 function show(index) {
   at = Math.max(0, Math.min(events.length - 1, index));
   const state = events[at].state;
-  const players = doc.summary.players;
+  const players = doc.summary.players.map((id, i) => (doc.summary.names && doc.summary.names[i]) || id);
   $("position").textContent = `event ${at + 1} of ${events.length}`;
   $("event").textContent = document.querySelectorAll("#list li")[at].textContent;
   const table = el("table");

@@ -22,11 +22,16 @@ def _clock(time: str) -> str:
 
 def for_people(doc: dict[str, Any], name: Callable[[str], str]) -> dict[str, Any]:
     """The document with each player id the lines show (seats, winners, refusals' senders) as `name`
-    gives it."""
+    gives the name shown at seating (the summary's `names`; the id in an export without them)."""
     summary = doc["summary"]
-    players = [name(player) for player in summary["players"]]
-    winners = [name(player) for player in summary["winners"]]
-    refused = [{**refusal, "player": name(refusal["player"])} for refusal in doc.get("refused", [])]
+    seated = dict(zip(summary["players"], summary.get("names", summary["players"]), strict=False))
+
+    def shown(player: str) -> str:
+        return name(seated.get(player, player))
+
+    players = [shown(player) for player in summary["players"]]
+    winners = [shown(player) for player in summary["winners"]]
+    refused = [{**refusal, "player": shown(refusal["player"])} for refusal in doc.get("refused", [])]
     return {**doc, "summary": {**summary, "players": players, "winners": winners}, "refused": refused}
 
 

@@ -221,6 +221,7 @@ def _summary(applied: Applied) -> dict[str, Any]:
     away: list[dict[str, Any]] = []
     open_away: dict[int, dict[str, Any]] = {}
     winners: list[int] = []
+    names: list[str] = []
     ended_at: str | None = None
     seed: str | None = None
     deals = 0
@@ -238,6 +239,7 @@ def _summary(applied: Applied) -> dict[str, Any]:
         elif kind == "table_seated":
             turn_limit_ms = message.table_seated.turn_timeout_ms
             in_force = message.table_seated.turn_limit_in_force_ms
+            names = list(message.table_seated.player_names)
         elif kind == "turn_timed_out":
             out = message.turn_timed_out
             timeouts.append(
@@ -257,6 +259,10 @@ def _summary(applied: Applied) -> dict[str, Any]:
     return {
         "variant": started.variant,
         "players": players,
+        # The names shown at seating (the player's id where none was recorded): a person reads these,
+        # while the ids stay what the game was played by.
+        "names": [name or player for name, player in zip(names, players, strict=False)]
+        + players[len(names) :],
         "options": _json(started).get("options", {}),
         "seed_commitment": started.seed_commitment,
         "seed": seed,

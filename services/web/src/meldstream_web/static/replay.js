@@ -15,14 +15,17 @@ const cardsOf = (texts) => {
   return box;
 };
 
+// The name shown at seating for each seat (the id in an export without names).
+const seatNames = (s) => s.players.map((id, i) => (s.names && s.names[i]) || id);
+
 // The summary's lines as nodes, for the <pre> (names as elements between the text).
 function summaryNodes(doc) {
   const s = doc.summary;
-  const players = s.players;
+  const players = seatNames(s);
   const away = s.away_periods.length;
   const refused = doc.refused.length;
   const each = (f) => players.flatMap((p, i) => [...(i ? [", "] : []), ...f(p, i)]);
-  const winners = nameList(s.winners);
+  const winners = nameList(s.winners.map((id) => players[s.players.indexOf(id)] ?? id));
   return [
     `Game ${doc.game_id}: ${s.variant}, `, ...each((p, i) => [`${i} `, nameEl(p)]), "\n",
     "Winner: ", ...(winners.length ? winners : ["none"]), " · totals ", ...each((p, i) => [nameEl(p), ` ${s.totals[i]}`]), "\n",
@@ -89,7 +92,7 @@ export async function openReplay(gameId, say) {
     say(`No replay: ${err.message}`, true);
     return;
   }
-  const players = doc.summary.players;
+  const players = seatNames(doc.summary);
   const count = doc.events.length;
   let at = 0;
 
