@@ -18,9 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from meldstream_cli.platform_identity import ADMIN_VARIABLE, DEMO_PASSWORD_FILE
+from rummy.identity.v1 import identity_pb2 as ipb
+from rummy_client.identity import IdentityClient
+from rummy_identity import credentials
+from rummy_identity.testing import PASSWORD
 from rummy_infra.local import free_port
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -32,6 +37,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".local" / "test-artifacts" / "browser"
 WAIT_S = 60.0
+DEMO_PREFIX = "demo-"  # the demo's accounts (meldstream_cli.platform_services)
 GAME_S = 120.0  # the longest a page may wait for the game to move on (bots, a deal's end)
 
 
@@ -39,7 +45,37 @@ GAME_S = 120.0  # the longest a page may wait for the game to move on (bots, a d
 class Platform:
     url: str
     proc: subprocess.Popen[str]
+    env: dict[str, str]  # the services' addresses, for the `meldstream` commands a test runs
+    data: Path  # the embedded store
     lines: list[str] = field(default_factory=list)
+    accounts: set[str] = field(default_factory=set)  # signed up by the tests so far
+
+    @property
+    def demo_password(self) -> str:
+        """The demo accounts' password, which `meldstream run` keeps beside identity's files."""
+        return (self.data.parent / "identity" / DEMO_PASSWORD_FILE).read_text().strip()
+
+    def operator(self) -> str:
+        """A session token of the run's operator account `ops`, made once with the run's admin
+        credential (MELDSTREAM_ADMIN_CREDENTIAL) as `meldstream accounts create-operator` does."""
+        if "ops" not in self.accounts:
+            client = IdentityClient(self.identity)
+            admin = client.api_token(self.env[ADMIN_VARIABLE])
+            link = client.call("CreateOperator", ipb.CreateOperatorRequest(name="ops"), admin).link
+            client.call(
+                "ResetPassword", ipb.ResetPasswordRequest(reset_token=link.reset_token, new_password=PASSWORD)
+            )
+            client.close()
+            self.accounts.add("ops")
+        client = IdentityClient(self.identity)
+        token = client.session_token(client.sign_in("ops", PASSWORD, device="tests"))()
+        client.close()
+        return token
+
+    @property
+    def identity(self) -> str:
+        """The platform's identity service."""
+        return self.env["IDENTITY_ADDRESS"]
 
     def wait_for_line(self, pattern: str, timeout_s: float = WAIT_S) -> re.Match[str]:
         """The first line of `meldstream run`'s output matching `pattern`, once it is printed."""
@@ -63,13 +99,15 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
         "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
         "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
         "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
         "WEB_BOT_PACE_MS": "40",  # quick play's bots: fast, the test's clicks set the pace
+        ADMIN_VARIABLE: credentials.service_credentials(["admin"])["admin"],  # so tests make an operator
     }
     web = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", "--pace", "150"]
     command += ["--data-dir", str(data), "--web", web]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    running = Platform(f"http://{web}", proc)
+    running = Platform(f"http://{web}", proc, env, data)
     out = proc.stdout
     assert out is not None
     reader = threading.Thread(target=lambda: running.lines.extend(iter(out.readline, "")), daemon=True)
@@ -118,22 +156,33 @@ def browser() -> Iterator[WebDriver]:
         driver.quit()
 
 
-def sign_in(browser: WebDriver, platform: Platform, name: str) -> None:
+def sign_in(browser: WebDriver, platform: Platform, name: str, display_name: str = "") -> None:
+    """`name` signs in at the sign-in page, as a person does: a demo account (`demo-...`) with the
+    demo's password, any other signed up the first time with the tests' password (and `display_name`)."""
+    # Whoever signed in before: every cookie, the session's too (Path=/api, which WebDriver's
+    # delete_all_cookies leaves, as it sees only the page's own path).
+    browser.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    console_errors(browser)  # what earlier pages logged (another site's missing favicon) is theirs
     browser.get(platform.url)
     browser.execute_script("localStorage.clear()")
     browser.get(platform.url)
     until(browser, lambda d: d.find_element(By.ID, "signin-name").is_displayed())
+    demo = name.startswith(DEMO_PREFIX)
     browser.find_element(By.ID, "signin-name").send_keys(name)
-    browser.find_element(By.ID, "signin-btn").click()
+    browser.find_element(By.ID, "signin-password").send_keys(platform.demo_password if demo else PASSWORD)
+    new = not demo and name not in platform.accounts
+    if new and display_name:
+        browser.find_element(By.ID, "signup-display").send_keys(display_name)
+    browser.find_element(By.ID, "signup-btn" if new else "signin-btn").click()
     until(browser, lambda d: d.find_element(By.ID, "lobby-page").is_displayed())
+    platform.accounts.add(name)
 
 
 def until(browser: WebDriver, condition: Callable[[WebDriver], object], timeout_s: float = WAIT_S) -> object:
     """`condition`'s first truthy answer; an element it found redrawn meanwhile (the page draws each
-    update anew) is looked for again."""
-    waiting = WebDriverWait(
-        browser, timeout_s, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
-    )
+    update anew) or not yet shown (a page being switched to) is looked for again."""
+    ignored = (StaleElementReferenceException, ElementNotInteractableException)
+    waiting = WebDriverWait(browser, timeout_s, poll_frequency=0.05, ignored_exceptions=ignored)
     return waiting.until(condition)
 
 

@@ -69,7 +69,7 @@ def test_play_and_replay_at_phone_width(phone: WebDriver, platform: Platform) ->
     screenshot(phone, "phone-table")
 
     over = platform.wait_for_line(r"game (\S+) over after (\d+) events", timeout_s=120)
-    sign_in(phone, platform, "ada")  # a player of the demo's game
+    sign_in(phone, platform, "demo-ada")  # a player of the demo's game
     phone.get(f"{platform.url}/#/replay/{over.group(1)}")
     until(phone, lambda d: d.find_element(By.ID, "replay-pos").text.startswith("1 / "))
     phone.find_element(By.ID, "replay-last").click()

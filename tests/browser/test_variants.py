@@ -119,7 +119,7 @@ def test_contract_to_its_end_with_the_buy_window(browser: WebDriver, platform: P
     assert buyer.bought >= 1 and buyer.passed >= 1, (buyer.bought, buyer.passed)
     until(browser, lambda d: "buys 1" in d.find_element(By.CSS_SELECTOR, "#seats .seat.you").text)
     assert any(
-        re.match(r"Buy window: \S+ (discarded by bot-\w+|\(the upcard\)) is on offer", offer)
+        re.match(r"Buy window: \S+ (discarded by bot-\w+ \[bot\]|\(the upcard\)) is on offer", offer)
         for offer in buyer.offers
     ), buyer.offers
     log = browser.find_element(By.ID, "log").text

@@ -53,7 +53,7 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
         # 4,000): a real game, too short to show clicking; but no move may have been made for her.
         assert "engine played" not in browser.find_element(By.ID, "log").text, story(browser, platform)
     result = browser.find_element(By.ID, "result").text
-    assert "winner:" in result and "zoe:" in result and "bot-ada:" in result, result
+    assert "winner:" in result and "zoe:" in result and "bot-ada [bot]:" in result, result
     until(browser, lambda d: d.find_elements(By.ID, "scored"))  # scoring's result reached the page
     screenshot(browser, "table-game-over")
     assert clicks > 2, f"{clicks} clicks in 3 games\n{story(browser, platform)}"
@@ -61,12 +61,14 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
 
 
 def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
-    platform.wait_for_line(r"table (\S+): ada, ben, cleo")  # the demo's table is being played
-    sign_in(browser, platform, "spectator")
+    platform.wait_for_line(r"table (\S+): demo-ada, demo-ben, demo-cleo")  # the demo's table is being played
+    sign_in(browser, platform, "wes-watching")
     until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#live-games button.watch"))
     listed = browser.find_element(By.ID, "live-games").text  # scoring's list of the platform's games
-    assert "ada, ben, cleo" in listed, listed
-    browser.find_element(By.CSS_SELECTOR, "#live-games button.watch").click()
+    assert "demo-ada, demo-ben, demo-cleo" in listed, listed
+    # The demo's: other tests leave tables open (newer ones are listed first).
+    demo = "//ul[@id='live-games']/li[contains(., 'demo-ada, demo-ben, demo-cleo')]/button[@class='watch']"
+    browser.find_element(By.XPATH, demo).click()
     until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
     Select(browser.find_element(By.ID, "pace")).select_by_value("300")
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log li")) >= 3)
@@ -80,11 +82,11 @@ def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
 def test_step_through_a_replay_read_from_the_export(browser: WebDriver, platform: Platform) -> None:
     over = platform.wait_for_line(r"game (\S+) over after (\d+) events", timeout_s=120)
     game, events = over.group(1), int(over.group(2))
-    sign_in(browser, platform, "ada")  # a player of the demo's game: its history is hers to see
+    sign_in(browser, platform, "demo-ada")  # a player of the demo's game: its history is hers to see
     browser.get(f"{platform.url}/#/replay/{game}")
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text == f"1 / {events}")
     summary = browser.find_element(By.ID, "replay-summary").text  # the export's summary
-    assert f"Game {game}: " in summary and "0 ada, 1 ben, 2 cleo" in summary, summary
+    assert f"Game {game}: " in summary and "0 demo-ada, 1 demo-ben, 2 demo-cleo" in summary, summary
     assert "Winner: " in summary and f"{events} events" in summary, summary
     verify = browser.find_element(By.ID, "verify")
     assert "Shuffle verified" in verify.text and "ok" in (verify.get_attribute("class") or ""), verify.text
@@ -102,7 +104,7 @@ def test_step_through_a_replay_read_from_the_export(browser: WebDriver, platform
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".replay-hand")) == 3)  # every hand
     Select(browser.find_element(By.ID, "replay-seat")).select_by_value("1")  # ben's view: his export
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".replay-hand")) == 1)
-    assert browser.find_element(By.CSS_SELECTOR, ".replay-hand").text.startswith("ben:")
+    assert browser.find_element(By.CSS_SELECTOR, ".replay-hand").text.startswith("demo-ben:")
     assert browser.find_element(By.ID, "replay-pos").text == f"5 / {events}"  # the same step
     browser.find_element(By.ID, "replay-last").click()
     until(browser, lambda d: "game ended" in d.find_element(By.ID, "replay-event").text)
@@ -112,8 +114,9 @@ def test_step_through_a_replay_read_from_the_export(browser: WebDriver, platform
 
 _QUICK_PLAY = """
 const done = arguments[arguments.length - 1];
-fetch("/api/quickplay", {method: "POST", body: JSON.stringify(arguments[0]), headers: {
-  "Content-Type": "application/json", Authorization: `Bearer ${localStorage.getItem("meldstream.token")}`}})
+const csrf = document.cookie.split("; ").find((c) => c.startsWith("ms_csrf=")).slice("ms_csrf=".length);
+fetch("/api/quickplay", {method: "POST", body: JSON.stringify(arguments[0]), credentials: "same-origin",
+  headers: {"Content-Type": "application/json", "X-CSRF-Token": decodeURIComponent(csrf)}})
   .then((reply) => reply.json()).then(done);
 """
 

@@ -23,18 +23,30 @@ from meldstream_cli.main import main
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 
-PLAYERS = ["ann", "bob", "cy"]
-TOKENS = TokenIssuer(DEV_SECRET)
+NAMES = ["ann", "bob", "cy"]  # the tables' three players; "zed" holds no seat, "ops" seats them
 DEFAULT_LIMIT_MS = 45_000  # the engine's default turn limit here; the drill's table asks for 800 ms
 TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, Path]]:
+def accounts(identity: IdentityProcess) -> dict[str, Player]:
+    return {name: identity.player(f"drill-{name}") for name in (*NAMES, "zed")} | {"ops": identity.operator()}
+
+
+@pytest.fixture(scope="module")
+def players(accounts: dict[str, Player]) -> list[str]:
+    """The seated players' ids, in seat order."""
+    return [accounts[name].id for name in NAMES]
+
+
+@pytest.fixture(scope="module")
+def store(
+    tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess
+) -> Iterator[tuple[ServiceProcess, Path]]:
     data = tmp_path_factory.mktemp("drill") / "store"
     address = f"127.0.0.1:{free_port()}"
     env = {
@@ -43,6 +55,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServicePro
         "ENGINE_DATA_DIR": str(data),
         "ENGINE_TURN_TIMEOUT_MS": str(DEFAULT_LIMIT_MS),
         "ENGINE_AWAY_AFTER": "1",  # the first timeout marks the seat away
+        **identity.service_env(),
     }
     engine = ServiceProcess("rummy_engine", env, address, data.parent / "engine.log")
     engine.start()
@@ -60,11 +73,21 @@ async def _wait(what: str, check: Any, timeout_s: float = 30.0) -> Any:
     raise AssertionError(f"no {what} within {timeout_s} s")
 
 
-async def _drill(address: str) -> tuple[int, str, str]:
+async def _create(address: str, accounts: dict[str, Player], game_id: str, **table: Any) -> None:
+    """The operator seats the three players at a casual kalooki table."""
+    async with GameClient(address, accounts["ops"].token) as operator:
+        await operator.create_game("kalooki", [accounts[name].id for name in NAMES], game_id, **table)
+
+
+def _clients(address: str, accounts: dict[str, Player]) -> list[GameClient]:
+    return [GameClient(address, accounts[name].token) for name in NAMES]
+
+
+async def _drill(address: str, accounts: dict[str, Player]) -> tuple[int, str, str]:
     """A refused discard, then the seat's turn runs out (timed out, marked away), then it returns."""
-    clients = [GameClient(address, TOKENS.issue(p)) for p in PLAYERS]
+    await _create(address, accounts, "drill", turn_timeout_ms=800)
+    clients = _clients(address, accounts)
     try:
-        await clients[0].create_game("kalooki", PLAYERS, "drill", turn_timeout_ms=800)
         view = await clients[0].view("drill", 0)
         seat = view.turn
         own = await clients[seat].view("drill", seat)
@@ -79,7 +102,7 @@ async def _drill(address: str) -> tuple[int, str, str]:
 
         await _wait("timeout", away)
         await clients[seat].return_to_table("drill", seat)
-        return seat, PLAYERS[seat], refused.value.details
+        return seat, accounts[NAMES[seat]].id, refused.value.details
     finally:
         for client in clients:
             await client.close()
@@ -91,10 +114,13 @@ def _replay(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 def test_a_refusal_a_timeout_and_an_away_period_are_on_record(
-    store: tuple[ServiceProcess, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+    store: tuple[ServiceProcess, Path],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    accounts: dict[str, Player],
 ) -> None:
     engine, data = store
-    seat, player, details = asyncio.run(_drill(engine.address))
+    seat, player, details = asyncio.run(_drill(engine.address, accounts))
     where = ["--data-dir", str(data)]
 
     text = _replay(capsys, "drill", *where)
@@ -169,7 +195,7 @@ def test_a_refusal_a_timeout_and_an_away_period_are_on_record(
     assert (
         page.startswith("<!DOCTYPE html>")
         and "<script src" not in page
-        and "http" not in page.split("<script")[0]
+        and "://" not in page.split("<script")[0]  # no address: the page reads nothing from a network
     )
     for item in (timeout["time"], period["from"]["time"], period["to"]["time"], refusal["time"]):
         assert item in page
@@ -189,15 +215,10 @@ def test_a_refusal_a_timeout_and_an_away_period_are_on_record(
 
 
 def test_the_limit_in_force_is_recorded_when_the_table_asks_for_the_default(
-    store: tuple[ServiceProcess, Path], capsys: pytest.CaptureFixture[str]
+    store: tuple[ServiceProcess, Path], capsys: pytest.CaptureFixture[str], accounts: dict[str, Player]
 ) -> None:
     engine, data = store
-
-    async def create() -> None:
-        async with GameClient(engine.address, TOKENS.issue("ann")) as client:
-            await client.create_game("kalooki", PLAYERS, "default-limit")
-
-    asyncio.run(create())
+    asyncio.run(_create(engine.address, accounts, "default-limit"))
     export = json.loads(_replay(capsys, "default-limit", "--data-dir", str(data), "--format", "json"))
     assert (export["summary"]["turn_limit_ms"], export["summary"]["turn_limit_in_force_ms"]) == (
         0,
@@ -237,13 +258,13 @@ def test_replay_and_verify_read_a_read_only_copy_of_the_store(
 
 
 @pytest.fixture(scope="module")
-def finished(store: tuple[ServiceProcess, Path]) -> str:
+def finished(store: tuple[ServiceProcess, Path], accounts: dict[str, Player]) -> str:
     """A kalooki game played to the end by the bots."""
 
     async def play() -> str:
-        clients = [GameClient(store[0].address, TOKENS.issue(p)) for p in PLAYERS]
+        await _create(store[0].address, accounts, "finished")
+        clients = _clients(store[0].address, accounts)
         try:
-            await clients[0].create_game("kalooki", PLAYERS, "finished")
             await asyncio.gather(*(BotPlayer(c, "finished", seat).play() for seat, c in enumerate(clients)))
         finally:
             for client in clients:
@@ -254,7 +275,11 @@ def finished(store: tuple[ServiceProcess, Path]) -> str:
 
 
 def test_a_player_verifies_the_export_and_get_history_without_the_store(
-    store: tuple[ServiceProcess, Path], finished: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    store: tuple[ServiceProcess, Path],
+    finished: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    accounts: dict[str, Player],
 ) -> None:
     engine, data = store
     game = finished
@@ -262,7 +287,7 @@ def test_a_player_verifies_the_export_and_get_history_without_the_store(
     export_file.write_text(_replay(capsys, game, "--data-dir", str(data), "--format", "json"))
 
     async def history() -> gs.GetHistoryResponse:
-        async with GameClient(engine.address, TOKENS.issue("bob")) as client:
+        async with GameClient(engine.address, accounts["bob"].token) as client:
             return await client.history(game)
 
     history_file = tmp_path / "history.json"
@@ -283,15 +308,15 @@ def test_a_player_verifies_the_export_and_get_history_without_the_store(
     assert "deal 1          seq 1     DOES NOT MATCH" in capsys.readouterr().out
 
 
-async def _other_refusals(address: str) -> int:
+async def _other_refusals(address: str, accounts: dict[str, Player]) -> int:
     """A seated player's moves refused for other reasons than the rules', and a stranger's attempt;
     the seat that sent the seated player's refusals."""
-    clients = {p: GameClient(address, TOKENS.issue(p)) for p in [*PLAYERS, "zed"]}
+    await _create(address, accounts, "others", turn_timeout_ms=600_000)
+    clients = {name: GameClient(address, accounts[name].token) for name in [*NAMES, "zed"]}
     try:
-        await clients["ann"].create_game("kalooki", PLAYERS, "others", turn_timeout_ms=600_000)
         turn = (await clients["ann"].view("others")).turn
-        other = (turn + 1) % len(PLAYERS)
-        sender = clients[PLAYERS[turn]]
+        other = (turn + 1) % len(NAMES)
+        sender = clients[NAMES[turn]]
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
         for seat, action, command_id, code in (
             (other, draw, "not-mine", "not_your_seat"),  # another seat's move
@@ -310,12 +335,15 @@ async def _other_refusals(address: str) -> int:
 
 
 def test_refusals_other_than_the_rules_are_on_record_for_the_games_players_only(
-    store: tuple[ServiceProcess, Path], capsys: pytest.CaptureFixture[str]
+    store: tuple[ServiceProcess, Path],
+    capsys: pytest.CaptureFixture[str],
+    accounts: dict[str, Player],
+    players: list[str],
 ) -> None:
     engine, data = store
-    turn = asyncio.run(_other_refusals(engine.address))
+    turn = asyncio.run(_other_refusals(engine.address, accounts))
     export = json.loads(_replay(capsys, "others", "--data-dir", str(data), "--format", "json"))
     assert [(r["player"], r["seat"], r["command_id"], r["code"]) for r in export["refused"]] == [
-        (PLAYERS[turn], (turn + 1) % len(PLAYERS), "not-mine", "not_your_seat"),
-        (PLAYERS[turn], turn, "empty", "malformed_action"),
+        (players[turn], (turn + 1) % len(players), "not-mine", "not_your_seat"),
+        (players[turn], turn, "empty", "malformed_action"),
     ]

@@ -11,14 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rummy_contracts.house import house_bots
+from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules.variants import PLAYABLE_VARIANTS
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
-PLAYERS = ["ann", "bob", "cy"]
+SEATS = 3  # a person and two house bots, whose seats her client plays (as the web app's quick play)
 # Options that keep each game short while still covering later deals and reshuffles: rummy40 plays two
 # deals, rummy500 deals until 100 points, contract plays its last two rounds (a first deal keyed 1 while
 # numbered 7, then deal 8).
@@ -51,10 +52,15 @@ def go_client() -> Path:
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def engine(tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess) -> Iterator[ServiceProcess]:
     data = tmp_path_factory.mktemp("engine")
     address = f"127.0.0.1:{free_port()}"
-    env = {**os.environ, "ENGINE_ADDRESS": address, "ENGINE_DATA_DIR": str(data / "store")}
+    env = {
+        **os.environ,
+        "ENGINE_ADDRESS": address,
+        "ENGINE_DATA_DIR": str(data / "store"),
+        **identity.service_env(),
+    }
     process = ServiceProcess("rummy_engine", env, address, data / "engine.log")
     process.start()
     yield process
@@ -64,15 +70,15 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(PLAYABLE_VARIANTS))
 def test_the_go_client_plays_and_verifies_every_deal(
-    go_client: Path, engine: ServiceProcess, variant: str
+    go_client: Path, engine: ServiceProcess, variant: str, identity: IdentityProcess
 ) -> None:
-    tokens = TokenIssuer(DEV_SECRET)
+    ann = identity.player("go-ann")
     command = [
         str(go_client),
         f"-address={engine.address}",
         f"-variant={variant}",
-        f"-players={','.join(PLAYERS)}",
-        f"-tokens={','.join(tokens.issue(p) for p in PLAYERS)}",
+        f"-players={','.join([ann.id, *house_bots(SEATS)])}",
+        f"-tokens={','.join([ann.token()] * SEATS)}",
         "-timeout=240s",
         *(f"-option={option}" for option in OPTIONS[variant]),
     ]
@@ -82,7 +88,7 @@ def test_the_go_client_plays_and_verifies_every_deal(
     assert summary, done.stdout[-3000:]
     deals = int(summary.group(1))
     # Every seat's dealt hand was checked for every deal, and the history's decks as well.
-    for seat in range(len(PLAYERS)):
+    for seat in range(SEATS):
         assert len(re.findall(rf"^ok +seat {seat}, seq \d+: the hand dealt", done.stdout, re.M)) == deals
     assert len(re.findall(r"^ok +history seq \d+: deal \d+'s deck", done.stdout, re.M)) == deals
     if variant in ("rummy40", "contract"):

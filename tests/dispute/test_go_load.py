@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 import redis
+from rummy_contracts.house import house_bots
+from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
-PLAYERS = ["p0", "p1"]
 PARTITIONS = 4
 LOAD_COMMAND = re.compile(r"[0-9a-f]{32}")  # the command ids the Go load gives its actions
 LOAD_GAME = re.compile(r"[0-9a-f]{16}")  # and its game ids
@@ -61,7 +61,13 @@ def engines(env: dict[str, str], logs: Path, count: int) -> Iterator[list[Servic
 
 @pytest.mark.integration
 def test_the_go_load_plays_every_engines_games_through_the_first(
-    go_client: Path, kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    go_client: Path,
+    kafka_bootstrap: str,
+    redis_url: str,
+    unique_prefix: str,
+    tmp_path: Path,
+    *,
+    identity: IdentityProcess,
 ) -> None:
     topic = f"{unique_prefix}.rummy.game.events.v1"
     env = {
@@ -72,7 +78,11 @@ def test_the_go_load_plays_every_engines_games_through_the_first(
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_PARTITIONS": str(PARTITIONS),
         "ENGINE_TURN_TIMEOUT_MS": "0",
-        "MELDSTREAM_DEV": "1",  # the load signs its tokens with DEV_SECRET
+        "MELDSTREAM_DEV": "1",  # the public seed key: nobody's deals to keep secret here
+        # One account plays every table (hers and a house bot's seat): a load generator, not a person.
+        "MELDSTREAM_LIMIT_PER_ACCOUNT": "100000/second",
+        "MELDSTREAM_LIMIT_MOVES": "100000/second",
+        **identity.service_env(),
     }
     with engines(env, tmp_path, 2) as (first, second), redis.Redis.from_url(redis_url) as store:
         directory = OwnerDirectory(store, f"{unique_prefix}:", topic)
@@ -83,9 +93,9 @@ def test_the_go_load_plays_every_engines_games_through_the_first(
         ):
             assert time.monotonic() < deadline, f"the engines did not split the partitions: {owners}"
             time.sleep(0.2)
-        tokens = TokenIssuer(DEV_SECRET)
+        ann = identity.player("load-ann")
         sizes = ["-tables", "16", "-warmup", "2", "-seconds", "3"]
-        seats = ["-players", ",".join(PLAYERS), "-tokens", ",".join(tokens.issue(p) for p in PLAYERS)]
+        seats = ["-players", ",".join([ann.id, *house_bots(2)]), "-tokens", ",".join([ann.token()] * 2)]
         command = [str(go_client), "load", "-address", first.address, *sizes, *seats]
         load = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:

@@ -2,7 +2,7 @@
 names no variable nothing reads: operators configure from that page, so a new setting needs its row.
 
 Variables are read from the source of the services and of the libraries they run on: every string
-constant that is a whole variable name of the platform's (`ENGINE_`, `MATCHMAKING_`, `SCORING_`,
+constant that is a whole variable name of the platform's (`ENGINE_`, `MATCHMAKING_`, `SCORING_`, `IDENTITY_`,
 `WEB_`, `KAFKA_`, `REDIS_`, `MELDSTREAM_`, `LOG_`, `TLS_`). The test harness's own (rummy_infra) are
 for contributors (docs/contributing.md).
 """
@@ -19,7 +19,9 @@ SOURCES = [
     *sorted((ROOT / "services").glob("*/src")),
 ]
 PAGE = ROOT / "docs" / "operators" / "configuration.md"
-VARIABLE = re.compile(r"(?:ENGINE|MATCHMAKING|SCORING|WEB|KAFKA|REDIS|MELDSTREAM|LOG|TLS)_[A-Z0-9_]*[A-Z0-9]")
+VARIABLE = re.compile(
+    r"(?:ENGINE|MATCHMAKING|SCORING|IDENTITY|WEB|KAFKA|REDIS|MELDSTREAM|LOG|TLS)_[A-Z0-9_]*[A-Z0-9]"
+)
 
 
 def read() -> dict[str, str]:

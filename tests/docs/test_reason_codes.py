@@ -3,7 +3,8 @@ no code the services no longer raise: clients switch on these codes, so the page
 
 Codes are read from the source of the services and of rummy_service: the `code` given to every
 exception class there whose constructor takes one (`ServiceError` and its subclasses, matchmaking's
-`TournamentError`, the tokens' `AuthError`), or its default. A code passed on from another error
+`TournamentError`, the tokens' `AuthError`), or its default, or the literal one a constructor hands
+up (`RateLimited`). A code passed on from another error
 (`exc.code`) is read where that error is made; the rules' own codes are documented in
 docs/players/refusals.md and checked by test_rule_citations.py. A code in a form this test cannot read
 fails it.
@@ -41,6 +42,17 @@ def _constants(trees: list[ast.Module]) -> dict[str, str]:
     return found
 
 
+def _fixed_code(call: ast.Call) -> str | None:
+    """The code a constructor passes to its base's, when it is a literal."""
+    match call.func, call.args:
+        case ast.Attribute(value=ast.Call(func=ast.Name(id="super")), attr="__init__"), [
+            ast.Constant(value=str(code)),
+            *_,
+        ]:
+            return code
+    return None
+
+
 def _code_parameters(trees: list[ast.Module]) -> dict[str, tuple[int, str | None]]:
     """Exception classes whose constructor takes a `code`: its position in a call, and its default."""
     classes: dict[str, tuple[list[str], ast.FunctionDef | None]] = {}
@@ -56,8 +68,10 @@ def _code_parameters(trees: list[ast.Module]) -> dict[str, tuple[int, str | None
         if init is None:  # inherited, e.g. InvalidArgument(ServiceError)
             return next((found for base in bases if base in classes and (found := code_of(base))), None)
         params = [a.arg for a in init.args.args][1:]
-        if "code" not in params:
-            return None
+        if "code" not in params:  # a fixed code handed up (`super().__init__("rate_limited", ...)`)
+            fixed = (_fixed_code(call) for call in ast.walk(init) if isinstance(call, ast.Call))
+            code = next((found for found in fixed if found), None)
+            return None if code is None else (len(params), code)
         index = params.index("code")
         defaults = dict(zip(params[len(params) - len(init.args.defaults) :], init.args.defaults, strict=True))
         match defaults.get("code"):
@@ -95,6 +109,8 @@ def raised() -> tuple[dict[str, str], list[str]]:
                 codes.setdefault(code.value, where)
             elif isinstance(code, ast.Name) and code.id in constants:
                 codes.setdefault(constants[code.id], where)
+            elif isinstance(code, ast.Attribute) and code.attr in constants:  # `auth.EXPIRED`
+                codes.setdefault(constants[code.attr], where)
             elif isinstance(code, ast.JoinedStr) and isinstance(start := code.values[0], ast.Constant):
                 codes.setdefault(str(start.value), where)
             elif not (isinstance(code, ast.Attribute) and code.attr == "code"):

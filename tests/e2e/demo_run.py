@@ -19,6 +19,7 @@ def demo_output(args: list[str], env: Mapping[str, str], engine_address: str = "
         "ENGINE_ADDRESS": engine_address or f"127.0.0.1:{free_port()}",
         "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
         "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
+        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
     }
     run = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", *args]
     with subprocess.Popen(run, env=env, stdout=subprocess.PIPE, text=True) as proc:

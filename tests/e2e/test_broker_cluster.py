@@ -22,15 +22,13 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
+from rummy_identity.testing import IdentityProcess
 from rummy_infra.kafka_cluster import KafkaCluster
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.partitioning import partition_for
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 OPTIONS: dict[str, int | bool | str] = {"deals_per_match": 1}
 WAVE = 4  # games a wave
 
@@ -58,8 +56,11 @@ async def _until(condition: Any, what: str, timeout_s: float) -> None:
 
 @pytest.mark.integration
 def test_play_goes_on_through_a_broker_kill_and_restart(
-    kafka_cluster: KafkaCluster, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_cluster: KafkaCluster, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    players = [identity.player("ann"), identity.player("bob")]
+    ids = [p.id for p in players]
+    ops = identity.operator()
     topic = f"{unique_prefix}.rummy.game.events.v1"
     address = f"127.0.0.1:{free_port()}"
     env = {
@@ -73,6 +74,7 @@ def test_play_goes_on_through_a_broker_kill_and_restart(
         "ENGINE_ADDRESS": address,
         "ENGINE_TURN_TIMEOUT_MS": "0",
         "ENGINE_STORE_TIMEOUT_MS": "3000",
+        **identity.service_env(),
     }
     engine = ServiceProcess("rummy_engine", env, address, tmp_path / "engine.log")
     engine.start(120)
@@ -81,7 +83,8 @@ def test_play_goes_on_through_a_broker_kill_and_restart(
 
     async def scenario() -> None:
         nonlocal acked_during_outage
-        clients = [GameClient(address, TOKENS.issue(p), retry_for_s=90, timeout_s=10) for p in PLAYERS]
+        clients = [GameClient(address, p.token, retry_for_s=90, timeout_s=10) for p in players]
+        operator = GameClient(address, ops.token, retry_for_s=90, timeout_s=10)  # seats other people
 
         def acked() -> int:
             return sum(len(b.stats.acknowledged) for seats in bots.values() for b in seats)
@@ -90,7 +93,7 @@ def test_play_goes_on_through_a_broker_kill_and_restart(
             tasks = []
             for n in range(WAVE):
                 game_id = f"{name}-{n}"
-                await clients[0].create_game("rummy40", PLAYERS, game_id, options=OPTIONS)
+                await operator.create_game("rummy40", ids, game_id, options=OPTIONS)
                 bots[game_id] = [BotPlayer(c, game_id, seat) for seat, c in enumerate(clients)]
                 tasks += [asyncio.create_task(b.play()) for b in bots[game_id]]
             return tasks
@@ -106,7 +109,7 @@ def test_play_goes_on_through_a_broker_kill_and_restart(
         await asyncio.to_thread(kafka_cluster.restart, victim)
         playing += await wave("second")
         await asyncio.wait_for(asyncio.gather(*playing), 90)
-        for client in clients:
+        for client in (*clients, operator):
             await client.close()
 
     try:

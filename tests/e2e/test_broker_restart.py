@@ -20,13 +20,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
+from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port, restartable_kafka
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
-
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 
 
 def _health(address: str) -> int:
@@ -46,23 +43,31 @@ async def _until(condition: Any, what: str, timeout_s: float) -> float:
     return time.monotonic() - began
 
 
-async def _move(client: GameClient, game_id: str, command_id: str) -> gs.SubmitActionResponse:
-    """The next move of whoever is to play: draw, or discard the first card."""
+async def _move(
+    client: GameClient, game_id: str, command_id: str, players: list[str]
+) -> gs.SubmitActionResponse:
+    """The next move of whoever is to play (`players`: the account id at each seat): draw, or discard
+    the first card."""
     view = await client.view(game_id)
     seat = view.turn
     if view.phase == gs.PHASE_DRAW:
         action = gs.Action(draw_from_stock=gs.DrawFromStock())
     else:
-        seated = await _clients[PLAYERS[seat]].view(game_id, seat)
+        seated = await _clients[players[seat]].view(game_id, seat)
         action = gs.Action(discard=gs.Discard(card=seated.hand[0]))
-    return await _clients[PLAYERS[seat]].submit(game_id, seat, action, command_id)
+    return await _clients[players[seat]].submit(game_id, seat, action, command_id)
 
 
 _clients: dict[str, GameClient] = {}
 
 
 @pytest.mark.integration
-def test_the_engine_rides_out_a_broker_kill(redis_url: str, unique_prefix: str, tmp_path: Path) -> None:
+def test_the_engine_rides_out_a_broker_kill(
+    redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
+) -> None:
+    players = [identity.player("ann"), identity.player("bob")]
+    ids = [p.id for p in players]
+    ops = identity.operator()
     with restartable_kafka() as broker:
         topic = f"{unique_prefix}.rummy.game.events.v1"
         address = f"127.0.0.1:{free_port()}"
@@ -75,19 +80,20 @@ def test_the_engine_rides_out_a_broker_kill(redis_url: str, unique_prefix: str, 
             "ENGINE_ADDRESS": address,
             "ENGINE_TURN_TIMEOUT_MS": "0",
             "ENGINE_STORE_TIMEOUT_MS": "3000",
+            **identity.service_env(),
         }
         engine = ServiceProcess("rummy_engine", env, address, tmp_path / "engine.log")
         engine.start(90)
         acknowledged: list[tuple[str, int]] = []
 
         async def scenario() -> None:
-            for player in PLAYERS:
-                _clients[player] = GameClient(address, TOKENS.issue(player), retry_for_s=0, timeout_s=20)
-            watcher = GameClient(address, TOKENS.issue("ops", "operator"), retry_for_s=0, timeout_s=20)
-            _clients["ops"] = watcher
-            await _clients["ann"].create_game("rummy40", PLAYERS, "outage")
+            for player in players:
+                _clients[player.id] = GameClient(address, player.token, retry_for_s=0, timeout_s=20)
+            watcher = GameClient(address, ops.token, retry_for_s=0, timeout_s=20)
+            _clients[ops.id] = watcher
+            await watcher.create_game("rummy40", ids, "outage")  # an operator seats other people
             for n in range(4):
-                answer = await _move(watcher, "outage", f"before-{n}")
+                answer = await _move(watcher, "outage", f"before-{n}", ids)
                 acknowledged.append((f"before-{n}", answer.first_seq))
 
             # A lone broker killed within ~50 ms of acknowledging a commit was seen to abort it when it
@@ -96,7 +102,7 @@ def test_the_engine_rides_out_a_broker_kill(redis_url: str, unique_prefix: str, 
             broker.kill()
             began = time.monotonic()
             with pytest.raises(RpcFailure) as refused:  # no hang to the deadline: UNAVAILABLE, quickly
-                await _move(watcher, "outage", "during")
+                await _move(watcher, "outage", "during", ids)
             assert refused.value.status is grpc.StatusCode.UNAVAILABLE, refused.value
             assert time.monotonic() - began < 12
             await _until(
@@ -110,7 +116,7 @@ def test_the_engine_rides_out_a_broker_kill(redis_url: str, unique_prefix: str, 
             retry_until = time.monotonic() + 60
             while True:  # the client retries its command with the same id until it is accepted
                 try:
-                    answer = await _move(watcher, "outage", "during")
+                    answer = await _move(watcher, "outage", "during", ids)
                     break
                 except RpcFailure as failure:
                     assert failure.status is grpc.StatusCode.UNAVAILABLE, failure
@@ -118,7 +124,7 @@ def test_the_engine_rides_out_a_broker_kill(redis_url: str, unique_prefix: str, 
                     await asyncio.sleep(0.5)
             acknowledged.append(("during", answer.first_seq))
             for n in range(4):
-                answer = await _move(watcher, "outage", f"after-{n}")
+                answer = await _move(watcher, "outage", f"after-{n}", ids)
                 acknowledged.append((f"after-{n}", answer.first_seq))
             for client in _clients.values():
                 await client.close()

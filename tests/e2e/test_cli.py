@@ -17,8 +17,10 @@ from meldstream_cli.main import main
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_client import GameClient
+from rummy_client.identity import IdentityClient
+from rummy_contracts.house import house_bots
+from rummy_identity.testing import PASSWORD
 from rummy_infra.local import free_port
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store import NewEvent
 from rummy_store.embedded_log import EmbeddedEventLog
 
@@ -31,16 +33,23 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     data = tmp_path / "store"
     address = f"127.0.0.1:{free_port()}"
     out = demo_output(["--data-dir", str(data)], os.environ, engine_address=address)
-    assert out.startswith(f"meldstream engine listening on {address}")
-    assert "round 1: 3 tickets for kalooki: ada +0.00, ben +0.00, cleo +0.00" in out, out
-    table = re.search(r"table (\S+): ada, ben, cleo", out)
+    assert (
+        out.startswith("meldstream identity listening on ")
+        and f"\nmeldstream engine listening on {address}\n" in out
+    )
+    assert "round 1: 3 tickets for kalooki: demo-ada +0.00, demo-ben +0.00, demo-cleo +0.00" in out, out
+    table = re.search(r"table (\S+): demo-ada, demo-ben, demo-cleo", out)
     match = re.search(r"game (\S+) over after (\d+) events \(kalooki, 1 deals scored\)", out)
     assert table and match and match.group(1) == table.group(1), out
     game, events = match.group(1), int(match.group(2))
-    result = re.search(r"result: +winner (\w+); totals ada (\d+), ben (\d+), cleo (\d+)", out)
+    totals = r"totals demo-ada (\d+), demo-ben (\d+), demo-cleo (\d+)"
+    result = re.search(rf"result: +winner ([\w-]+); {totals}", out)
     assert (
         result
-        and {"ada": result.group(2), "ben": result.group(3), "cleo": result.group(4)}[result.group(1)] == "0"
+        and dict(zip(("demo-ada", "demo-ben", "demo-cleo"), result.groups()[1:], strict=True))[
+            result.group(1)
+        ]
+        == "0"
     )
     assert re.search(rf"ratings: .*{result.group(1)} \+0\.00 -> \+\d", out), out  # the winner's rating rose
     assert f"kalooki leaderboard (wins, all time): 1. {result.group(1)} (1)" in out
@@ -49,7 +58,7 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     assert "verified" in capsys.readouterr().out
     assert main(["replay", game, "--data-dir", str(data), "--to", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"game {game}: kalooki, 3 players: 0 ada, 1 ben, 2 cleo\n"), out
+    assert out.startswith(f"game {game}: kalooki, 3 players: 0 demo-ada, 1 demo-ben, 2 demo-cleo\n"), out
     assert (
         re.search(r"^seq 1 +[\d:.]+ game_started: ", out, re.M) and "\nseq 3 " in out and "\nseq 4" not in out
     )
@@ -85,7 +94,11 @@ def test_run_refuses_an_older_matchmaking_journal_and_leaves_nothing_running(tmp
     with EmbeddedEventLog(tmp_path / "matchmaking" / "tables.sqlite", 3) as log:
         log.append("g", "table", 0, [NewEvent("table_formed", table.SerializeToString())])
     command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(tmp_path / "engine")]
-    env = {**os.environ, "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}"}
+    env = {
+        **os.environ,
+        "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
+        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
+    }
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]  # after the engine's development-key warning
@@ -114,6 +127,9 @@ def test_run_with_two_engines_serves_every_game_from_the_first_address(
         "SCORING_TOPIC": f"{unique_prefix}.rummy.scoring.events.v1",
         "SCORING_KEY_PREFIX": f"{unique_prefix}:scoring:",
         "SCORING_GROUP": f"{unique_prefix}.scoring",
+        "ENGINE_SEED_KEY": f"{unique_prefix}-seed-key",
+        "IDENTITY_KEY_SECRET": f"{unique_prefix}-identity-key-secret",
+        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
     }
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
@@ -125,7 +141,8 @@ def test_run_with_two_engines_serves_every_game_from_the_first_address(
                 if len(engines) == 2:
                     break
             assert address in engines and len(set(engines)) == 2
-            played = asyncio.run(_play_one_move_in_each(address, [f"two-{n}" for n in range(9)]))
+            games = [f"two-{n}" for n in range(9)]
+            played = asyncio.run(_play_one_move_in_each(address, env["IDENTITY_ADDRESS"], games))
             assert played == 9
             client = redis.Redis.from_url(redis_url, decode_responses=True)
             owners = client.hvals(f"{unique_prefix}:engine:owners:{env['ENGINE_TOPIC']}")
@@ -136,16 +153,18 @@ def test_run_with_two_engines_serves_every_game_from_the_first_address(
             assert proc.wait(60) == 0
 
 
-async def _play_one_move_in_each(address: str, games: list[str]) -> int:
-    """Create each game and draw for its first player, through the first engine only."""
-    tokens = TokenIssuer(DEV_SECRET)
-    async with (
-        GameClient(address, tokens.issue("ann")) as ann,
-        GameClient(address, tokens.issue("bob")) as bob,
-    ):
-        seats = [ann, bob]
-        for game_id in games:
-            created = await ann.create_game("rummy40", ["ann", "bob"], game_id)
-            turn = created.view.turn
-            await seats[turn].submit(game_id, turn, gs.Action(draw_from_stock=gs.DrawFromStock()))
+async def _play_one_move_in_each(address: str, identity: str, games: list[str]) -> int:
+    """Ann (signed up at the run's identity) creates each game, herself and a house bot, and draws
+    for its first seat (hers or the bot's, which her client plays), through the first engine only."""
+    accounts = IdentityClient(identity)
+    try:
+        session = accounts.sign_up("ann", PASSWORD, device="tests")
+        async with GameClient(address, accounts.session_token(session)) as ann:
+            for game_id in games:
+                players = [session.account.account_id, *house_bots(2)]
+                created = await ann.create_game("rummy40", players, game_id)
+                turn = created.view.turn
+                await ann.submit(game_id, turn, gs.Action(draw_from_stock=gs.DrawFromStock()))
+    finally:
+        accounts.close()
     return len(games)

@@ -26,23 +26,21 @@ from rummy_client.bots import BotPlayer
 from rummy_engine.audit import action_leaks, leaks, states_by_seq
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_engine.seeds import game_seed
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules.variants import PLAYABLE_VARIANTS
-from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.redis_snapshots import RedisSnapshotStore
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob", "cy"]
 OPTIONS: dict[str, dict[str, int | bool | str]] = {"rummy40": {"deals_per_match": 1}}
 UNFINISHED = "e2e-unfinished"
 
 
 @pytest.fixture
 def engine(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> Iterator[ServiceProcess]:
     env = {
         **os.environ,
@@ -54,6 +52,7 @@ def engine(
         "ENGINE_SNAPSHOT_EVERY": "10",
         "ENGINE_TURN_TIMEOUT_MS": "0",
         "ENGINE_SEED_KEY": f"{unique_prefix}-seed-key",
+        **identity.service_env(),
     }
     process = ServiceProcess("rummy_engine", env, env["ENGINE_ADDRESS"], tmp_path / "engine.log")
     process.start()
@@ -62,10 +61,12 @@ def engine(
 
 
 async def _play(
-    engine: ServiceProcess,
+    engine: ServiceProcess, players: list[Player], watching: Player, ops: Player
 ) -> tuple[dict[str, list[BotPlayer]], dict[str, list[gs.GameUpdate]], int]:
-    clients = [GameClient(engine.address, TOKENS.issue(p), retry_for_s=90) for p in PLAYERS]
-    watcher = GameClient(engine.address, TOKENS.issue("watcher"), retry_for_s=90)
+    ids = [p.id for p in players]
+    clients = [GameClient(engine.address, p.token, retry_for_s=90) for p in players]
+    watcher = GameClient(engine.address, watching.token, retry_for_s=90)
+    operator = GameClient(engine.address, ops.token, retry_for_s=90)  # seats other people
     games: dict[str, list[BotPlayer]] = {}
     watched: dict[str, list[gs.GameUpdate]] = {}
     tasks: list[asyncio.Task[object]] = []
@@ -76,7 +77,7 @@ async def _play(
 
     for variant in PLAYABLE_VARIANTS:
         game_id = f"e2e-{variant}"
-        await clients[0].create_game(variant, PLAYERS, game_id, options=OPTIONS.get(variant))
+        await operator.create_game(variant, ids, game_id, options=OPTIONS.get(variant))
         games[game_id] = [BotPlayer(client, game_id, seat, keep=True) for seat, client in enumerate(clients)]
         watched[game_id] = []
         tasks += [asyncio.create_task(bot.play()) for bot in games[game_id]]
@@ -85,7 +86,7 @@ async def _play(
     def progress() -> int:
         return min(max((m.seq for m in bots[0].stats.messages), default=0) for bots in games.values())
 
-    await _leave_unfinished(clients, UNFINISHED)
+    await _leave_unfinished(operator, clients, ids, UNFINISHED)
     while progress() < 12:  # every game is under way ...
         await asyncio.sleep(0.05)
     killed_at = progress()
@@ -98,14 +99,16 @@ async def _play(
     for task in done:
         task.result()  # a bot or watcher that failed fails the test now, not at the timeout
     assert not pending, f"{len(pending)} bots or watchers still waiting after 300 s"
-    for client in (*clients, watcher):
+    for client in (*clients, watcher, operator):
         await client.close()
     return games, watched, killed_at
 
 
-async def _leave_unfinished(clients: list[GameClient], game_id: str) -> None:
+async def _leave_unfinished(
+    operator: GameClient, clients: list[GameClient], ids: list[str], game_id: str
+) -> None:
     """Twelve draws and discards in a game nobody finishes (a snapshot is taken at seq 10)."""
-    await clients[0].create_game("kalooki", PLAYERS, game_id)
+    await operator.create_game("kalooki", ids, game_id)
     for _ in range(12):
         turn = (await clients[0].view(game_id)).turn
         listed = await clients[turn].legal_actions(game_id, turn)
@@ -155,29 +158,35 @@ def _holds(chunks: list[bytes], seed: bytes) -> bool:
     return any(form in chunk for chunk in chunks for form in forms)
 
 
-async def _history(engine: ServiceProcess, game_id: str) -> gs.GetHistoryResponse:
-    async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
+async def _history(engine: ServiceProcess, ops: Player, game_id: str) -> gs.GetHistoryResponse:
+    async with GameClient(engine.address, ops.token) as operator:
         return await operator.history(game_id)
 
 
-async def _verify(engine: ServiceProcess, game_id: str) -> gs.VerifyShuffleResponse:
-    async with GameClient(engine.address, TOKENS.issue("ops", OPERATOR)) as operator:
+async def _verify(engine: ServiceProcess, ops: Player, game_id: str) -> gs.VerifyShuffleResponse:
+    async with GameClient(engine.address, ops.token) as operator:
         return await operator.verify_shuffle(game_id)
 
 
 @pytest.mark.integration
 @pytest.mark.slow
 def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
-    engine: ServiceProcess, kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    engine: ServiceProcess,
+    kafka_bootstrap: str,
+    redis_url: str,
+    unique_prefix: str,
+    identity: IdentityProcess,
 ) -> None:
-    games, watched, killed_at = asyncio.run(_play(engine))
+    players = [identity.player(name) for name in ("ann", "bob", "cyd")]
+    ops = identity.operator()
+    games, watched, killed_at = asyncio.run(_play(engine, players, identity.player("watcher"), ops))
     assert killed_at >= 12
     projection = GameProjection()
     client = redis.Redis.from_url(redis_url)
     log = KafkaEventLog(kafka_bootstrap, engine.env["ENGINE_TOPIC"], 3)
     try:
         for game_id, bots in games.items():
-            history = asyncio.run(_history(engine, game_id))
+            history = asyncio.run(_history(engine, ops, game_id))
             truth = states_by_seq(history.entries)
             last = max(truth)
             final = truth[last]
@@ -207,7 +216,7 @@ def test_bots_play_every_variant_through_a_sigkill_on_kafka_and_redis(
             cached = CatchUpReader[EngineState | None](log, projection, snapshots, 10).load(game_id)
             assert cached.from_snapshot > 0 and cached.state is not None and cached.state.game == final
             # The revealed seed is the engine's derivation, and it re-derives every deal.
-            check = asyncio.run(_verify(engine, game_id))
+            check = asyncio.run(_verify(engine, ops, game_id))
             assert check.verified and check.seed == game_seed(engine.env["ENGINE_SEED_KEY"], game_id)
         # The seed of a game still in play is in no record and no Redis value; a finished game's is
         # (GameEnded reveals it), which shows the scan would find one.

@@ -27,15 +27,13 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
 from rummy_contracts.event_format import message_of
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 from rummy_store.partitioning import partition_for
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 PARTITIONS = 4
 FENCE_GROUPS = 2  # two partitions a group, as deployed (64 in 8): a takeover moves a group whole
 TURN_MS = 3_000  # the tables' turn limit: bots act well within it, the silent seat never does
@@ -46,8 +44,8 @@ TIMER_TURN = "engine/turn/"  # command ids of the turns the engine plays for a s
 class PacedClient(GameClient):
     """A player's client that thinks before each move and notes when a move was accepted."""
 
-    def __init__(self, target: str, player: str, accepted: list[float]) -> None:
-        super().__init__(target, TOKENS.issue(player), retry_for_s=90, pace_s=PACE_S)
+    def __init__(self, target: str, player: Player, accepted: list[float]) -> None:
+        super().__init__(target, player.token, retry_for_s=90, pace_s=PACE_S)
         self._accepted = accepted
 
     async def submit(
@@ -79,10 +77,15 @@ class Table:
 
 
 class Tables:
-    def __init__(self, target: str) -> None:
+    """The tables, each of `players`; an operator creates their games (a player's own table seats only
+    them and the house bots)."""
+
+    def __init__(self, target: str, players: list[Player], ops: Player) -> None:
         self._target = target
+        self._players = players
+        self._operator = GameClient(target, ops.token, retry_for_s=90)
         self.tables: list[Table] = []
-        self.clients: list[GameClient] = []
+        self.clients: list[GameClient] = [self._operator]
         self._tasks: list[asyncio.Task[None]] = []
 
     def open(self, partition: int, silent: bool = False) -> Table:
@@ -92,12 +95,13 @@ class Tables:
         return table
 
     async def _play(self, number: int, table: Table) -> None:
-        clients = [PacedClient(self._target, player, table.accepted) for player in PLAYERS]
+        clients = [PacedClient(self._target, player, table.accepted) for player in self._players]
         self.clients += clients
         ids = (f"t{number}-{n}" for n in itertools.count())
         while True:
             game_id = next(g for g in ids if partition_for(g, PARTITIONS) == table.partition)
-            await clients[0].create_game("rummy40", PLAYERS, game_id, turn_timeout_ms=TURN_MS)
+            seated = [p.id for p in self._players]
+            await self._operator.create_game("rummy40", seated, game_id, turn_timeout_ms=TURN_MS)
             seats = [0] if table.silent else [0, 1]
             bots = table.bots[game_id] = [BotPlayer(clients[s], game_id, s, keep=True) for s in seats]
             await asyncio.gather(*(bot.play() for bot in bots))
@@ -129,8 +133,9 @@ async def until(condition: Callable[[], bool], what: str, tables: Tables, timeou
 
 @pytest.mark.integration
 def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    players, ops = [identity.player("ann"), identity.player("bob")], identity.operator()
     topic = f"{unique_prefix}.rummy.game.events.v1"
     env = {
         **os.environ,
@@ -141,6 +146,7 @@ def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
         "ENGINE_PARTITIONS": str(PARTITIONS),
         "ENGINE_FENCE_GROUPS": str(FENCE_GROUPS),
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        **identity.service_env(),
     }
 
     def engine(name: str) -> ServiceProcess:
@@ -171,7 +177,7 @@ def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
         def split() -> bool:
             return len(owners()) == PARTITIONS and set(owners().values()) == {first.address, killed.address}
 
-        tables = Tables(first.address)
+        tables = Tables(first.address, players, ops)
         await until(split, "the two engines to split the partitions", tables)
         doomed = parts_of(killed)
         for partition in range(PARTITIONS):

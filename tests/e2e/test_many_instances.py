@@ -32,27 +32,22 @@ from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.kafka_cluster import KafkaCluster
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_matchmaking.routing import queue_partition
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.store import ScoreReader
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store import EventRecord
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 from rummy_store.partitioning import partition_for
 
-TOKENS = TokenIssuer(DEV_SECRET)
 PARTITIONS = 6
 FIRST_WAVE = [f"room-{i}" for i in range(6)]
 SECOND_WAVE = [f"room-{i}" for i in range(6, 9)]
 PACE_S = 0.1  # a bot's think time: the first wave's games are still open at the kills
-
-
-def _auth(player: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {TOKENS.issue(player)}"),)
 
 
 class Matchmaking:
@@ -77,13 +72,13 @@ class Matchmaking:
                     return answer
             await asyncio.sleep(0.2)
 
-    async def seat(self, player: str, room: str, first: int) -> mm.WatchTicketResponse:
+    async def seat(self, player: Player, room: str, first: int) -> mm.WatchTicketResponse:
         """Queue `player` in `room`; the ticket's SEATED update."""
         request = mm.EnqueueRequest(variant="kalooki", min_players=2, max_players=2, private_code=room)
-        ticket = await self._each(first, lambda s: s.Enqueue(request, metadata=_auth(player), timeout=40))
+        ticket = await self._each(first, lambda s: s.Enqueue(request, metadata=player.auth(), timeout=40))
 
         async def watch(stub: Any) -> mm.WatchTicketResponse | None:
-            call = stub.WatchTicket(mm.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=_auth(player))
+            call = stub.WatchTicket(mm.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=player.auth())
             async for update in call:
                 if update.state != mm.TICKET_STATE_QUEUED:
                     return update  # type: ignore[no-any-return]
@@ -117,9 +112,9 @@ class CountingClient(GameClient):
         return answer
 
 
-async def _play(engine: str, player: str, seated: mm.WatchTicketResponse) -> None:
-    seat = next(s for s in seated.seats if s.player_id == player)
-    async with CountingClient(engine, seat.token, retry_for_s=90, pace_s=PACE_S) as client:
+async def _play(engine: str, player: Player, seated: mm.WatchTicketResponse) -> None:
+    seat = next(s for s in seated.seats if s.player_id == player.id)  # a seat's token is the player's own
+    async with CountingClient(engine, player.token, retry_for_s=90, pace_s=PACE_S) as client:
         deadline = time.monotonic() + 60
         while True:  # the engine creates the game from TableFormed, asynchronously
             try:
@@ -132,12 +127,14 @@ async def _play(engine: str, player: str, seated: mm.WatchTicketResponse) -> Non
         await BotPlayer(client, seated.game_id, seat.seat).play()
 
 
-async def _room(mms: Matchmaking, engine: str, room: str, first: int, games: dict[str, str]) -> str:
-    """Two players meet in `room` (noted in `games`) and play their game to the end; returns its id."""
-    seated = await asyncio.gather(*(mms.seat(f"{room}-{p}", room, first + p) for p in range(2)))
+async def _room(
+    mms: Matchmaking, engine: str, room: str, pair: list[Player], first: int, *, games: dict[str, str]
+) -> str:
+    """`pair` meet in `room` (noted in `games`) and play their game to the end; returns its id."""
+    seated = await asyncio.gather(*(mms.seat(pair[p], room, first + p) for p in range(2)))
     assert seated[0].game_id == seated[1].game_id
     games[room] = seated[0].game_id
-    await asyncio.gather(*(_play(engine, f"{room}-{p}", seated[p]) for p in range(2)))
+    await asyncio.gather(*(_play(engine, pair[p], seated[p]) for p in range(2)))
     return str(seated[0].game_id)
 
 
@@ -161,8 +158,9 @@ def _answers(reader: ScoreReader, games: list[str], players: list[str]) -> dict[
 
 @pytest.mark.integration
 def test_three_of_each_service_one_of_each_killed_mid_play(
-    kafka_cluster: KafkaCluster, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_cluster: KafkaCluster, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    pairs = {room: [identity.player(f"{room}-{p}") for p in range(2)] for room in FIRST_WAVE + SECOND_WAVE}
     kafka_bootstrap = kafka_cluster.bootstrap  # replication 3, min ISR 2: as deployed
     topics = {
         "ENGINE_TOPIC": f"{unique_prefix}.rummy.game.events.v1",
@@ -189,7 +187,9 @@ def test_three_of_each_service_one_of_each_killed_mid_play(
 
     def process(module: str, variable: str, name: str) -> ServiceProcess:
         address = f"127.0.0.1:{free_port()}"
-        return ServiceProcess(module, {**env, variable: address}, address, tmp_path / f"{name}.log")
+        # Engines forward the tables of another's partitions with their own credential.
+        own = identity.service_env("engine" if module == "rummy_engine" else "")
+        return ServiceProcess(module, {**env, **own, variable: address}, address, tmp_path / f"{name}.log")
 
     engines = [process("rummy_engine", "ENGINE_ADDRESS", f"engine{i}") for i in range(3)]
     matchmakers = [process("rummy_matchmaking", "MATCHMAKING_ADDRESS", f"mm{i}") for i in range(3)]
@@ -214,7 +214,8 @@ def test_three_of_each_service_one_of_each_killed_mid_play(
         seated: dict[str, str] = {}
         try:
             first = [
-                asyncio.create_task(_room(mms, entry, room, i, seated)) for i, room in enumerate(FIRST_WAVE)
+                asyncio.create_task(_room(mms, entry, room, pairs[room], i, games=seated))
+                for i, room in enumerate(FIRST_WAVE)
             ]
             deadline = time.monotonic() + 90
             while len(seated) < len(FIRST_WAVE) or CountingClient.moves < 6 * len(FIRST_WAVE):
@@ -246,7 +247,8 @@ def test_three_of_each_service_one_of_each_killed_mid_play(
                 await asyncio.sleep(0.1)
             figures["SIGKILL to the engine's partitions claimed (s)"] = time.monotonic() - killed_at
             second = [
-                asyncio.create_task(_room(mms, entry, room, i, seated)) for i, room in enumerate(SECOND_WAVE)
+                asyncio.create_task(_room(mms, entry, room, pairs[room], i, games=seated))
+                for i, room in enumerate(SECOND_WAVE)
             ]
             games = await asyncio.wait_for(asyncio.gather(*first, *second), 150)
             figures["SIGKILLs to every game ended (s)"] = time.monotonic() - killed_at
@@ -307,7 +309,7 @@ def test_three_of_each_service_one_of_each_killed_mid_play(
     alone = Handlers(client, f"{prefix}alone:")
     for partition in range(PARTITIONS):
         alone.on_game_records([r for r in game_records if r.position.partition == partition])
-    players = [f"{room}-{p}" for room in all_rooms for p in range(2)]
+    players = [player.id for room in all_rooms for player in pairs[room]]
     assert _answers(reader, games, players) == _answers(
         ScoreReader(client, f"{prefix}alone:"), games, players
     )

@@ -23,14 +23,13 @@ import pytest
 import redis
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_matchmaking.routing import queue_partition
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 
-TOKENS = TokenIssuer(DEV_SECRET)
 PARTITIONS = 6
 ROOMS = [f"room-{i}" for i in range(12)]
 RECOVERY_BOUND_S = 45.0  # session timeout (10 s), rebalance, claim and fold, with room for CI load
@@ -38,10 +37,6 @@ RECOVERY_BOUND_S = 45.0  # session timeout (10 s), rebalance, claim and fold, wi
 
 def _request(room: str) -> mm.EnqueueRequest:
     return mm.EnqueueRequest(variant="rummy40", min_players=2, max_players=2, private_code=room)
-
-
-def _auth(player: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {TOKENS.issue(player)}"),)
 
 
 class Instances:
@@ -58,12 +53,12 @@ class Instances:
     def after(self, first: int) -> list[str]:
         return [self.processes[(first + i) % len(self.processes)].address for i in range(len(self.processes))]
 
-    async def enqueue(self, player: str, room: str, first: int) -> str:
+    async def enqueue(self, player: Player, room: str, first: int) -> str:
         while True:
             for address in self.after(first):
                 try:
                     reply = await self.stub(address).Enqueue(
-                        _request(room), metadata=_auth(player), timeout=40
+                        _request(room), metadata=player.auth(), timeout=40
                     )
                     return str(reply.ticket_id)
                 except grpc.aio.AioRpcError as error:
@@ -71,13 +66,13 @@ class Instances:
                         raise
             await asyncio.sleep(0.2)
 
-    async def watch(self, player: str, ticket_id: str, first: int) -> list[mm.WatchTicketResponse]:
+    async def watch(self, player: Player, ticket_id: str, first: int) -> list[mm.WatchTicketResponse]:
         """The ticket's updates until it leaves the queue, reconnecting through another instance."""
         seen: list[mm.WatchTicketResponse] = []
         while True:
             for address in self.after(first):
                 call = self.stub(address).WatchTicket(
-                    mm.WatchTicketRequest(ticket_id=ticket_id), metadata=_auth(player)
+                    mm.WatchTicketRequest(ticket_id=ticket_id), metadata=player.auth()
                 )
                 try:
                     async for update in call:
@@ -113,8 +108,9 @@ def _tables(bootstrap: str, topic: str) -> tuple[Counter[str], dict[str, str]]:
 
 @pytest.mark.integration
 def test_three_instances_lose_no_ticket_when_one_is_killed(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    players = {room: (identity.player(f"{room}-a"), identity.player(f"{room}-b")) for room in ROOMS}
     topic = f"{unique_prefix}.rummy.matchmaking.events.v1"
     env = {
         **os.environ,
@@ -125,6 +121,7 @@ def test_three_instances_lose_no_ticket_when_one_is_killed(
         "MATCHMAKING_KEY_PREFIX": f"{unique_prefix}:",
         "MATCHMAKING_PARTITIONS": str(PARTITIONS),
         "MATCHMAKING_PAIRING_INTERVAL_MS": "50",
+        **identity.service_env(),
     }
     processes = []
     for i in range(3):
@@ -147,9 +144,11 @@ def test_three_instances_lose_no_ticket_when_one_is_killed(
                 assert time.monotonic() < deadline, f"partitions not shared by all three: {directory.read()}"
                 await asyncio.sleep(0.2)
             owners = directory.read()
-            firsts = {room: await instances.enqueue(f"{room}-a", room, i % 3) for i, room in enumerate(ROOMS)}
+            firsts = {
+                room: await instances.enqueue(players[room][0], room, i % 3) for i, room in enumerate(ROOMS)
+            }
             watches = {
-                room: asyncio.create_task(instances.watch(f"{room}-a", firsts[room], (i + 1) % 3))
+                room: asyncio.create_task(instances.watch(players[room][0], firsts[room], (i + 1) % 3))
                 for i, room in enumerate(ROOMS)
             }
             # Kill the instance owning the most queues, while every queue waits for its second player.
@@ -163,7 +162,7 @@ def test_three_instances_lose_no_ticket_when_one_is_killed(
             instances.processes = survivors
 
             async def second(i: int, room: str) -> tuple[str, float]:
-                ticket_id = await instances.enqueue(f"{room}-b", room, i % 2)
+                ticket_id = await instances.enqueue(players[room][1], room, i % 2)
                 return ticket_id, time.monotonic() - killed_at
 
             seconds = dict(
@@ -174,7 +173,9 @@ def test_three_instances_lose_no_ticket_when_one_is_killed(
             assert recovery < RECOVERY_BOUND_S
             ends = {room: await asyncio.wait_for(watches[room], 60) for room in ROOMS}
             for room, seconds_ticket in seconds.items():
-                second_end = await asyncio.wait_for(instances.watch(f"{room}-b", seconds_ticket[0], 0), 60)
+                second_end = await asyncio.wait_for(
+                    instances.watch(players[room][1], seconds_ticket[0], 0), 60
+                )
                 assert second_end[-1].state == mm.TICKET_STATE_SEATED
                 assert second_end[-1].game_id == ends[room][-1].game_id
             games, seated = _tables(kafka_bootstrap, topic)

@@ -27,6 +27,7 @@ from rummy_client.bots import BotPlayer
 from rummy_client.client import RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.pairing import PairingRules
 from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
@@ -34,11 +35,10 @@ from rummy_rules.scoring import prize_split
 from rummy_rules.variants import rules_for
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.service import RunningScoring, start_scoring
-from rummy_service.auth import DEV_SECRET, OPERATOR, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = [f"p{i:02d}" for i in range(12)]
+PLAYERS = [f"p{i:02d}" for i in range(12)]  # account names: the queue's twelve
+ENTRANTS = [f"c{i}" for i in range(8)]  # and the tournament's eight
 POOL = 1_000
 SETTLE_S = 15.0  # by then every window has widened to take any rating the test produces
 WINDOW = PairingRules(base_window=0.5, widen_per_s=1.0, max_window=50.0, fill_after_s=1.0)
@@ -51,10 +51,11 @@ class Platform:
     scoring: RunningScoring
     scoring_config: ScoringConfig
     topics: dict[str, str]
+    people: dict[str, Player]  # every account of the test, by id (the player id at tables)
+    operator: Player
 
-
-def _metadata(player: str, role: str = "player") -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {TOKENS.issue(player, role)}"),)
+    def auth(self, player_id: str) -> tuple[tuple[str, str], ...]:
+        return self.people[player_id].auth()
 
 
 async def _until(check: Any, timeout_s: float, what: str) -> Any:
@@ -69,7 +70,7 @@ async def _until(check: Any, timeout_s: float, what: str) -> Any:
         await asyncio.sleep(0.2)
 
 
-async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
+async def _platform(kafka: str, redis_url: str, prefix: str, identity: IdentityProcess) -> Platform:
     topics = {
         "games": f"{prefix}.rummy.game.events.v1",
         "tables": f"{prefix}.rummy.matchmaking.events.v1",
@@ -84,6 +85,7 @@ async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
             key_prefix=f"{prefix}:",
             turn_timeout_ms=0,  # tournament tables have no turn timer: their bots never stop
             tables=topics["tables"],
+            identity=identity.address,
         )
     )
     scoring_config = ScoringConfig(
@@ -110,26 +112,28 @@ async def _platform(kafka: str, redis_url: str, prefix: str) -> Platform:
             # The turn timer, as in production: a seat whose bot stops acting is played by the engine
             # after 3 s instead of stopping the table.
             turn_timeout_ms=3_000,
+            identity=identity.address,
         )
     )
-    return Platform(engine, matchmaking, scoring, scoring_config, topics)
+    suffix = prefix[-6:]
+    accounts = [identity.player(f"{name}-{suffix}") for name in (*PLAYERS, *ENTRANTS)]
+    people = {account.id: account for account in accounts}
+    return Platform(engine, matchmaking, scoring, scoring_config, topics, people, identity.operator())
 
 
-async def _watch(stub: Any, player: str, ticket_id: str) -> mm.WatchTicketResponse:
+async def _watch(stub: Any, auth: tuple[tuple[str, str], ...], ticket_id: str) -> mm.WatchTicketResponse:
     """The ticket's last state: SEATED or CANCELLED."""
     last = None
-    async for reply in stub.WatchTicket(
-        mm.WatchTicketRequest(ticket_id=ticket_id), metadata=_metadata(player)
-    ):
+    async for reply in stub.WatchTicket(mm.WatchTicketRequest(ticket_id=ticket_id), metadata=auth):
         last = reply
     assert last is not None and last.state in (mm.TICKET_STATE_SEATED, mm.TICKET_STATE_CANCELLED)
     final: mm.WatchTicketResponse = last
     return final
 
 
-async def _play(engine_address: str, player: str, seated: mm.WatchTicketResponse) -> None:
-    seat = next(s for s in seated.seats if s.player_id == player)
-    async with GameClient(engine_address, seat.token, retry_for_s=60) as client:
+async def _play(engine_address: str, player: Player, seated: mm.WatchTicketResponse) -> None:
+    seat = next(s for s in seated.seats if s.player_id == player.id)  # played with the player's own token
+    async with GameClient(engine_address, player.token, retry_for_s=60) as client:
 
         async def exists() -> bool:  # the engine creates the game from TableFormed, asynchronously
             try:
@@ -153,21 +157,22 @@ async def _queue_round(
     would seat it with later players, the test cancels it after SETTLE_S and returns the seated only.
     """
     tickets = {}
+    auths = {player: platform.auth(player) for player in order}  # tokens first: queueing is then quick
     for player in order:
         request = mm.EnqueueRequest(variant="kalooki", min_players=3, max_players=4)
-        tickets[player] = await mm_stub.Enqueue(request, metadata=_metadata(player))
-    watches = {p: asyncio.create_task(_watch(mm_stub, p, tickets[p].ticket_id)) for p in order}
+        tickets[player] = await mm_stub.Enqueue(request, metadata=auths[player])
+    watches = {p: asyncio.create_task(_watch(mm_stub, platform.auth(p), tickets[p].ticket_id)) for p in order}
     await asyncio.wait(watches.values(), timeout=SETTLE_S)
     for player, task in watches.items():
         if not task.done():
             reply = await mm_stub.Cancel(
-                mm.CancelRequest(ticket_id=tickets[player].ticket_id), metadata=_metadata(player)
+                mm.CancelRequest(ticket_id=tickets[player].ticket_id), metadata=platform.auth(player)
             )
             assert reply.state == mm.TICKET_STATE_CANCELLED
     finals = {p: await asyncio.wait_for(task, 30) for p, task in watches.items()}
     seated = {p: f for p, f in finals.items() if f.state == mm.TICKET_STATE_SEATED}
     await asyncio.wait_for(
-        asyncio.gather(*(_play(platform.engine.address, p, seated[p]) for p in seated)), 180
+        asyncio.gather(*(_play(platform.engine.address, platform.people[p], seated[p]) for p in seated)), 180
     )
     return tickets, seated
 
@@ -206,8 +211,9 @@ def _redis_dump(client: redis.Redis, prefix: str) -> dict[bytes, Any]:
     return dump
 
 
-async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
-    platform = await _platform(kafka, redis_url, prefix)
+async def _scenario(kafka: str, redis_url: str, prefix: str, identity: IdentityProcess) -> None:
+    platform = await _platform(kafka, redis_url, prefix, identity)
+    players = list(platform.people)[: len(PLAYERS)]
     channels = [
         grpc.aio.insecure_channel(platform.matchmaking.address),
         grpc.aio.insecure_channel(platform.scoring.address),
@@ -217,7 +223,7 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
     client = redis.Redis.from_url(redis_url)
     try:
         # --- round 1: everyone new (rating 0); tables form first come, first served ----------------------
-        tickets1, seated1 = await _queue_round(platform, mm_stub, PLAYERS)
+        tickets1, seated1 = await _queue_round(platform, mm_stub, players)
         games1 = sorted({s.game_id for s in seated1.values()})
         assert all(t.rating == 0 for t in tickets1.values())
         seats1 = sorted((s.game_id, s.seats[0].seat) for s in seated1.values())
@@ -240,7 +246,7 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
 
         # --- ratings reach matchmaking through scoring's events ----------------------------------------
         ratings: dict[str, float] = {}
-        for player in PLAYERS:
+        for player in players:
             history = await sc_stub.GetRatingHistory(
                 sc.GetRatingHistoryRequest(player_id=player, variant="kalooki")
             )
@@ -248,29 +254,29 @@ async def _scenario(kafka: str, redis_url: str, prefix: str) -> None:
             ratings[player] = history.ordinal
 
         async def matchmaking_knows() -> bool:
-            return all(platform.matchmaking.app.rating("kalooki", p)[0] == 1 for p in PLAYERS)
+            return all(platform.matchmaking.app.rating("kalooki", p)[0] == 1 for p in players)
 
         await _until(matchmaking_knows, 60, "matchmaking to read the new ratings")
-        assert all(ratings[w] > ratings[p] for w in winners1 for p in PLAYERS if p not in winners1)
+        assert all(ratings[w] > ratings[p] for w in winners1 for p in players if p not in winners1)
 
         # --- round 2: queued in reverse order; tables form by the new ratings --------------------------
-        tickets2, seated2 = await _queue_round(platform, mm_stub, PLAYERS[::-1])
+        tickets2, seated2 = await _queue_round(platform, mm_stub, players[::-1])
         for player, ticket in tickets2.items():
             assert ticket.rating == pytest.approx(ratings[player])  # matchmaking pairs on scoring's ratings
         by_game: dict[str, list[str]] = {}
         for player, seat in seated2.items():
             by_game.setdefault(seat.game_id, []).append(player)
-        for players in by_game.values():
-            spread = max(ratings[p] for p in players) - min(ratings[p] for p in players)
-            waited = max(seated2[p].waited_s for p in players)
+        for table in by_game.values():
+            spread = max(ratings[p] for p in table) - min(ratings[p] for p in table)
+            waited = max(seated2[p].waited_s for p in table)
             assert spread <= WINDOW.base_window + WINDOW.widen_per_s * waited + 1e-9
         # Not FIFO: in queue order (reversed) the first table would be the last four players of round 1.
         # (A player whose rating no table would take is left out by `_queue_round`: nothing to check.)
-        first = seated2.get(PLAYERS[-1])
+        first = seated2.get(players[-1])
         assert (
             first is None
-            or sorted(by_game[first.game_id]) != sorted(PLAYERS[-4:])
-            or all(abs(ratings[p] - ratings[PLAYERS[-1]]) <= WINDOW.base_window for p in PLAYERS[-4:])
+            or sorted(by_game[first.game_id]) != sorted(players[-4:])
+            or all(abs(ratings[p] - ratings[players[-1]]) <= WINDOW.base_window for p in players[-4:])
         )
         for game_id in by_game:
             await _match(sc_stub, game_id)
@@ -353,11 +359,13 @@ def _mover(players: list[str], penalties: list[int], dealer: int) -> str:
     return players[seat]
 
 
-async def _play_table(engine_address: str, table: Any) -> None:
+async def _play_table(platform: Platform, table: Any) -> None:
     """Every seat of a tournament table played by its own bot, each with its own player token."""
 
     async def seat(index: int, player: str) -> None:
-        async with GameClient(engine_address, TOKENS.issue(player), retry_for_s=60) as client:
+        async with GameClient(
+            platform.engine.address, platform.people[player].token, retry_for_s=60
+        ) as client:
 
             async def exists() -> bool:
                 try:
@@ -379,8 +387,8 @@ async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, k
     round k alone; the log says who closed each table (DealEnded.winner), and the next round's tables
     must show each closer moved on (contract §3.14.3 D19), the deal passed on (§3.14.4), and the
     standings must be the sum of the round penalties scoring published."""
-    operator = _metadata("ops", OPERATOR)
-    players = [f"c{i}" for i in range(8)]
+    operator = platform.operator.auth()
+    players = list(platform.people)[len(PLAYERS) :]
     rounds = 3
     created = await mm_stub.CreateTournament(
         mm.CreateTournamentRequest(
@@ -391,7 +399,7 @@ async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, k
     tid = created.tournament_id
     for player in players:
         await mm_stub.RegisterForTournament(
-            mm.RegisterForTournamentRequest(tournament_id=tid), metadata=_metadata(player)
+            mm.RegisterForTournamentRequest(tournament_id=tid), metadata=platform.auth(player)
         )
     started = await mm_stub.StartTournament(mm.StartTournamentRequest(tournament_id=tid), metadata=operator)
     assert [len(t.player_ids) for t in started.tables] == [4, 4]  # contract §3.14.1: ceil(8/4) tables
@@ -409,9 +417,7 @@ async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, k
                 return current if len(current) == 2 else None
 
             tables = await _until(tables_of, 60, f"round {round_number}'s tables")
-            await asyncio.wait_for(
-                asyncio.gather(*(_play_table(platform.engine.address, t) for t in tables)), 240
-            )
+            await asyncio.wait_for(asyncio.gather(*(_play_table(platform, t) for t in tables)), 240)
             movers, seats, round_dealers = [], [], []
             for index, table in enumerate(tables):
                 seated = list(table.player_ids)
@@ -466,6 +472,6 @@ async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, k
 @pytest.mark.integration
 @pytest.mark.slow
 def test_queue_to_leaderboard_on_kafka_and_redis(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, identity: IdentityProcess
 ) -> None:
-    asyncio.run(_scenario(kafka_bootstrap, redis_url, unique_prefix))
+    asyncio.run(_scenario(kafka_bootstrap, redis_url, unique_prefix, identity))

@@ -24,18 +24,16 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_contracts.event_format import SCHEMA_VERSION, envelope, event_type
 from rummy_contracts.facts import TableSeated
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules import bots
 from rummy_rules.simulate import simulate
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store import NewEvent
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_records import headers
 from rummy_store.partitioning import partition_for
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 GARBAGE = b"\xff\xfe not a GameEvent"
 STRAY_FORMAT = 99
 
@@ -66,15 +64,17 @@ class Stray:
         self._producer.close()
 
 
-def _write_finished_game(log: KafkaEventLog, stray: Stray, game_id: str, poison_at: int) -> int:
-    """A complete rummy40 game as the engine logs one, appended through a writer of the topic (before
-    the engine owns it); with `poison_at`, two stray records come just before the game's record of
-    that seq: a garbage payload at that seq, then that record's own payload in an unknown event format
-    at the seq after. Returns the game's last seq."""
+def _write_finished_game(
+    log: KafkaEventLog, stray: Stray, game_id: str, players: list[str], poison_at: int
+) -> int:
+    """A complete rummy40 game of `players` (account ids) as the engine logs one, appended through a
+    writer of the topic (before the engine owns it); with `poison_at`, two stray records come just
+    before the game's record of that seq: a garbage payload at that seq, then that record's own
+    payload in an unknown event format at the seq after. Returns the game's last seq."""
     seed = hashlib.sha256(game_id.encode()).digest()
     game = simulate("rummy40", 2, seed, bots.greedy, options={"deals_per_match": 1})
     assert game.finished
-    seated = TableSeated(tuple(PLAYERS), 0, (("deals_per_match", 1),), "test")
+    seated = TableSeated(tuple(players), 0, (("deals_per_match", 1),), "test")
     logged = [game.events[0], seated, *game.events[1:]]
     for seq, event in enumerate(logged, start=1):
         payload = envelope(game_id, seq, f"c{seq}", event, time.time()).SerializeToString()
@@ -85,10 +85,10 @@ def _write_finished_game(log: KafkaEventLog, stray: Stray, game_id: str, poison_
     return len(logged)
 
 
-async def _move(clients: dict[str, GameClient], game_id: str) -> gs.SubmitActionResponse:
-    """The next move of whoever is to play: draw, or discard the first card."""
-    view = await clients["ann"].view(game_id)
-    player = clients[PLAYERS[view.turn]]
+async def _move(clients: list[GameClient], game_id: str) -> gs.SubmitActionResponse:
+    """The next move of whoever is to play (`clients`: one a seat): draw, or discard the first card."""
+    view = await clients[0].view(game_id)
+    player = clients[view.turn]
     if view.phase == gs.PHASE_DRAW:
         action = gs.Action(draw_from_stock=gs.DrawFromStock())
     else:
@@ -117,15 +117,20 @@ def test_stray_records_are_skipped_by_the_engine_and_the_cli(
     unique_prefix: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    *,
+    identity: IdentityProcess,
 ) -> None:
+    players = [identity.player("ann"), identity.player("bob")]
+    ids = [p.id for p in players]
+    ops = identity.operator()
     topic = f"{unique_prefix}.rummy.game.events.v1"
     partition = partition_for("live", 3)
     live, clean = _in_partition(partition, "live"), _in_partition(partition, "timed")
     finished, poisoned = _in_partition(partition, "done"), _in_partition(partition, "done-stray")
     stray = Stray(kafka_bootstrap, topic)
     with KafkaEventLog(kafka_bootstrap, topic, 3, writer=True) as log:
-        finished_last = _write_finished_game(log, stray, finished, poison_at=0)
-        poisoned_last = _write_finished_game(log, stray, poisoned, poison_at=21)
+        finished_last = _write_finished_game(log, stray, finished, ids, poison_at=0)
+        poisoned_last = _write_finished_game(log, stray, poisoned, ids, poison_at=21)
 
     address = f"127.0.0.1:{free_port()}"
     env = {
@@ -136,15 +141,20 @@ def test_stray_records_are_skipped_by_the_engine_and_the_cli(
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_ADDRESS": address,
         "ENGINE_TURN_TIMEOUT_MS": "300",  # the clean live game is played by its turn timer
+        **identity.service_env(),
     }
     engine = ServiceProcess("rummy_engine", env, address, tmp_path / "engine.log")
     engine.start(90)
 
+    def seats(who: list[Player]) -> list[GameClient]:
+        return [GameClient(address, p.token, retry_for_s=30) for p in who]
+
     async def before_restart() -> None:
-        clients = {p: GameClient(address, TOKENS.issue(p), retry_for_s=30) for p in PLAYERS}
-        ann = clients["ann"]
-        await ann.create_game("rummy40", PLAYERS, live, turn_timeout_ms=600_000)  # moved by this test only
-        await ann.create_game("rummy40", PLAYERS, clean)
+        clients = seats(players)
+        ann = clients[0]
+        async with GameClient(address, ops.token, retry_for_s=30) as operator:  # seats other people
+            await operator.create_game("rummy40", ids, live, turn_timeout_ms=600_000)  # moved by this test
+            await operator.create_game("rummy40", ids, clean)
         for _ in range(2):
             await _move(clients, live)
         head = (await ann.view(live)).seq
@@ -162,17 +172,17 @@ def test_stray_records_are_skipped_by_the_engine_and_the_cli(
             history = await ann.history(game_id)  # its strays left out, as the fold leaves them
             assert [e.event.seq for e in history.entries] == list(range(1, last + 1))
             assert (await ann.verify_shuffle(game_id)).commitment_matches
-        for client in clients.values():
+        for client in clients:
             await client.close()
 
     async def after_restart() -> None:
-        clients = {p: GameClient(address, TOKENS.issue(p), retry_for_s=30) for p in PLAYERS}
-        ann = clients["ann"]
+        clients = seats(players)
+        ann = clients[0]
         await _timer_plays(ann, clean)  # resumed with the game
         head = (await ann.view(live)).seq
         answer = await _move(clients, live)
         assert answer.first_seq > head
-        for client in clients.values():
+        for client in clients:
             await client.close()
 
     try:

@@ -24,14 +24,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_engine.projection import EngineState, GameProjection
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port, restartable_redis
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.kafka_log import KafkaEventLog
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 GAMES = ["cache-a", "cache-b"]
 IDLE_EVICT_MS = 150
 T = TypeVar("T")
@@ -44,10 +42,13 @@ def _health(address: str) -> int:
 
 
 class Table:
-    """The players' clients, with every refusal they met (none may be UNKNOWN)."""
+    """The players' clients (by account id) and the operator's, who creates the tables, with every
+    refusal they met (none may be UNKNOWN)."""
 
-    def __init__(self, address: str, refusals: list[RpcFailure]) -> None:
-        self.clients = {p: GameClient(address, TOKENS.issue(p), retry_for_s=0, timeout_s=20) for p in PLAYERS}
+    def __init__(self, address: str, players: list[Player], ops: Player, refusals: list[RpcFailure]) -> None:
+        self.players = [p.id for p in players]
+        self.clients = {p.id: GameClient(address, p.token, retry_for_s=0, timeout_s=20) for p in players}
+        self.ops = GameClient(address, ops.token, retry_for_s=0, timeout_s=20)
         self.refusals = refusals
 
     async def call(self, make: Callable[[], Awaitable[T]]) -> T:
@@ -65,9 +66,9 @@ class Table:
     async def move(self, game_id: str) -> gs.SubmitActionResponse:
         """After the game left memory (idle eviction), the next move of whoever is to play."""
         await asyncio.sleep(IDLE_EVICT_MS / 1000 * 3)
-        ann = self.clients["ann"]
+        ann = self.clients[self.players[0]]
         view = await self.call(lambda: ann.view(game_id))
-        player = self.clients[PLAYERS[view.turn]]
+        player = self.clients[self.players[view.turn]]
         if view.phase == gs.PHASE_DRAW:
             action = gs.Action(draw_from_stock=gs.DrawFromStock())
         else:
@@ -77,14 +78,17 @@ class Table:
         return await self.call(lambda: player.submit(game_id, view.turn, action, command_id))
 
     async def close(self) -> None:
-        for client in self.clients.values():
+        for client in (*self.clients.values(), self.ops):
             await client.close()
 
 
 @pytest.mark.integration
 def test_play_goes_on_while_redis_is_down_and_after_it_comes_back_empty(
-    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path
+    kafka_bootstrap: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    players = [identity.player("ann"), identity.player("bob")]
+    ids = [p.id for p in players]
+    operator = identity.operator()
     topic = f"{unique_prefix}.rummy.game.events.v1"
     prefix = f"{unique_prefix}:"
     with restartable_redis() as cache:
@@ -100,16 +104,17 @@ def test_play_goes_on_while_redis_is_down_and_after_it_comes_back_empty(
             "ENGINE_SNAPSHOT_EVERY": "4",
             "ENGINE_IDLE_EVICT_MS": str(IDLE_EVICT_MS),
             "ENGINE_STORE_TIMEOUT_MS": "3000",
+            **identity.service_env(),
         }
         engine = ServiceProcess("rummy_engine", env, address, tmp_path / "engine.log")
         engine.start(90)
         refusals: list[RpcFailure] = []
 
         async def scenario() -> dict[str, int]:
-            table = Table(address, refusals)
-            ann = table.clients["ann"]
+            table = Table(address, players, operator, refusals)
+            ops = table.ops
             for game_id in GAMES:
-                await table.call(functools.partial(ann.create_game, "rummy40", PLAYERS, game_id))
+                await table.call(functools.partial(ops.create_game, "rummy40", ids, game_id))
             for _ in range(5):  # a snapshot at seq 4 of each, then 5 more events
                 for game_id in GAMES:
                     await table.move(game_id)
@@ -120,18 +125,18 @@ def test_play_goes_on_while_redis_is_down_and_after_it_comes_back_empty(
                 for game_id in GAMES:
                     await table.move(game_id)
             try:  # a new game can need the snapshot store (a long-ended game is known by its last one)
-                await ann.create_game("rummy40", PLAYERS, "cache-new")
+                await ops.create_game("rummy40", ids, "cache-new")
             except RpcFailure as failure:
                 assert failure.status is grpc.StatusCode.UNAVAILABLE, failure
             await asyncio.sleep(max(0.0, down + 3 - time.monotonic()))  # the health probe has seen it
             assert _health(address) == health_pb2.HealthCheckResponse.SERVING
 
             await asyncio.to_thread(cache.start)  # empty
-            await table.call(functools.partial(ann.create_game, "rummy40", PLAYERS, "cache-new"))
+            await table.call(functools.partial(ops.create_game, "rummy40", ids, "cache-new"))
             for _ in range(5):
                 for game_id in [*GAMES, "cache-new"]:
                     await table.move(game_id)
-            seqs = {g: (await table.call(functools.partial(ann.view, g))).seq for g in [*GAMES, "cache-new"]}
+            seqs = {g: (await table.call(functools.partial(ops.view, g))).seq for g in [*GAMES, "cache-new"]}
             await table.close()
             return seqs
 

@@ -59,7 +59,9 @@ class Game:
 
     def commands(self) -> list[tuple[str, str, int, list[NewEvent]]]:
         started = ev.GameEvent(game_started=ev.GameStarted(variant="kalooki", players=len(self.players)))
-        seated = ev.GameEvent(table_seated=ev.TableSeated(player_ids=self.players, requested_by="mm"))
+        seated = ev.GameEvent(
+            table_seated=ev.TableSeated(player_ids=self.players, requested_by="matchmaking", rated=True)
+        )
         drawn = ev.GameEvent(card_drawn=ev.CardDrawn(seat=0))
         deal = ev.GameEvent(deal_ended=ev.DealEnded(winner=self.winner, penalties=self.penalties))
         over = ev.GameEvent(game_ended=ev.GameEnded(winners=[self.winner], totals=self.penalties))

@@ -18,13 +18,11 @@ import grpc
 import pytest
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
+from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_service.auth import DEV_SECRET, TokenIssuer
 from rummy_store.kafka_log import KafkaEventLog
 
-TOKENS = TokenIssuer(DEV_SECRET)
-PLAYERS = ["ann", "bob"]
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
 
 
@@ -35,8 +33,10 @@ def _engine(env: dict[str, str], log: Path) -> ServiceProcess:
 
 @pytest.mark.integration
 def test_a_paused_engine_that_resumes_writes_nothing(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
+    ann, bob, ops = identity.player("ann"), identity.player("bob"), identity.operator()
+    players = [ann, bob]
     topic = f"{unique_prefix}.rummy.game.events.v1"
     env = {
         **os.environ,
@@ -45,16 +45,17 @@ def test_a_paused_engine_that_resumes_writes_nothing(
         "ENGINE_TOPIC": topic,
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        **identity.service_env(),
     }
     old, new = _engine(env, tmp_path / "old.log"), _engine(env, tmp_path / "new.log")
 
     async def scenario() -> None:
-        def client(engine: ServiceProcess, player: str, retry_for_s: float) -> GameClient:
-            return GameClient(engine.address, TOKENS.issue(player), retry_for_s=retry_for_s, timeout_s=2)
+        def client(engine: ServiceProcess, player: Player, retry_for_s: float) -> GameClient:
+            return GameClient(engine.address, player.token, retry_for_s=retry_for_s, timeout_s=2)
 
-        created = await client(old, "ann", 30).create_game("rummy40", PLAYERS, "split")
+        created = await client(old, ops, 30).create_game("rummy40", [p.id for p in players], "split")
         seat = created.view.turn
-        mover = PLAYERS[seat]
+        mover = players[seat]
         drawn = await client(old, mover, 30).submit("split", seat, DRAW, "draw-1", include_view=True)
         discard = gs.Action(discard=gs.Discard(card=drawn.view.hand[0]))
 

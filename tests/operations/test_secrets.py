@@ -1,6 +1,7 @@
 """Development mode and secrets: the public development values only with MELDSTREAM_DEV=1, real secrets
-of 32 bytes or more otherwise; and the settings checked before anything listens (addresses, Redis URL,
-TLS files)."""
+of 32 bytes or more otherwise (the engine's seed key, identity's key secret; every other service holds
+public keys only, so it has no secret); and the settings checked before anything listens (addresses,
+Redis URL, TLS files)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,26 @@ import pytest
 from meldstream_web import config as web_config
 from rummy_engine import config as engine_config
 from rummy_engine.seeds import DEV_SEED_KEY
+from rummy_identity import config as identity_config
+from rummy_identity.config import DEV_KEY_SECRET
 from rummy_matchmaking import config as matchmaking_config
-from rummy_service.auth import DEV_SECRET
-from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret, token_ttl_s
+from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret
 from rummy_service.tls import load_tls
 
 GOOD = "0123456789abcdef0123456789abcdef"  # 32 bytes
-LOADERS: dict[str, Callable[[Mapping[str, str]], Any]] = {
-    "engine": engine_config.load,
+SECRETS: dict[str, tuple[Callable[[Mapping[str, str]], Any], str, str, str]] = {
+    # service: (its loader, its secret's variable, the public development value, the loaded field)
+    "engine": (engine_config.load, "ENGINE_SEED_KEY", DEV_SEED_KEY, "seed_key"),
+    "identity": (identity_config.load, "IDENTITY_KEY_SECRET", DEV_KEY_SECRET, "key_secret"),
+}
+PUBLIC_KEYS_ONLY: dict[str, Callable[[Mapping[str, str]], Any]] = {
     "matchmaking": matchmaking_config.load,
     "web": web_config.load,
 }
 
 
 def production(**env: str) -> dict[str, str]:
-    return {"MELDSTREAM_DEV": "0", "MELDSTREAM_TOKEN_SECRET": GOOD, "ENGINE_SEED_KEY": GOOD[::-1], **env}
+    return {"MELDSTREAM_DEV": "0", "ENGINE_SEED_KEY": GOOD[::-1], "IDENTITY_KEY_SECRET": GOOD, **env}
 
 
 @pytest.mark.parametrize(
@@ -60,30 +66,29 @@ def test_development_mode_takes_the_public_value_but_still_refuses_a_short_secre
         secret("S", "public", {"S": "short"}, dev=True)
 
 
-@pytest.mark.parametrize("service", LOADERS)
-def test_every_service_refuses_the_development_token_secret_without_development_mode(service: str) -> None:
-    load = LOADERS[service]
-    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_SECRET is not set"):
-        load({"MELDSTREAM_DEV": "0", "ENGINE_SEED_KEY": GOOD})
-    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_SECRET is the public development value"):
-        load(production(MELDSTREAM_TOKEN_SECRET=DEV_SECRET))
-    assert load(production()).token_secret == GOOD
-    assert load({"MELDSTREAM_DEV": "1"}).token_secret == DEV_SECRET
+@pytest.mark.parametrize("service", SECRETS)
+def test_every_secret_is_refused_unset_or_public_without_development_mode(service: str) -> None:
+    load, variable, development, attr = SECRETS[service]
+    with pytest.raises(ConfigError, match=f"{variable} is not set"):
+        load({"MELDSTREAM_DEV": "0"})
+    with pytest.raises(ConfigError, match=f"{variable} is the public development value"):
+        load(production(**{variable: development}))
+    with pytest.raises(ConfigError, match=f"{variable} is 16 bytes, too short"):
+        load(production(**{variable: GOOD[:16]}))
+    assert getattr(load(production(**{variable: GOOD})), attr) == GOOD
+    assert getattr(load({"MELDSTREAM_DEV": "1"}), attr) == development
 
 
-def test_the_engine_refuses_the_development_seed_key_and_a_short_one_without_development_mode() -> None:
-    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is the public development value"):
-        engine_config.load(production(ENGINE_SEED_KEY=DEV_SEED_KEY))
-    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is 16 bytes, too short"):
-        engine_config.load(production(ENGINE_SEED_KEY=GOOD[:16]))
-    with pytest.raises(ConfigError, match="ENGINE_SEED_KEY is not set"):
-        engine_config.load({"MELDSTREAM_DEV": "0", "MELDSTREAM_TOKEN_SECRET": GOOD})
-    assert engine_config.load({"MELDSTREAM_DEV": "1"}).seed_key == DEV_SEED_KEY
+@pytest.mark.parametrize("service", PUBLIC_KEYS_ONLY)
+def test_a_service_that_only_verifies_tokens_needs_no_secret(service: str) -> None:
+    """Matchmaking and the gateway hold identity's public keys, fetched: nothing to set or to leak."""
+    loaded = PUBLIC_KEYS_ONLY[service]({"MELDSTREAM_DEV": "0", "IDENTITY_ADDRESS": "identity:50054"})
+    assert loaded.identity == "identity:50054"
 
 
 def test_replay_and_verify_need_no_secret_to_read_the_log() -> None:
     loaded = engine_config.load({"MELDSTREAM_DEV": "0"}, secrets=False)
-    assert loaded.embedded  # reads on without MELDSTREAM_TOKEN_SECRET or ENGINE_SEED_KEY
+    assert loaded.embedded  # reads on without ENGINE_SEED_KEY
 
 
 def test_a_development_configuration_starts_its_other_engines_in_development_mode() -> None:
@@ -92,14 +97,14 @@ def test_a_development_configuration_starts_its_other_engines_in_development_mod
     assert "MELDSTREAM_DEV" not in engine_config.load(production()).to_env()
 
 
-def test_token_lifetime_is_an_hour_unless_set_and_at_least_a_minute() -> None:
-    assert token_ttl_s({}) == 3600
-    assert token_ttl_s({"MELDSTREAM_TOKEN_TTL_S": "900"}) == 900
-    with pytest.raises(ConfigError, match="MELDSTREAM_TOKEN_TTL_S=30 is below the minimum 60"):
-        token_ttl_s({"MELDSTREAM_TOKEN_TTL_S": "30"})
-    assert (
-        matchmaking_config.load({"MELDSTREAM_DEV": "1", "MELDSTREAM_TOKEN_TTL_S": "600"}).token_ttl_s == 600
-    )
+def test_access_tokens_live_ten_minutes_unless_set_and_at_least_ten_seconds() -> None:
+    def ttl(**env: str) -> int:
+        return int(identity_config.load({"MELDSTREAM_DEV": "1", **env}).keys.access_ttl_s)
+
+    assert ttl() == 600
+    assert ttl(IDENTITY_ACCESS_TTL_S="900") == 900
+    with pytest.raises(ConfigError, match="IDENTITY_ACCESS_TTL_S=5 is below the minimum 10"):
+        ttl(IDENTITY_ACCESS_TTL_S="5")
 
 
 @pytest.mark.parametrize("value", ["localhost", "127.0.0.1:99999", ":50051", "::1:50051", "127.0.0.1:port"])

@@ -60,13 +60,15 @@ class Places:
 def mistakes(at: Places) -> dict[str, Mistake]:
     engine, mm = ("-m", "rummy_engine"), ("-m", "rummy_matchmaking")
     scoring, web = ("-m", "rummy_scoring"), ("-m", "meldstream_web")
+    identity = ("-m", "rummy_identity")
     data = {"ENGINE_DATA_DIR": str(at.tmp / "engine"), "ENGINE_ADDRESS": "127.0.0.1:0"}
+    accounts = {"IDENTITY_DATA_DIR": str(at.tmp / "identity"), "IDENTITY_ADDRESS": "127.0.0.1:0"}
     unreachable = {
         "KAFKA_BOOTSTRAP": f"127.0.0.1:{at.closed}",
         "REDIS_URL": f"redis://127.0.0.1:{at.closed}/0",
         "MELDSTREAM_CONNECT_WAIT_S": "1",
     }
-    production = {"MELDSTREAM_DEV": "0", "MELDSTREAM_TOKEN_SECRET": GOOD, "ENGINE_SEED_KEY": GOOD}
+    production = {"MELDSTREAM_DEV": "0", "ENGINE_SEED_KEY": GOOD, "IDENTITY_KEY_SECRET": GOOD}
     busy = f"127.0.0.1:{at.busy}"
     return {
         "engine: port in use": Mistake(
@@ -102,16 +104,15 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             rf"^rummy_engine: Kafka at 127.0.0.1:{at.closed} did not answer within 1 s "
             r"\(connection refused\): check KAFKA_BOOTSTRAP",
         ),
-        "engine: empty token secret": Mistake(
+        "engine: empty seed key": Mistake(
             engine,
-            {**data, **production, "MELDSTREAM_TOKEN_SECRET": ""},
-            r"^rummy_engine: MELDSTREAM_TOKEN_SECRET is empty: set it to a random secret",
+            {**data, **production, "ENGINE_SEED_KEY": ""},
+            r"^rummy_engine: ENGINE_SEED_KEY is empty: set it to a random secret",
         ),
         "engine: development secrets without development mode": Mistake(
             engine,
             {**data, "MELDSTREAM_DEV": "0"},
-            r"^rummy_engine: MELDSTREAM_TOKEN_SECRET is not set: .* or MELDSTREAM_DEV=1 for local "
-            "development",
+            r"^rummy_engine: ENGINE_SEED_KEY is not set: .* or MELDSTREAM_DEV=1 for local development",
         ),
         "engine: short seed key": Mistake(
             engine,
@@ -159,8 +160,20 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             },
             r"^rummy_scoring: REDIS_URL='127.0.0.1:6379' is not a Redis URL",
         ),
-        "web: no token secret without development mode": Mistake(
-            web, {"MELDSTREAM_DEV": "0"}, r"^meldstream_web: MELDSTREAM_TOKEN_SECRET is not set"
+        "identity: development key secret without development mode": Mistake(
+            identity,
+            {**accounts, "MELDSTREAM_DEV": "0"},
+            r"^rummy_identity: IDENTITY_KEY_SECRET is not set: .* or MELDSTREAM_DEV=1 for local development",
+        ),
+        "identity: short key secret": Mistake(
+            identity,
+            {**accounts, **production, "IDENTITY_KEY_SECRET": "short"},
+            r"^rummy_identity: IDENTITY_KEY_SECRET is 5 bytes, too short",
+        ),
+        "web: identity address without a port": Mistake(
+            web,
+            {"IDENTITY_ADDRESS": "identity"},
+            r"^meldstream_web: IDENTITY_ADDRESS='identity' is not HOST:PORT",
         ),
         "web: port in use": Mistake(
             web, {"WEB_ADDRESS": busy}, r"^meldstream_web: cannot listen on .* is in use"
@@ -183,12 +196,12 @@ def mistakes(at: Places) -> dict[str, Mistake]:
         ),
         "meldstream run: port in use": Mistake(
             (*CLI, "run", "--address", busy, "--data-dir", str(at.tmp / "run-busy" / "engine")),
-            {},
+            {"IDENTITY_ADDRESS": "127.0.0.1:0"},
             rf"^meldstream run: cannot listen on '{busy}': port \d+ is in use",
         ),
         "meldstream run: Kafka unreachable": Mistake(
             (*CLI, "run", "--kafka", f"127.0.0.1:{at.closed}", "--redis", f"redis://127.0.0.1:{at.closed}/0"),
-            {"MELDSTREAM_DEV": "1", "MELDSTREAM_CONNECT_WAIT_S": "1"},
+            {"MELDSTREAM_DEV": "1", "MELDSTREAM_CONNECT_WAIT_S": "1", "IDENTITY_ADDRESS": "127.0.0.1:0"},
             r"^meldstream run: Kafka at .* did not answer within 1 s .*: check --kafka",
         ),
         "meldstream run: read-only data directory": Mistake(
@@ -197,10 +210,15 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             r"^meldstream run: --data-dir=.* is not a directory this process can write",
             as_user=True,
         ),
-        "meldstream token: no secret on Kafka": Mistake(
-            (*CLI, "token", "ann"),
-            {"MELDSTREAM_DEV": "0", "KAFKA_BOOTSTRAP": "kafka:9092"},
-            r"^meldstream token: MELDSTREAM_TOKEN_SECRET is not set",
+        "meldstream token: no account named": Mistake(
+            (*CLI, "token"),
+            {},
+            r"^meldstream: name the account to sign in as \(--name NAME\)",
+        ),
+        "meldstream token: identity unreachable": Mistake(
+            (*CLI, "token", "--name", "ann", "--identity", f"127.0.0.1:{at.closed}"),
+            {"MELDSTREAM_PASSWORD": "tests-password-1"},
+            rf"^meldstream: identity at 127.0.0.1:{at.closed} refused: ",
         ),
     }
 

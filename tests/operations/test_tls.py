@@ -10,7 +10,7 @@ import ipaddress
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +23,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy_client import GameClient, RpcFailure
+from rummy_contracts.house import house_bots
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
-from rummy_service.auth import DEV_SECRET, TokenIssuer
+from rummy_identity.testing import IdentityProcess
 from rummy_service.tls import Tls, load_tls
-
-TOKENS = TokenIssuer(DEV_SECRET)
 
 
 @dataclass(frozen=True)
@@ -101,6 +100,16 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return Pki(*(where / name for name in files))
 
 
+@pytest.fixture(scope="module")
+def tls_identity(pki: Pki) -> Iterator[IdentityProcess]:
+    """An identity serving TLS with the test's certificate: the engine fetches its keys over TLS."""
+    served = {"TLS_CERT_FILE": str(pki.cert), "TLS_KEY_FILE": str(pki.key)}
+    process = IdentityProcess(served, channel=grpc.ssl_channel_credentials(pki.ca.read_bytes()))
+    process.start()
+    yield process
+    process.stop()
+
+
 def _served(config: EngineConfig, scenario: Callable[[RunningEngine], Awaitable[None]]) -> None:
     async def main() -> None:
         engine = await start_engine(config)
@@ -125,19 +134,25 @@ def _meldstream_health(address: str, *args: str) -> subprocess.CompletedProcess[
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_the_engine_serves_tls_to_clients_with_the_ca_and_refuses_plaintext(pki: Pki, tmp_path: Path) -> None:
-    tls = load_tls({"TLS_CERT_FILE": str(pki.cert), "TLS_KEY_FILE": str(pki.key)})
-    config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), tls=tls)
+def test_the_engine_serves_tls_to_clients_with_the_ca_and_refuses_plaintext(
+    pki: Pki, tmp_path: Path, tls_identity: IdentityProcess
+) -> None:
+    served = {"TLS_CERT_FILE": str(pki.cert), "TLS_KEY_FILE": str(pki.key), "TLS_CA_FILE": str(pki.ca)}
+    tls = load_tls(served)
+    config = EngineConfig(
+        address="127.0.0.1:0", data_dir=str(tmp_path), tls=tls, identity=tls_identity.address
+    )
     ca = pki.ca.read_bytes()
+    ann = tls_identity.player("ann")
 
     async def scenario(engine: RunningEngine) -> None:
         credentials = grpc.ssl_channel_credentials(ca)
-        async with GameClient(engine.address, TOKENS.renewing("ann"), credentials=credentials) as ann:
-            created = await ann.create_game("rummy500", ["ann", "bob"])
-            assert (await ann.view(created.game_id, 0)).seats[0].player_id == "ann"
+        async with GameClient(engine.address, ann.token, credentials=credentials) as client:
+            created = await client.create_game("rummy500", [ann.id, *house_bots(2)])
+            assert (await client.view(created.game_id, 0)).seats[0].player_id == ann.id
         secure = grpc.aio.secure_channel(engine.address, credentials)
         assert await _health(engine.address, secure) == health_pb2.HealthCheckResponse.SERVING
-        async with GameClient(engine.address, TOKENS.issue("ann"), retry_for_s=0, timeout_s=3) as plain:
+        async with GameClient(engine.address, ann.token, retry_for_s=0, timeout_s=3) as plain:
             with pytest.raises(RpcFailure) as refused:
                 await plain.view(created.game_id, 0)
             assert refused.value.status == grpc.StatusCode.UNAVAILABLE
@@ -154,11 +169,19 @@ def test_the_engine_serves_tls_to_clients_with_the_ca_and_refuses_plaintext(pki:
     _served(config, scenario)
 
 
-def test_with_a_client_ca_only_clients_with_its_certificate_get_in(pki: Pki, tmp_path: Path) -> None:
-    tls = load_tls(
-        {"TLS_CERT_FILE": str(pki.cert), "TLS_KEY_FILE": str(pki.key), "TLS_CLIENT_CA_FILE": str(pki.ca)}
+def test_with_a_client_ca_only_clients_with_its_certificate_get_in(
+    pki: Pki, tmp_path: Path, tls_identity: IdentityProcess
+) -> None:
+    files = {
+        "TLS_CERT_FILE": pki.cert,
+        "TLS_KEY_FILE": pki.key,
+        "TLS_CLIENT_CA_FILE": pki.ca,
+        "TLS_CA_FILE": pki.ca,
+    }
+    tls = load_tls({name: str(path) for name, path in files.items()})
+    config = EngineConfig(
+        address="127.0.0.1:0", data_dir=str(tmp_path), tls=tls, identity=tls_identity.address
     )
-    config = EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path), tls=tls)
     ca = pki.ca.read_bytes()
     # What another service calling the engine uses: its own certificate goes along (rummy_service.tls).
     caller = Tls(

@@ -1,0 +1,126 @@
+"""Identity as several processes on real Kafka and Redis: a name is claimed once across instances,
+accounts outlive Redis and every process, and a new signing key reaches every verifier before it signs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+import uuid
+from collections.abc import Iterator
+
+import grpc
+import pytest
+import redis
+from rummy.identity.v1 import identity_pb2 as pb
+from rummy_client.identity import IdentityClient
+from rummy_identity.testing import PASSWORD, IdentityProcess
+from rummy_service.auth import Jwks, TokenVerifier
+from rummy_service.public_keys import IdentityKeys
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def instances(kafka_bootstrap: str, redis_url: str, unique_prefix: str) -> Iterator[list[IdentityProcess]]:
+    """Two identity processes sharing one compacted topic's partitions (and one set of credentials)."""
+    env = {
+        "KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "REDIS_URL": redis_url,
+        "IDENTITY_TOPIC": f"{unique_prefix}.rummy.identity.accounts.v1",
+        "IDENTITY_GROUP": unique_prefix,
+        "IDENTITY_KEY_PREFIX": f"{unique_prefix}:",
+        "IDENTITY_PARTITIONS": "4",
+    }
+    first = IdentityProcess(env)
+    second = IdentityProcess(
+        {**env, "IDENTITY_SERVICE_CREDENTIALS": first.env["IDENTITY_SERVICE_CREDENTIALS"]}
+    )
+    second.credentials = first.credentials
+    started: list[IdentityProcess] = []
+    try:
+        for instance in (first, second):
+            started.append(instance.start())
+        yield started
+    finally:
+        for instance in started:
+            instance.stop()
+
+
+def settle(instances: list[IdentityProcess]) -> None:
+    """Until every instance answers sign-ups of every partition (the group has spread them)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            for instance in instances:
+                for _ in range(8):
+                    instance.client.guest()
+            return
+        except grpc.RpcError:
+            time.sleep(0.5)
+    raise AssertionError("the identity instances never shared the partitions")
+
+
+def test_a_name_is_claimed_once_across_instances_and_survives_redis_and_restarts(
+    instances: list[IdentityProcess], redis_url: str, unique_prefix: str
+) -> None:
+    settle(instances)
+    base = f"k{uuid.uuid4().hex[:8]}"
+    forms = [base, base.upper(), base.replace("k", "\u043a", 1), base.capitalize()]  # Cyrillic ka
+
+    def sign_up(index: int) -> str:
+        client = instances[index % 2].client
+        try:
+            return client.sign_up(forms[index], PASSWORD).account.account_id
+        except grpc.RpcError as error:
+            return (error.details() or "").split(":", 1)[0]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(sign_up, range(4)))
+    winners = [a for a in answers if a.startswith("u")]
+    assert len(winners) == 1 and answers.count("name_taken") == 3, answers
+    # Any instance signs the account in, whichever owns its partition.
+    for instance in instances:
+        assert instance.client.sign_in(base, PASSWORD).account.account_id == winners[0]
+
+    # Everything identity keeps in Redis goes (the session's Redis is shared with other tests' keys,
+    # so this is FLUSHALL for identity's keys: its prefix, and any key naming its topic).
+    client = redis.Redis.from_url(redis_url)
+    kept = [k for k in client.scan_iter("*") if unique_prefix.encode() in k]
+    assert kept and client.delete(*kept) == len(kept)
+    for instance in instances:
+        instance.stop()
+    for instance in instances:
+        instance.start()  # the same address and topic: nothing of identity's is left in Redis
+    settle(instances)
+    for instance in instances:
+        assert instance.client.sign_in(base.upper(), PASSWORD).account.account_id == winners[0]
+    with pytest.raises(grpc.RpcError) as taken:
+        instances[1].client.sign_up(base, PASSWORD)
+    assert taken.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_a_rotated_key_is_known_everywhere_before_it_signs_and_old_tokens_stay_good(
+    instances: list[IdentityProcess],
+) -> None:
+    settle(instances)
+    client = instances[0].client
+    session = client.sign_up(f"r{uuid.uuid4().hex[:8]}", PASSWORD)
+    keys = IdentityKeys(instances[1].address)
+    verifier = TokenVerifier(Jwks(keys.fetch, min_interval_s=0.2))
+    verifier.jwks.refresh()
+    before = verifier.verify(session.access_token, time.time())
+    ops = instances[0].operator()
+    rotated = client.call("RotateSigningKey", pb.RotateSigningKeyRequest(), ops.token)
+    assert rotated.signs_from > time.time()  # published ahead of signing (IDENTITY_KEY_LEAD_S=4)
+    deadline = time.monotonic() + 30
+    while rotated.kid not in keys.fetch()[0]:
+        assert time.monotonic() < deadline, "the other instance never published the new key"
+        time.sleep(0.2)
+    verifier.jwks.refresh()
+    while time.time() < rotated.signs_from + 1:
+        time.sleep(0.2)
+    fresh = IdentityClient(instances[1].address).refresh(session.refresh_token)
+    assert verifier.verify(fresh.token, time.time()).subject == before.subject
+    assert verifier.verify(session.access_token, time.time()) == before  # signed by the old key
+    keys.close()
