@@ -26,6 +26,8 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_contracts.wire import option_to_pb
 
+from rummy_client.identity import RenewingToken
+
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 OWNER_TRAILER: Final = "meldstream-owner"
 RETRY_AFTER_TRAILER: Final = "retry-after-ms"  # a rate limit's delay (rummy_service.rate_limits)
@@ -95,10 +97,15 @@ class GameClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    @property
-    def _metadata(self) -> tuple[tuple[str, str], ...]:
-        token = self._token if isinstance(self._token, str) else self._token()
-        return (("authorization", f"Bearer {token}"),)
+    async def _metadata(self) -> tuple[tuple[str, str], ...]:
+        token = self._token
+        if isinstance(token, str):
+            text = token
+        elif isinstance(token, RenewingToken) and token.must_fetch:
+            text = await asyncio.to_thread(token)  # waits for identity: never on the loop
+        else:
+            text = token()
+        return (("authorization", f"Bearer {text}"),)
 
     def _stub(self, address: str) -> Any:
         channel = self._channels.get(address)
@@ -143,7 +150,7 @@ class GameClient:
         while True:
             try:
                 call = getattr(self._stub(address), method)
-                return await call(request, metadata=self._metadata, timeout=self._timeout)
+                return await call(request, metadata=await self._metadata(), timeout=self._timeout)
             except grpc.aio.AioRpcError as error:
                 owner = self._owner(game_id, address, error)
                 if owner is not None:
@@ -266,11 +273,11 @@ class GameClient:
             stub = self._stub(address)
             if seat is None:
                 call = stub.WatchGame(
-                    gs.WatchGameRequest(game_id=game_id, after_seq=last), metadata=self._metadata
+                    gs.WatchGameRequest(game_id=game_id, after_seq=last), metadata=await self._metadata()
                 )
             else:
                 request = gs.StreamGameRequest(game_id=game_id, seat=seat, after_seq=last)
-                call = stub.StreamGame(request, metadata=self._metadata)
+                call = stub.StreamGame(request, metadata=await self._metadata())
             try:
                 async for message in call:
                     update: gs.GameUpdate = message.update

@@ -62,6 +62,13 @@ class RenewingToken:
         return grant.token
 
     @property
+    def must_fetch(self) -> bool:
+        """Whether the next call waits for identity (no token yet, or too close to its expiry): an
+        event loop asks it off the loop then, as identity may be served by that very loop."""
+        grant = self._grant
+        return grant is None or self._clock() >= grant.expires_at - EARLY_S
+
+    @property
     def expires_at(self) -> float:
         """When the access token last answered expires (Unix seconds; 0 before the first)."""
         return self._grant.expires_at if self._grant is not None else 0.0

@@ -284,9 +284,6 @@ class Gateway:
             )
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
-        # Fetched (or renewed) off the loop: identity may be served by this very loop (meldstream run),
-        # and a first fetch made on it would wait out its deadline. The bots' calls then find it fresh.
-        await asyncio.to_thread(self.bot_token)
         for seat in range(1, size):
             self.bots.start(self.config.engine, self.bot_token, game_id, seat, pace)
         return JSONResponse({"game_id": game_id, "seat": 0})
