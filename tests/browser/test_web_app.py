@@ -63,11 +63,17 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
 def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
     platform.wait_for_line(r"table (\S+): demo-ada, demo-ben, demo-cleo")  # the demo's table is being played
     sign_in(browser, platform, "wes-watching")
-    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#live-games button.watch"))
+    demo_row = "//ul[@id='live-games']/li[contains(., 'demo-ada, demo-ben, demo-cleo')]"
+
+    def demo_listed(driver: WebDriver) -> bool:
+        driver.find_element(By.ID, "refresh-live").click()  # scoring lists a game once it follows it
+        return bool(driver.find_elements(By.XPATH, demo_row))
+
+    until(browser, demo_listed)
     listed = browser.find_element(By.ID, "live-games").text  # scoring's list of the platform's games
     assert "demo-ada, demo-ben, demo-cleo" in listed, listed
     # The demo's: other tests leave tables open (newer ones are listed first).
-    demo = "//ul[@id='live-games']/li[contains(., 'demo-ada, demo-ben, demo-cleo')]/button[@class='watch']"
+    demo = f"{demo_row}/button[@class='watch']"
     browser.find_element(By.XPATH, demo).click()
     until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
     Select(browser.find_element(By.ID, "pace")).select_by_value("300")
