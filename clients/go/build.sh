@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Go client into .local/bin/meldstream-go: protoc-gen-go and protoc-gen-go-grpc installed
-# once from the Go module proxy into .local/bin, Go code generated from protos/ into clients/go/gen
-# (never committed) with the protoc that grpcio-tools bundles (make venv), then go build.
+# once from the Go module proxy into .local/bin, Go code generated from protos/ (the game and identity
+# APIs) into clients/go/gen (never committed) with the protoc that grpcio-tools bundles (make venv),
+# then go build.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,18 +22,22 @@ if [[ ! -x $bin/protoc-gen-go-grpc ]] || [[ $("$bin/protoc-gen-go-grpc" --versio
   GOBIN=$bin go install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$grpc_plugin_version"
 fi
 
-# protos/ declares no go_package: each file is mapped to the client's gen package here instead.
-package=github.com/meldstream/meldstream/clients/go/gen/gamev1
-maps=()
-for proto in rummy/game/v1/events.proto rummy/game/v1/game_service.proto; do
-  maps+=("M$proto=$package")
+# protos/ declares no go_package: each file is mapped to the client's gen package here instead, one
+# package per proto package (rummy.game.v1 -> gen/gamev1, rummy.identity.v1 -> gen/identityv1).
+module=github.com/meldstream/meldstream/clients/go
+maps=() protos=()
+for dir in game identity; do
+  for proto in "$root"/protos/rummy/$dir/v1/*.proto; do
+    proto=${proto#"$root/protos/"}
+    protos+=("$proto")
+    maps+=("M$proto=$module/gen/${dir}v1")
+  done
 done
 opts=$(IFS=,; echo "${maps[*]}")
-module=github.com/meldstream/meldstream/clients/go
 rm -rf "$here/gen"
 "$root/.venv/bin/python" -m grpc_tools.protoc -I "$root/protos" \
   --plugin=protoc-gen-go="$bin/protoc-gen-go" --plugin=protoc-gen-go-grpc="$bin/protoc-gen-go-grpc" \
   --go_out="$here" --go_opt="module=$module,$opts" --go-grpc_out="$here" --go-grpc_opt="module=$module,$opts" \
-  rummy/game/v1/events.proto rummy/game/v1/game_service.proto
+  "${protos[@]}"
 cd "$here"
 go build -o "$bin/meldstream-go" .
