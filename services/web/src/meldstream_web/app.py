@@ -26,6 +26,7 @@ from meldstream_web.headers import SecurityHeaders
 from meldstream_web.limits import LimitsMiddleware
 from meldstream_web.oidc import ProviderFlow
 from meldstream_web.sessions import CookieMiddleware, CookiePolicy, NotSignedIn, Sessions
+from meldstream_web.tokens import TokenPages
 
 STATIC = Path(__file__).parent / "static"
 
@@ -63,6 +64,7 @@ def create_app(config: WebConfig) -> Starlette:
     tokens = verifier(config.identity, config.tls)
     sessions = Sessions(identity, tokens, CookiePolicy(config.cookie_secure))
     limiter = Limiter(config.redis)
+    tokens_page = TokenPages(sessions, identity)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -104,6 +106,10 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/oidc/callback", "provider_callback", ["GET"]),
         route("/.well-known/jwks.json", "jwks", ["GET"]),
         route("/api/rating", "rating", ["GET"]),
+        Route("/api/tokens", tokens_page.list_tokens, methods=["GET"]),
+        Route("/api/tokens", tokens_page.create_token, methods=["POST"]),
+        Route("/api/tokens/{token_id}", tokens_page.revoke_token, methods=["DELETE"]),
+        Route("/api/bots", tokens_page.create_bot, methods=["POST"]),
         route("/api/quickplay", "quick_play", ["POST"]),
         route("/api/queue", "enqueue", ["POST"]),
         route("/api/queue/{ticket}", "watch_ticket", ["GET"]),
