@@ -1,13 +1,14 @@
 // The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
-// Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME).
+// Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME, #/tokens).
 import { call, listen, session, whoAmI } from "./api.js";
 import { actionKind, actionLabel, cardText, sameCard } from "./cards.js";
 import { drawHand, drawTable, names, resultLines, rulesNote, tickTimers } from "./table.js";
 import { isolated, nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
+import { closeTokens, openTokens } from "./tokens.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page"];
+const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page", "tokens-page"];
 let config = { variants: [], short: {}, facts: {} };
 let stream = null; // the open EventSource of the page shown
 let watchTimer = null;
@@ -22,6 +23,7 @@ function show(page) {
   const who = session.player ? ["signed in as ", nameEl(session.name), session.kind === "guest" ? " (guest)" : ""] : [];
   $("who").replaceChildren(...who);
   $("signout").hidden = !session.player;
+  $("tokens-link").hidden = session.kind !== "human"; // guests and bots hold no personal API tokens
 }
 
 function closeStream() {
@@ -351,12 +353,14 @@ function watch(gameId) {
 
 async function route() {
   closeStream();
+  closeTokens();
   say("");
   if (!session.player) { show("signin-page"); return; }
   const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
   if (page === "play") play(gameId, Number(seat));
   else if (page === "watch") watch(gameId);
   else if (page === "replay") { show("replay-page"); openReplay(gameId, say); }
+  else if (page === "tokens") { show("tokens-page"); openTokens(say); }
   else lobby();
 }
 
