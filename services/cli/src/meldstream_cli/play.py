@@ -61,8 +61,15 @@ def run(args: argparse.Namespace) -> int:
     return 130
 
 
+def terminal(**options: Any) -> Console:
+    """The console `play` writes to. Names enter its markup only as `table_text.plain` text, but rich
+    also turns `:smile:` codes into emoji outside markup: off (`emoji=False`), so a name reads as
+    typed; no highlighting either (it would colour the digits and quotes of a name)."""
+    return Console(highlight=False, emoji=False, **options)
+
+
 async def _play(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
+    console = terminal()
     engine = args.engine or engine_config.load(secrets=False).address
     tls = load_tls(ca_file=args.ca_file)
     me = await asyncio.to_thread(sign_in, args, tls, device="meldstream play")

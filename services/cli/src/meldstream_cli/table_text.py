@@ -28,8 +28,15 @@ SUIT_ORDER = (ev.SUIT_CLUBS, ev.SUIT_DIAMONDS, ev.SUIT_SPADES, ev.SUIT_HEARTS, e
 
 
 def plain(text: str) -> str:
-    """Text from outside (a refusal's message) as markup that shows it as it is, made printable."""
-    return escape(printable(text))
+    """Text from outside (a refusal's message) as markup that shows it as it is, made printable.
+
+    A backslash is markup only before a tag: rich's `escape` doubles a name's trailing one for the tag
+    that may follow, and before plain text both show. So a trailing run of backslashes is doubled here
+    and closed by an empty tag: each shows once, whatever the markup puts after the name."""
+    shown = printable(text)
+    body = shown.rstrip("\\")
+    trailing = len(shown) - len(body)
+    return escape(body) + ("\\" * 2 * trailing + "[none][/none]" if trailing else "")
 
 
 def name(player: str) -> str:
