@@ -12,29 +12,42 @@ person can no longer be such a name; only ids an operator seats can, and these a
 
 On the session's platform (tests/browser/conftest.py): two rummy40 tables of these names, seated by
 the run's operator, one left open (its turn timer an hour) and one whose every turn the engine plays
-(a 1 s limit, the least). Nobody holds these ids, so neither table ends: a finished table's result
-and history are checked with real accounts in test_web_app.
+(a 1 s limit, the least). Nobody holds these ids, so neither table ends. A finished table is one of
+accounts with the hostile display names identity takes (markup, scripts, right-to-left letters, the
+longest name without a space), met at a private table and played to its end by the SDK's bots with
+their own tokens: its game-over result, as a player and a spectator see it, and its replay. And
+`meldstream play` as an account whose display name is rich markup, emoji codes and a backslash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import grpc
+import pexpect
 import pytest
 from meldstream_cli import replay_html
+from meldstream_cli.signing_in import PASSWORD_VARIABLE
+from rummy.matchmaking.v1 import matchmaking_pb2 as mm
+from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_client import GameClient, RpcFailure
+from rummy_client.bots import BotPlayer
+from rummy_client.identity import IdentityClient, RenewingToken
+from rummy_identity.testing import PASSWORD
 from rummy_service.text import printable
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from .conftest import Platform, console_errors, screenshot, sign_in, until
+from .conftest import Platform, console_errors, game_over, screenshot, sign_in, until
 
 pytestmark = pytest.mark.slow
 NAMES = (
@@ -97,6 +110,9 @@ return {
   names: shown.map((name) => name.textContent),
   reversed: wrong,
   wide: document.documentElement.scrollWidth > window.innerWidth,
+  // What sticks out, to say so when the page is too wide.
+  beyond: [...document.body.querySelectorAll("*")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .slice(0, 4).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`),
 };
 """
 
@@ -251,3 +267,171 @@ def test_the_logs_hold_no_raw_control_character(platform: Platform, tables: str)
     for name in NAMES:
         quoted = f" player={printable(json.dumps(name, ensure_ascii=False))} "
         assert any(quoted in line for line in timed_out), (quoted, timed_out[:6])
+
+
+# --- a finished table of hostile display names ------------------------------------------------------
+
+DISPLAY_NAMES = (
+    NAMES[0],
+    NAMES[1],
+    NAMES[2],
+    "\u05e9\u05dc\u05d5\u05dd 13",  # Hebrew letters, then digits: would pull ": 0 this deal" into its run
+    "W" * 64,  # the longest display name, without a space to break at
+)
+REFUSED_DISPLAY = {  # what identity no longer takes as a display name, and why
+    NAMES[3]: "bad_display_name",  # the bidi controls
+    NAMES[4]: "bad_display_name",  # the zero-width characters
+    NAMES[5]: "bad_display_name",  # ESC and BEL
+    LONG: "too_long",
+}
+FINISHED_VARIANT = "kalooki"  # one deal, 2 to 5 players
+
+
+async def _seated(matchmaking: str, tokens: list[RenewingToken]) -> list[mm.WatchTicketResponse]:
+    """Every account queued at one private table; each ticket's SEATED update."""
+    room = f"hostile-{uuid.uuid4().hex[:8]}"
+    size = len(tokens)
+    request = mm.EnqueueRequest(
+        variant=FINISHED_VARIANT, min_players=size, max_players=size, private_code=room
+    )
+    async with grpc.aio.insecure_channel(matchmaking) as channel:
+        stub = mm_grpc.MatchmakingServiceStub(channel)
+
+        async def seat(token: RenewingToken) -> mm.WatchTicketResponse:
+            auth = (("authorization", f"Bearer {await asyncio.to_thread(token)}"),)
+            ticket = await stub.Enqueue(request, metadata=auth, timeout=40)
+            async for update in stub.WatchTicket(
+                mm.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=auth
+            ):
+                if update.state != mm.TICKET_STATE_QUEUED:
+                    assert update.state == mm.TICKET_STATE_SEATED, update
+                    return update
+            raise AssertionError(f"ticket {ticket.ticket_id} ended queued")
+
+        return await asyncio.gather(*(seat(token) for token in tokens))
+
+
+async def _played(engine: str, game: str, seat: int, token: RenewingToken) -> None:
+    """The SDK's greedy bot plays the account's own seat, once the engine has created the game."""
+    async with GameClient(engine, token, retry_for_s=60) as client:
+        for _ in range(300):  # the engine creates it from matchmaking's TableFormed, a moment later
+            try:
+                await client.view(game, seat)
+                break
+            except RpcFailure as failure:
+                if failure.status != grpc.StatusCode.NOT_FOUND:
+                    raise
+            await asyncio.sleep(0.2)
+        await BotPlayer(client, game, seat).play()
+
+
+@pytest.fixture(scope="module")
+def finished(platform: Platform, tables: str) -> tuple[str, dict[str, int]]:
+    """A table of accounts with hostile display names, played to its end: the game, and each
+    account name's seat."""
+    identity = IdentityClient(platform.identity)
+    names = [f"hostile-p{i}" for i in range(len(DISPLAY_NAMES))]
+    sessions = [
+        identity.sign_up(n, PASSWORD, display_name=d) for n, d in zip(names, DISPLAY_NAMES, strict=True)
+    ]
+    platform.accounts.update(names)
+    tokens = [identity.session_token(session) for session in sessions]
+    seated = asyncio.run(_seated(platform.env["MATCHMAKING_ADDRESS"], tokens))
+    game = seated[0].game_id
+    seats = {
+        name: next(s.seat for s in ticket.seats if s.player_id == session.account.account_id)
+        for name, session, ticket in zip(names, sessions, seated, strict=True)
+    }
+
+    async def play_all() -> None:
+        await asyncio.gather(
+            *(_played(tables, game, seats[n], t) for n, t in zip(names, tokens, strict=True))
+        )
+
+    asyncio.run(asyncio.wait_for(play_all(), 180))
+    identity.close()
+    return game, seats
+
+
+def test_identity_takes_printable_display_names_only(platform: Platform) -> None:
+    with IdentityClient(platform.identity) as identity:
+        for i, (display, code) in enumerate(REFUSED_DISPLAY.items()):
+            with pytest.raises(grpc.RpcError) as refused:
+                identity.sign_up(f"hostile-refused{i}", PASSWORD, display_name=display)
+            assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert (refused.value.details() or "").startswith(f"{code}:"), refused.value.details()
+
+
+def test_a_finished_table_of_hostile_display_names(
+    browser: WebDriver, platform: Platform, finished: tuple[str, dict[str, int]]
+) -> None:
+    game, seats = finished
+    shown = list(DISPLAY_NAMES)
+    _as(browser, platform, "hostile-p0", f"play/{game}/{seats['hostile-p0']}")
+    until(browser, game_over)
+    until(browser, lambda d: d.find_elements(By.ID, "scored"))  # scoring's result is on the page too
+    _check(browser, "#result", shown)
+    assert "Game over — winner: " in browser.find_element(By.ID, "result").text
+    for name in shown:  # each player's line of the box score: the name, then its totals, in order
+        line = f"{name}: "
+        assert any(row.startswith(line) and row.endswith(" in all") for row in _result_rows(browser)), (
+            name,
+            _result_rows(browser),
+        )
+    _check(browser, "#table-page", shown)
+    screenshot(browser, "hostile-game-over")
+    assert console_errors(browser) == []
+
+    _as(browser, platform, "hostile-spectator", f"watch/{game}")  # a spectator's view of its end
+    until(browser, game_over)
+    _check(browser, "#table-page", shown)
+    screenshot(browser, "hostile-game-over-watched")
+
+    _as(browser, platform, "hostile-p1", f"replay/{game}")  # and its replay, as one of its players
+    until(browser, lambda d: d.find_element(By.ID, "replay-pos").text.startswith("1 / "))
+    _check(browser, "#replay-page", shown)
+    browser.find_element(By.ID, "replay-last").click()
+    until(browser, lambda d: "game ended" in d.find_element(By.ID, "replay-event").text)
+    _check(browser, "#replay-page", shown)
+    summary = browser.find_element(By.ID, "replay-summary").text
+    assert all(name in summary for name in shown) and "Winner: " in summary, summary
+    screenshot(browser, "hostile-replay-finished")
+    assert console_errors(browser) == []
+
+
+def _result_rows(browser: WebDriver) -> list[str]:
+    rows = browser.find_elements(By.CSS_SELECTOR, "#result > div:not(#scored)")
+    return [str(row.get_attribute("textContent")) for row in rows]
+
+
+# --- `meldstream play` with a hostile display name ---------------------------------------------------
+
+TERMINAL_NAME = "[bold]x[/x] [/] :smile: <b>\\"  # rich markup, a closing tag, an emoji code, a backslash
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # the colours rich writes itself
+MENU = re.compile(r"^\s*(\d+)\) (.+?)\s*$", re.M)
+
+
+def test_meldstream_play_prints_a_hostile_display_name_as_text(platform: Platform) -> None:
+    IdentityClient(platform.identity).sign_up("hostile-term", PASSWORD, display_name=TERMINAL_NAME)
+    platform.accounts.add("hostile-term")
+    command = ["-m", "meldstream_cli.main", "play", "rummy40", "--short", "--players", "3"]
+    command += ["--name", "hostile-term", "--pace", "0"]
+    env = {**platform.env, PASSWORD_VARIABLE: PASSWORD, "COLUMNS": "200", "TERM": "xterm"}
+    seen = io.StringIO()
+    child = pexpect.spawn(sys.executable, command, env=env, encoding="utf-8", timeout=60)
+    child.logfile_read = seen
+    while child.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*\n[^\n]*totals[^\n]*\n"]) == 0:
+        offered = [(number, SGR.sub("", text)) for number, text in MENU.findall(str(child.before))]
+        wanted = ("Go out", "Meld", "Lay off", "Draw from stock", "Discard")
+        chosen = next((n for w in wanted for n, text in offered if text.startswith(w)), offered[0][0])
+        child.sendline(chosen)
+    child.expect(pexpect.EOF)
+    child.close()
+    text = SGR.sub("", seen.getvalue()).replace("\r\n", "\n")
+    assert child.exitstatus == 0 and "Traceback" not in text, text[-2000:]
+    assert [line for line in text.split("\n") if not line.isprintable()] == [], os.linesep.join(
+        repr(line) for line in text.split("\n") if not line.isprintable()
+    )[:2000]
+    assert f"you ({TERMINAL_NAME}) against bot-ada, bot-ben" in text, text[:500]
+    assert re.search(rf"^  {re.escape(TERMINAL_NAME)}: \d+ cards · score", text, re.M), text[-3000:]
+    assert re.search(rf"totals: {re.escape(TERMINAL_NAME)} -?\d+, bot-ada", text), text[-1000:]
