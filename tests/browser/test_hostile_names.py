@@ -111,8 +111,9 @@ return {
   reversed: wrong,
   wide: document.documentElement.scrollWidth > window.innerWidth,
   // What sticks out, to say so when the page is too wide.
-  beyond: [...document.body.querySelectorAll("*")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
-    .slice(0, 4).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`),
+  beyond: [...document.body.querySelectorAll("*")]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 4)
+    .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`),
 };
 """
 
