@@ -41,6 +41,9 @@ legal actions their streams list, in games with random ids (so every partition g
 counts the acknowledged actions for -seconds, prints "done ACTIONS SECONDS", then plays on until SIGTERM.
 
 	meldstream-go load -address A -tables N -warmup S -seconds S -variant rummy40 -players p0,p1 -tokens T0,T1
+
+The seats' tokens are -tokens (access tokens, sent as they are) or, for a load that outlasts them,
+-api-tokens or -refresh-tokens with -identity: access tokens renewed before they expire (renewer.go).
 `
 
 // runLoad is the load mode's main: its exit status.
@@ -53,13 +56,17 @@ func runLoad(args []string) int {
 	seconds := flags.Float64("seconds", 20, "the measured window, in seconds")
 	variant := flags.String("variant", "rummy40", "the variant every table plays")
 	players := flags.String("players", "p0,p1", "the two player ids, seat 0 first")
-	tokens := flags.String("tokens", "", "one bearer token per player, same order, comma-separated")
+	given := addCredentialFlags(flags.String)
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
-	ids, secrets := strings.Split(*players, ","), strings.Split(*tokens, ",")
-	if len(ids) != 2 || len(secrets) != 2 || *tokens == "" || *tables < 1 {
-		fmt.Fprintln(os.Stderr, "meldstream-go load: -players and -tokens name two seats each, and -tables is at least 1")
+	ids := strings.Split(*players, ",")
+	if len(ids) != 2 || *tables < 1 {
+		fmt.Fprintln(os.Stderr, "meldstream-go load: -players names two seats, and -tables is at least 1")
+		return 2
+	}
+	if err := given.check(len(ids)); err != nil {
+		fmt.Fprintf(os.Stderr, "meldstream-go load: %v\n", err)
 		return 2
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
@@ -69,9 +76,15 @@ func runLoad(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	tokens, err := given.open(ctx, len(ids))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "meldstream-go load: %v\n", err)
+		return 1
+	}
+	defer tokens.close()
 	l := &load{engines: newEngines(*address), variant: *variant, players: ids}
-	for _, secret := range secrets {
-		l.seats = append(l.seats, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+secret))
+	for _, seat := range tokens.seats {
+		l.seats = append(l.seats, as(ctx, seat))
 	}
 	failed := make(chan error, *tables)
 	for range *tables {
@@ -90,7 +103,7 @@ func runLoad(args []string) int {
 	select {
 	case err := <-failed:
 		if ctx.Err() == nil { // a table that fails ends the load, as in bench_load
-			fmt.Fprintf(os.Stderr, "meldstream-go load: %v\n", err)
+			fmt.Fprintf(os.Stderr, "meldstream-go load: %s\n", describe(err))
 			return 1
 		}
 	case <-ctx.Done():
@@ -98,6 +111,9 @@ func runLoad(args []string) int {
 	fmt.Fprintf(os.Stderr, "meldstream-go load: stopped: %d actions acknowledged, %d calls sent on to the owner "+
 		"an engine named, %d calls retried, %d streams reopened\n",
 		l.acked.Load(), l.engines.redirects.Load(), l.engines.retries.Load(), l.engines.resumes.Load())
+	if line := tokens.summary(); line != "" {
+		fmt.Fprintln(os.Stderr, "meldstream-go load: "+line)
+	}
 	return 0
 }
 
@@ -132,9 +148,10 @@ func (e *engines) api(address string) (pb.GameServiceClient, error) {
 	}
 	// Static flow-control windows: grpc-go otherwise sizes them with BDP pings, and small windows' updates
 	// cost a write every few updates (with one thread, see runLoad: ~0.8 -> ~0.5 ms of CPU an action).
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	options := append(withRenewal(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<24),
 		grpc.WithDefaultServiceConfig(retryRateLimited))
+	conn, err := grpc.NewClient(address, options...)
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: %w", address, err)
 	}
@@ -224,11 +241,14 @@ func (e *engines) call(ctx context.Context, g *game, send func(context.Context, 
 }
 
 // follow hands each update of seat's stream to each until it answers true, resuming after the last
-// seq received at the owner a refusal names, or at the target after a pause when the engine is away.
+// seq received at the owner a refusal names, or at the target after a pause when the engine is away,
+// or at once with a renewed token when the stream was refused token_expired (once in a row).
 func (e *engines) follow(ctx context.Context, g *game, seat int, each func(*pb.GameUpdate) (bool, error)) error {
 	var last uint64
 	deadline := time.Now().Add(retryFor)
+	renewed := false
 	for {
+		opened := time.Now()
 		address := g.address(e.target)
 		api, err := e.api(address)
 		if err != nil {
@@ -243,7 +263,7 @@ func (e *engines) follow(ctx context.Context, g *game, seat int, each func(*pb.G
 				trailer = stream.Trailer()
 				break
 			}
-			last = max(last, message.Update.Seq)
+			last, renewed = max(last, message.Update.Seq), false
 			deadline = time.Now().Add(retryFor)
 			if done, failure := each(message.Update); done || failure != nil {
 				cancel()
@@ -256,6 +276,14 @@ func (e *engines) follow(ctx context.Context, g *game, seat int, each func(*pb.G
 		}
 		if g.moved(address, trailer) {
 			e.redirects.Add(1)
+			continue
+		}
+		if r := renewerOf(ctx); isExpired(err) && !renewed && r != nil && r.renews() {
+			renewed = true
+			if _, renewErr := r.renewedSince(ctx, opened); renewErr != nil {
+				return fmt.Errorf("game %s seat %d's stream: %w (then %v)", g.id, seat, err, renewErr)
+			}
+			e.resumes.Add(1)
 			continue
 		}
 		if !retryable(err) || ctx.Err() != nil || time.Now().After(deadline) {

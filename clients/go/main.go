@@ -4,6 +4,10 @@
 //
 //	meldstream-go -address 127.0.0.1:50051 -variant kalooki -players ann,bob,cy -tokens T0,T1,T2 [-option name=value]
 //
+// The players' tokens are access tokens (-tokens, sent as they are), or long-lived credentials the
+// client exchanges at the identity service (-identity) for access tokens it renews before they expire:
+// personal API tokens (-api-tokens) or sessions' refresh tokens (-refresh-tokens); renewer.go.
+//
 // Exit status 0 when the game ended and every check passed, 1 otherwise; one line per check on stdout.
 //
 //	meldstream-go load -address A -tables N -warmup S -seconds S -tokens T0,T1
@@ -42,30 +46,46 @@ func main() {
 	address := flag.String("address", "127.0.0.1:50051", "the engine's gRPC address")
 	variant := flag.String("variant", "kalooki", "the variant to play")
 	players := flag.String("players", "ann,bob,cy", "player ids, seat 0 first")
-	tokens := flag.String("tokens", "", "one bearer token per player, same order, comma-separated")
+	given := addCredentialFlags(flag.String)
 	gameID := flag.String("game", "", "the game id (empty: the engine picks one)")
 	limit := flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	pace := flag.Duration("pace", 0, "pause this long before each action (a game at a person's speed, outlasting access tokens)")
 	options := optionFlags{}
 	flag.Var(options, "option", "a house-rule option name=integer (repeatable)")
 	flag.Parse()
-
-	ids, secrets := strings.Split(*players, ","), strings.Split(*tokens, ",")
-	if len(ids) != len(secrets) {
-		fmt.Fprintf(os.Stderr, "meldstream-go: %d players but %d tokens\n", len(ids), len(secrets))
+	if err := given.check(len(strings.Split(*players, ","))); err != nil {
+		fmt.Fprintf(os.Stderr, "meldstream-go: %v\n", err)
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *limit)
+	os.Exit(run(*address, *gameID, *variant, strings.Split(*players, ","), options, given, *limit, *pace))
+}
+
+// run is main's work, as its exit status.
+func run(address, gameID, variant string, ids []string, options optionFlags, given credentialFlags, limit, pace time.Duration) int {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	table, err := dial(*address, secrets)
+	tokens, err := given.open(ctx, len(ids))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "meldstream-go: %v\n", err)
-		os.Exit(1)
+		return 1
+	}
+	defer tokens.close()
+	defer func() {
+		if line := tokens.summary(); line != "" {
+			fmt.Fprintln(os.Stderr, "meldstream-go: "+line)
+		}
+	}()
+	table, err := dial(address, tokens.seats)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "meldstream-go: %v\n", err)
+		return 1
 	}
 	defer table.close()
-	game, err := table.play(ctx, *gameID, *variant, ids, options)
+	table.pace = pace
+	game, err := table.play(ctx, gameID, variant, ids, options)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "meldstream-go: %v\n", err)
-		os.Exit(1)
+		fmt.Fprintf(os.Stderr, "meldstream-go: %s\n", describe(err))
+		return 1
 	}
 	report := verify(ctx, table, game)
 	for _, line := range report.lines {
@@ -75,8 +95,9 @@ func main() {
 		for _, failure := range report.failures {
 			fmt.Println("FAILED " + failure)
 		}
-		os.Exit(1)
+		return 1
 	}
 	fmt.Printf("verified %s: %s, %d deals, %d reshuffles, %d actions\n",
-		game.id, *variant, report.deals, report.reshuffles, game.actions)
+		game.id, variant, report.deals, report.reshuffles, game.actions)
+	return 0
 }

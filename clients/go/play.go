@@ -12,14 +12,14 @@ import (
 	pb "github.com/meldstream/meldstream/clients/go/gen/gamev1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 )
 
-// table is one connection to the engine and a bearer token per seat.
+// table is one connection to the engine and an access token per seat (renewer.go).
 type table struct {
-	conn   *grpc.ClientConn
-	api    pb.GameServiceClient
-	tokens []string
+	conn  *grpc.ClientConn
+	api   pb.GameServiceClient
+	seats []*renewer
+	pace  time.Duration // the pause before each action
 }
 
 // retryRateLimited is the connections' service config: a call refused RESOURCE_EXHAUSTED
@@ -30,21 +30,20 @@ const retryRateLimited = `{"methodConfig": [{"name": [{"service": "rummy.game.v1
   "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s",
     "backoffMultiplier": 2, "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
 
-func dial(address string, tokens []string) (*table, error) {
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()),
+func dial(address string, seats []*renewer) (*table, error) {
+	options := append(withRenewal(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultServiceConfig(retryRateLimited))
+	conn, err := grpc.NewClient(address, options...)
 	if err != nil {
 		return nil, err
 	}
-	return &table{conn: conn, api: pb.NewGameServiceClient(conn), tokens: tokens}, nil
+	return &table{conn: conn, api: pb.NewGameServiceClient(conn), seats: seats}, nil
 }
 
 func (t *table) close() { _ = t.conn.Close() }
 
-// as is a context carrying seat's token.
-func (t *table) as(ctx context.Context, seat int) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+t.tokens[seat])
-}
+// as is a context whose calls carry seat's access token.
+func (t *table) as(ctx context.Context, seat int) context.Context { return as(ctx, t.seats[seat]) }
 
 // seen is everything one seat's stream showed, in order.
 type seen struct {
@@ -139,6 +138,9 @@ func (t *table) step(ctx context.Context, game *played) (bool, error) {
 		if action == nil {
 			continue
 		}
+		if err := sleep(ctx, t.pace); err != nil {
+			return false, fmt.Errorf("the game did not end in time: %w", err)
+		}
 		game.actions++
 		_, err = t.api.SubmitAction(t.as(ctx, seat), &pb.SubmitActionRequest{
 			GameId: game.id, Seat: uint32(seat), CommandId: fmt.Sprintf("go-%d-%d", seat, game.actions), Action: action,
@@ -203,25 +205,42 @@ func loneliness(action *pb.Action, hand []*pb.Card) int {
 	return score
 }
 
-// watch keeps seat's stream open, recording every update, until the game ends or the context does.
+// watch keeps seat's stream open, recording every update, until the game ends or the context does. A
+// stream refused token_expired (a token checked as the stream opens) is opened again once, after the
+// last seq it showed, with a renewed token.
 func (t *table) watch(ctx context.Context, game string, seat int, into *seen) {
-	stream, err := t.api.StreamGame(t.as(ctx, seat), &pb.StreamGameRequest{GameId: game, Seat: uint32(seat)})
-	for err == nil {
-		var message *pb.StreamGameResponse
-		message, err = stream.Recv()
-		if err == nil {
-			into.mu.Lock()
-			into.updates = append(into.updates, message.Update)
-			into.mu.Unlock()
-			if message.Update.View.Phase == pb.Phase_PHASE_GAME_OVER && message.Update.EventType == "game_ended" {
-				return
+	var last uint64
+	renewed := false
+	for {
+		opened := time.Now()
+		stream, err := t.api.StreamGame(t.as(ctx, seat), &pb.StreamGameRequest{GameId: game, Seat: uint32(seat), AfterSeq: last})
+		for err == nil {
+			var message *pb.StreamGameResponse
+			message, err = stream.Recv()
+			if err == nil {
+				into.mu.Lock()
+				into.updates = append(into.updates, message.Update)
+				into.mu.Unlock()
+				last, renewed = max(last, message.Update.Seq), false
+				if message.Update.View.Phase == pb.Phase_PHASE_GAME_OVER && message.Update.EventType == "game_ended" {
+					return
+				}
 			}
 		}
-	}
-	if !errors.Is(err, io.EOF) {
-		into.mu.Lock()
-		into.err = fmt.Errorf("seat %d's stream: %w", seat, err)
-		into.mu.Unlock()
+		if isExpired(err) && !renewed && t.seats[seat].renews() {
+			renewed = true
+			_, renewErr := t.seats[seat].renewedSince(ctx, opened)
+			if renewErr == nil {
+				continue
+			}
+			err = fmt.Errorf("%w (then %v)", err, renewErr)
+		}
+		if !errors.Is(err, io.EOF) {
+			into.mu.Lock()
+			into.err = fmt.Errorf("seat %d's stream: %w", seat, err)
+			into.mu.Unlock()
+		}
+		return
 	}
 }
 
