@@ -1,0 +1,237 @@
+"""The Go client (clients/go) renews its access tokens: given a personal API token or a session's refresh
+token, it plays a game lasting several access tokens' lives to the end, on an identity service issuing
+10-second tokens (IDENTITY_ACCESS_TTL_S' least), and a real engine. Identity's and the engine's
+/metrics count what happened: every token exchange it made, and no call the engine refused. The same
+game with one static access token is refused once that token expires."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from rummy.identity.v1 import identity_pb2 as pb
+from rummy_contracts.house import house_bots
+from rummy_identity.testing import PASSWORD, IdentityProcess
+from rummy_infra.local import free_port
+from rummy_infra.serving import ServiceProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
+TTL_S = 10  # the access tokens' life here: the least IDENTITY_ACCESS_TTL_S takes
+LIFETIMES = 3  # a game outlasts at least this many tokens
+SEATS = 3  # a person and two house bots, whose seats her client plays
+PACE = "200ms"  # before each action
+# Fixed game ids, so the same deals and the same game every run (the engine's development seed key, and
+# the client's choices are deterministic): kalooki games of 176, 194 and 148 actions, ~35-40 s at PACE.
+GAMES = {"api-tokens": "go-renewal-1", "refresh-tokens": "go-renewal-16", "static": "go-renewal-20"}
+IDENTITY_SERVICE = "rummy.identity.v1.IdentityService"
+GAME_SERVICE = "rummy.game.v1.GameService"
+
+
+@pytest.fixture(scope="module")
+def go_client() -> Path:
+    """Built as `make test` builds it (clients/go/build.sh; test_go_client.py also runs its go test)."""
+    built = subprocess.run(
+        [ROOT / "clients" / "go" / "build.sh"], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    return CLIENT
+
+
+class Metered:
+    """A service process and its /metrics."""
+
+    def __init__(self, metrics: str) -> None:
+        self.metrics = metrics
+
+    def calls(self, service: str, method: str = "", code: str = "OK") -> float:
+        """grpc_server_handled_total of `service` (`method`, or every method) answered `code`."""
+        with urllib.request.urlopen(f"http://{self.metrics}/metrics", timeout=10) as reply:
+            text = reply.read().decode()
+        return sum(
+            sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name == "grpc_server_handled_total"
+            and sample.labels.get("grpc_service") == service
+            and (not method or sample.labels.get("grpc_method") == method)
+            and sample.labels.get("grpc_code") == code
+        )
+
+
+@pytest.fixture(scope="module")
+def short_lived() -> Iterator[tuple[IdentityProcess, Metered]]:
+    """An identity of its own (the session's issues 10-minute tokens), issuing 10-second ones."""
+    metrics = f"127.0.0.1:{free_port()}"
+    identity = IdentityProcess({"IDENTITY_ACCESS_TTL_S": str(TTL_S), "IDENTITY_METRICS_ADDRESS": metrics})
+    identity.start()
+    yield identity, Metered(metrics)
+    identity.stop()
+
+
+@pytest.fixture(scope="module")
+def engine(
+    tmp_path_factory: pytest.TempPathFactory, short_lived: tuple[IdentityProcess, Metered]
+) -> Iterator[tuple[ServiceProcess, Metered]]:
+    identity, _ = short_lived
+    data = tmp_path_factory.mktemp("engine")
+    address, metrics = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        "MELDSTREAM_DEV": "1",
+        "ENGINE_ADDRESS": address,
+        "ENGINE_DATA_DIR": str(data / "store"),
+        "ENGINE_METRICS_ADDRESS": metrics,
+        **identity.service_env(),
+    }
+    process = ServiceProcess("rummy_engine", env, address, data / "engine.log")
+    process.start()
+    yield process, Metered(metrics)
+    process.stop()
+
+
+def play(
+    client: Path,
+    engine: ServiceProcess,
+    identity: IdentityProcess,
+    *,
+    game: str,
+    player: str,
+    credential: str,
+) -> list[str]:
+    """The command line of a kalooki game of `player` and the house bots, every seat with `credential`
+    (a flag=value), at the pace of a person."""
+    return [
+        str(client),
+        f"-address={engine.address}",
+        f"-identity={identity.address}",
+        "-variant=kalooki",
+        f"-game={game}",
+        f"-players={','.join([player, *house_bots(SEATS)])}",
+        credential,
+        f"-pace={PACE}",
+        "-timeout=240s",
+    ]
+
+
+def sleep_through(process: subprocess.Popen[str], after_s: float, for_s: float) -> None:
+    """Stop `process` after `after_s` for `for_s` (SIGSTOP, SIGCONT): a laptop closed mid-game."""
+    time.sleep(after_s)
+    if process.poll() is None:
+        process.send_signal(signal.SIGSTOP)
+        time.sleep(for_s)
+        process.send_signal(signal.SIGCONT)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("credential", ["api-tokens", "refresh-tokens"])
+def test_the_go_client_renews_its_tokens_through_a_game_outlasting_them(
+    go_client: Path,
+    short_lived: tuple[IdentityProcess, Metered],
+    engine: tuple[ServiceProcess, Metered],
+    credential: str,
+) -> None:
+    identity, identity_metrics = short_lived
+    engine_process, engine_metrics = engine
+    ann = identity.player("go-renewing-ann")
+    if credential == "api-tokens":  # a personal API token of her own, exchanged at ExchangeApiToken
+        secret = identity.call(
+            "CreateApiToken", pb.CreateApiTokenRequest(account_id=ann.id), ann.token
+        ).api_token
+        method = "ExchangeApiToken"
+    else:  # a session of hers, renewed at Refresh
+        secret = identity.client.sign_in(ann.name, PASSWORD, device="go-client").refresh_token
+        method = "Refresh"
+    exchanges = identity_metrics.calls(IDENTITY_SERVICE, method)
+    refused = engine_metrics.calls(GAME_SERVICE, code="UNAUTHENTICATED")
+    command = play(
+        go_client,
+        engine_process,
+        identity,
+        game=GAMES[credential],
+        player=ann.id,
+        credential=f"-{credential}={','.join([secret] * SEATS)}",
+    )
+    began = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if credential == "refresh-tokens":  # and asleep longer than a token's life, mid-game
+        threading.Thread(target=sleep_through, args=(process, 8.0, TTL_S + 3.0), daemon=True).start()
+    out, err = process.communicate(timeout=300)
+    took = time.monotonic() - began
+    assert process.returncode == 0, out[-3000:] + err
+    assert re.search(r"^verified go-renewal-\S+: kalooki, \d+ deals", out, re.M), out[-3000:]
+    assert secret not in out + err
+
+    assert took > LIFETIMES * TTL_S, (
+        f"the game lasted {took:.0f} s, not {LIFETIMES} tokens' lives: raise PACE"
+    )
+    # Identity issued a token at least every lifetime, about every half of one (its metrics), each of
+    # them counted by the client (one renewer for the three seats she plays): not one per call.
+    issued = identity_metrics.calls(IDENTITY_SERVICE, method) - exchanges
+    assert took / TTL_S <= issued <= 3 * took / TTL_S + 2, (issued, took)
+    summary = re.search(
+        r"^meldstream-go: (\d+) access tokens from identity \(per credential: (\d+)\)$", err, re.M
+    )
+    assert summary and int(summary.group(1)) == issued, err
+    # Renewed ahead of expiry, and after the sleep before the first call: the engine refused no call.
+    assert engine_metrics.calls(GAME_SERVICE, code="UNAUTHENTICATED") == refused
+
+
+@pytest.mark.slow
+def test_a_static_access_token_is_refused_once_it_expires(
+    go_client: Path, short_lived: tuple[IdentityProcess, Metered], engine: tuple[ServiceProcess, Metered]
+) -> None:
+    """The same game with one access token (-tokens): refused token_expired within its life, so the
+    game above finished because its tokens were renewed."""
+    identity, _ = short_lived
+    engine_process, _ = engine
+    ann = identity.player("go-static-ann")
+    issued = identity.call("CreateApiToken", pb.CreateApiTokenRequest(account_id=ann.id), ann.token).api_token
+    token = identity.client.exchange(issued).token
+    command = play(
+        go_client,
+        engine_process,
+        identity,
+        game=GAMES["static"],
+        player=ann.id,
+        credential=f"-tokens={','.join([token] * SEATS)}",
+    )
+    began = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr
+    assert time.monotonic() - began < TTL_S + 5
+    assert re.search(r'UNAUTHENTICATED "token_expired: ', done.stderr), done.stderr
+
+
+def test_a_credential_identity_refuses_ends_the_client_with_identity_s_answer(
+    go_client: Path, short_lived: tuple[IdentityProcess, Metered], engine: tuple[ServiceProcess, Metered]
+) -> None:
+    identity, _ = short_lived
+    engine_process, _ = engine
+    secret = "msk_" + "x" * 200  # no API token of this platform: never echoed
+    command = play(
+        go_client,
+        engine_process,
+        identity,
+        game="go-renewal-refused",
+        player="someone",
+        credential=f"-api-tokens={secret},{secret},{secret}",
+    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(
+        r"^meldstream-go: renewing seat 0's API token at identity \S+: ExchangeApiToken: UNAUTHENTICATED "
+        r'"token_revoked: ',
+        done.stderr,
+        re.M,
+    ), done.stderr
+    assert "x" * 40 not in done.stderr
