@@ -8,17 +8,25 @@ Each object of each rendering (NAME: the kustomization it came from) must:
   without a schema there (a typo, or a custom resource) is an error too.
 - not be a Secret: the seed key, identity's key secret and the credentials are created by hand
   (deploy/k8s/README.md).
-Each container of a Deployment (named after its service folder, services/<name>) must:
-- set only environment variables its service reads (what `rummy_<name>.config.load(env)` asks `env`
-  for, and what its process reads beside: LOG_LEVEL, LOG_FORMAT, <NAME>_METRICS_ADDRESS), so the
-  manifests hold no setting that does nothing; one that another variable's value uses as
+Each container of a Deployment (named after its service folder, services/<name>: `web` is the gateway,
+meldstream_web) must:
+- set only environment variables its service reads (what `rummy_<name>.config.load(env)`, or
+  `meldstream_web.config.load(env)`, asks `env` for, and what its process reads beside: LOG_LEVEL,
+  LOG_FORMAT, <NAME>_METRICS_ADDRESS for a gRPC service, uvicorn's FORWARDED_ALLOW_IPS for the gateway),
+  so the manifests hold no setting that does nothing; one that another variable's value uses as
   $(NAME) (the pod's IP from the downward API) is a part of that one;
 - take every configMapKeyRef from a ConfigMap of the same rendering that has the key;
 - take each secret its service reads (SECRET_VARIABLES) from a secretKeyRef, never
   a literal or a ConfigMap, and not set MELDSTREAM_DEV: the pods run in production mode, where a service
   without its secrets refuses to start;
 - listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
-  containerPort, and the grpc probes ask a containerPort.
+  containerPort, and the grpc and httpGet probes ask a containerPort (by number or name);
+- have a readiness and a liveness probe.
+Each Deployment must run at least MIN_REPLICAS of its component (the gateway: 2), and be selected by a
+Service whose targetPort its pods have; a Service in front of the gateway has no session affinity (any
+replica serves any player). Each Secret is read by one Deployment alone: no service holds a secret but
+its own. Each Ingress serves only https (a tls entry for each of its hosts: the gateway's cookies are
+Secure) and sends to a rendered Service's port.
 Every problem is reported, naming the rendering and the object; the exit status is 1 if there was any.
 """
 
@@ -44,7 +52,17 @@ SECRET_VARIABLES = (
     "IDENTITY_KEY_SECRET",
     "IDENTITY_SERVICE_CREDENTIALS",
     "MELDSTREAM_SERVICE_CREDENTIAL",
+    "WEB_OIDC_CLIENT_SECRET",
 )
+GATEWAY: Final = "web"
+# The package of each container (by name) whose `config.load` is asked: rummy_<name> unless named here.
+PACKAGES: Final = {GATEWAY: "meldstream_web"}
+# Read by the process beside its config: uvicorn's trust of X-Forwarded-* (the gateway behind a proxy).
+PROCESS_READS: Final = {GATEWAY: frozenset({"FORWARDED_ALLOW_IPS"})}
+# Given to `load` so it reads on into optional settings: with an issuer the gateway asks the rest of
+# WEB_OIDC_* (without one it stops at the issuer).
+EXPLORE: Final = {GATEWAY: {"WEB_OIDC_ISSUER": "https://id.example.com", "WEB_OIDC_CLIENT_ID": "lint"}}
+MIN_REPLICAS: Final = {GATEWAY: 2}  # by container name; others at least 1
 
 Object = dict[str, Any]
 
@@ -61,37 +79,44 @@ class Asked(Mapping[str, str]):
 
     GIVEN: Final = {"MELDSTREAM_DEV": "1"}
 
-    def __init__(self) -> None:
+    def __init__(self, extra: Mapping[str, str] | None = None) -> None:
         self.names: set[str] = set()
+        self.given = {**self.GIVEN, **(extra or {})}
 
     def __getitem__(self, name: str) -> str:
         self.names.add(name)
-        if name in self.GIVEN:
-            return self.GIVEN[name]
+        if name in self.given:
+            return self.given[name]
         raise KeyError(name)
 
     def __contains__(self, name: object) -> bool:
         self.names.add(str(name))
-        return name in self.GIVEN
+        return name in self.given
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.GIVEN)
+        return iter(self.given)
 
     def __len__(self) -> int:
-        return len(self.GIVEN)
+        return len(self.given)
+
+
+def package(service: str) -> str:
+    return PACKAGES.get(service, f"rummy_{service}")
 
 
 def variables_read(service: str) -> set[str] | None:
-    """The environment variables service <service> reads: what `rummy_<service>.config.load` asks for
+    """The environment variables service <service> reads: what `<package>.config.load` asks for
     (every service takes its environment as a mapping there). None: no such module in this virtualenv."""
     try:
-        config = importlib.import_module(f"rummy_{service}.config")
+        config = importlib.import_module(f"{package(service)}.config")
     except ModuleNotFoundError:
         return None
-    env = Asked()
+    env = Asked(EXPLORE.get(service))
     config.load(env)
-    # Read by the process runner (rummy_service.process), not the config: logging and /metrics.
-    return env.names | set(logs.VARIABLES) | {f"{service.upper()}_METRICS_ADDRESS"}
+    # Read by the process runner (rummy_service.process), not the config: logging, and /metrics for the
+    # gRPC services (the gateway serves none).
+    metrics = set() if service in PACKAGES else {f"{service.upper()}_METRICS_ADDRESS"}
+    return env.names | set(logs.VARIABLES) | metrics | PROCESS_READS.get(service, frozenset())
 
 
 def schema_errors(obj: Object, versions: list[str]) -> Iterator[str]:
@@ -109,16 +134,17 @@ def container_errors(container: Object, config_maps: dict[str, Object], secrets:
     name = container.get("name", "?")
     reads = variables_read(name)
     if reads is None:
-        yield f"container {name}: no module rummy_{name}.config to check its environment against"
+        yield f"container {name}: no module {package(name)}.config to check its environment against"
         reads = set()
     ports = [p["containerPort"] for p in container.get("ports", [])]
+    port_names = [p["name"] for p in container.get("ports", []) if "name" in p]
     envs = container.get("env", [])
     listen = f"{name.upper()}_ADDRESS"
     expanded = {name for e in envs for name in EXPANDS.findall(str(e.get("value", "")))}
     for env in envs:
         var = env["name"]
         if reads and var not in reads and var not in expanded:
-            yield f"container {name}: {var} is not read by rummy_{name}.config"
+            yield f"container {name}: {var} is not read by {package(name)}.config"
         ref = (env.get("valueFrom") or {}).get("configMapKeyRef")
         if ref is not None:
             data = config_maps.get(ref["name"])
@@ -147,6 +173,65 @@ def container_errors(container: Object, config_maps: dict[str, Object], secrets:
         grpc = (container.get(probe) or {}).get("grpc")
         if grpc is not None and grpc.get("port") not in ports:
             yield f"container {name}: {probe} asks port {grpc.get('port')}, not a containerPort {ports}"
+        http = (container.get(probe) or {}).get("httpGet")
+        if http is not None and http.get("port") not in [*ports, *port_names]:
+            yield f"container {name}: {probe} asks port {http.get('port')}, not a containerPort {ports}"
+    for probe in ("readinessProbe", "livenessProbe"):
+        if not container.get(probe):
+            yield f"container {name}: no {probe}"
+
+
+def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def deployment_errors(obj: Object, services: list[Object]) -> Iterator[str]:
+    """Replicas, and a Service in front whose targetPort the pods have (no affinity for the gateway)."""
+    template = obj["spec"]["template"]
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    containers = template["spec"].get("containers", [])
+    names = {c.get("name", "") for c in containers}
+    replicas = obj["spec"].get("replicas", 1)
+    least = max([MIN_REPLICAS.get(n, 1) for n in names] or [1])
+    if replicas < least:
+        yield f"runs {replicas} replica(s): at least {least} (any replica serves any request)"
+    ports = {p.get(key) for c in containers for p in c.get("ports", []) for key in ("name", "containerPort")}
+    fronts = [s for s in services if labels_match((s.get("spec") or {}).get("selector") or {}, labels)]
+    if not fronts:
+        yield "no Service selects its pods"
+    for service in fronts:
+        spec = service.get("spec") or {}
+        for port in spec.get("ports", []):
+            if port.get("targetPort", port.get("port")) not in ports:
+                yield f"{name_of(service)} targets port {port.get('targetPort')}, which its pods lack"
+        if GATEWAY in names and spec.get("sessionAffinity", "None") != "None":
+            affinity = spec["sessionAffinity"]
+            yield f"{name_of(service)} has sessionAffinity {affinity}: any replica serves any player"
+
+
+def ingress_errors(obj: Object, services: list[Object]) -> Iterator[str]:
+    """https only (a tls entry for each host), and backends that are rendered Services' ports."""
+    spec = obj.get("spec") or {}
+    covered = {host for tls in spec.get("tls", []) for host in tls.get("hosts", [])}
+    ports = {
+        (s["metadata"]["name"], p.get(key))
+        for s in services
+        for p in (s.get("spec") or {}).get("ports", [])
+        for key in ("name", "port")
+    }
+    backends = [spec["defaultBackend"]] if "defaultBackend" in spec else []
+    for rule in spec.get("rules", []):
+        if rule.get("host") not in covered:
+            yield f"host {rule.get('host', '(any)')} has no tls entry: the gateway's cookies need https"
+        backends += [path.get("backend", {}) for path in (rule.get("http") or {}).get("paths", [])]
+    if not spec.get("tls"):
+        yield "no tls: the gateway's cookies are Secure, so browsers need https"
+    for backend in backends:
+        service = backend.get("service") or {}
+        port = service.get("port") or {}
+        target = (service.get("name"), port.get("name", port.get("number")))
+        if target not in ports:
+            yield f"backend {target[0]}:{target[1]} is not a rendered Service's port"
 
 
 def check(rendering: str, objects: list[Object], versions: list[str]) -> tuple[int, set[str]]:
@@ -159,17 +244,34 @@ def check(rendering: str, objects: list[Object], versions: list[str]) -> tuple[i
         if o.get("kind") == "ConfigMap"
     }
 
+    services = [o for o in objects if o.get("kind") == "Service"]
+    readers: dict[str, set[str]] = {}  # Secret name: the Deployments that read it
     for obj in objects:
         errors = list(schema_errors(obj, versions))
         if obj.get("kind") == "Secret":
             errors.append("a Secret is rendered: secrets are created by hand (deploy/k8s/README.md)")
         if obj.get("kind") == "Deployment":
             pod = obj["spec"]["template"]["spec"]
+            own: set[str] = set()
             for container in pod.get("containers", []):
-                errors.extend(container_errors(container, config_maps, secrets))
+                errors.extend(container_errors(container, config_maps, own))
+            errors.extend(deployment_errors(obj, services))
+            secrets |= own
+            for key in own:
+                readers.setdefault(key.partition("/")[0], set()).add(name_of(obj))
+        if obj.get("kind") == "Ingress":
+            errors.extend(ingress_errors(obj, services))
         for error in errors:
             print(f"k8s: ERROR {rendering}: {name_of(obj)}: {error}", flush=True)
         problems += len(errors)
+    for secret, deployments in sorted(readers.items()):
+        if len(deployments) > 1:
+            print(
+                f"k8s: ERROR {rendering}: Secret {secret} is read by {', '.join(sorted(deployments))}: "
+                "each service holds its own secrets alone",
+                flush=True,
+            )
+            problems += 1
     return problems, secrets
 
 
