@@ -158,6 +158,12 @@ class KafkaEventLog(EventLog):
         with self._writers_lock:
             return {g for g, w in self._writers.items() if not w.fenced}
 
+    @property
+    def fenced(self) -> set[int]:
+        """The fence groups claimed here whose writer another writer has fenced since."""
+        with self._writers_lock:
+            return {g for g, w in self._writers.items() if w.fenced}
+
     def writer_failures(self) -> list[str]:
         """Why owned fence groups cannot be written now ([] when every one can)."""
         with self._writers_lock:

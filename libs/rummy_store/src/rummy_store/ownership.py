@@ -27,6 +27,7 @@ from typing import Any
 
 import redis
 from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
+from kafka.coordinator.base import MemberState
 
 from rummy_store import StoreError
 from rummy_store.kafka_log import KafkaEventLog, await_partitions
@@ -39,6 +40,10 @@ REFRESH_S = 2.0  # how often an instance re-reads where the other partitions are
 # within the 15 s target (bench-scale). Safe when a live member misses it (a long stall): its partitions
 # move needlessly, but the broker fences its writers, so nothing it writes after that counts.
 MEMBERSHIP_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
+# A member is sure of its membership while its last heartbeat answer is younger than this: the broker
+# counts the session from when it received that heartbeat (a little earlier), and another instance
+# still has to rejoin and claim before it writes, so this leaves the network a second and a half.
+MEMBERSHIP_LEASE_S = MEMBERSHIP_TIMEOUTS["session_timeout_ms"] / 1000 - 1.5
 
 
 class OwnerDirectory:
@@ -66,6 +71,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         *,
         assigned: Notify,
         revoked: Notify,
+        joined: Callable[[int], None] = lambda generation: None,
     ) -> None:
         self._kafka = kafka
         self._group = group
@@ -75,6 +81,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._read_at = 0.0
         self._assigned = assigned
         self._revoked = revoked
+        self._joined = joined
+        self._member: tuple[str, int] | None = None  # (member id, generation) of the last assignment
         # Fence groups (the ownership topic's partitions), not the topic's partitions:
         self._pending: set[int] = set()  # assigned, not claimed yet
         self._revoking: set[int] = set()  # taken back by a rebalance in progress
@@ -111,6 +119,23 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         being fenced): a call about it can wait for the claim instead of going to that owner."""
         return self._kafka.fences.group_of(partition) in self._pending
 
+    def generation(self) -> int | None:
+        """The group generation this instance is a member of now, or None when in doubt: joining, or no
+        heartbeat answered for MEMBERSHIP_LEASE_S (a pause or a cut-off: the group may have moved on).
+        Read from kafka-python's coordinator (3.0.12), whose attributes are swapped whole, so a read
+        from another thread sees a consistent value; tests/e2e/test_split_brain.py pins the behaviour."""
+        coordinator = self._consumer._coordinator
+        if coordinator.state is not MemberState.STABLE or coordinator.rejoin_needed:
+            return None
+        if coordinator.coordinator_id is None:  # marked dead, e.g. on waking past the session
+            return None
+        # The last answer, not the last reset: kafka-python resets its timers when it marks the
+        # coordinator dead, before it learns the member is gone.
+        if time.monotonic() - coordinator.heartbeat.last_receive > MEMBERSHIP_LEASE_S:
+            return None
+        generation: int = coordinator._generation.generation_id
+        return generation
+
     def claimed_elsewhere(self, partition: int) -> bool:
         """Whether the directory, read now, names another instance as `partition`'s last claimer. An
         instance whose share the group has moved on from (its session lapsed under load; the news
@@ -138,6 +163,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
                     log.warning("group %s poll failed: %s", self._group, exc)
                     self._stop.wait(1.0)
                 self._claim_pending()
+                self._rejoin_if_fenced()
                 self._kafka.recover(self._kafka.owned - self._revoking)  # e.g. after a broker restart
                 if time.monotonic() - self._read_at > REFRESH_S:
                     self._read_at = time.monotonic()
@@ -171,7 +197,14 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._consumer.pause(*assigned)  # membership only: the records are read by the log
         groups = {tp.partition for tp in assigned}
         moved, self._revoking = self._revoking - groups, set()
-        # Groups still held (the classic protocol hands them back at every rebalance) need no claim.
+        if self._lapsed():  # another instance may have claimed and written what this one holds
+            held = self._kafka.owned & groups
+            log.warning("group membership lapsed: claiming what it held again", extra={"group": self._group})
+            moved |= held
+        if moved:
+            self._kafka.drop(moved)
+        # Groups still held (the classic protocol hands them back at every rebalance) need no claim;
+        # fenced or dropped ones are claimed (a new writer, a fresh read of their tails).
         self._pending = (self._pending & groups) | (groups - self._kafka.owned)
         self._assigned_at = time.monotonic()
         log.info(
@@ -179,14 +212,36 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             extra={"group": self._group, "fence_groups": sorted(groups), "to_claim": sorted(self._pending)},
         )
         if moved:
-            self._kafka.drop(moved)
             moved_away = {"group": self._group, "partitions": sorted(self._partitions(moved))}
-            log.info("partitions moved to another instance", extra=moved_away)
+            log.info("partitions moved, or held after a lapse", extra=moved_away)
             self._revoked(self._partitions(moved))
         # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
         # its heartbeats, and 64 claims on a busy cluster outlasted the session (a needless rebalance).
+        self._joined(self._consumer._coordinator._generation.generation_id)  # after `_revoked` above
         if not assigned:
             self.settled.set()
+
+    def _rejoin_if_fenced(self) -> None:
+        """Another writer fenced a group this instance holds: the group has moved on without telling
+        this member (its session lapsed in a pause, unnoticed). Rejoining is how it learns which
+        partitions are still its own (claimed again) and which moved (dropped, the owner named);
+        waiting for the next rebalance left it refusing calls for a minute with no owner to name."""
+        fenced = self._kafka.fenced - self._pending - self._revoking
+        coordinator = self._consumer._coordinator
+        if fenced and not coordinator.rejoin_needed:
+            log.warning("fence groups %s fenced by another writer: rejoining the group", sorted(fenced))
+            coordinator.request_rejoin()
+
+    def _lapsed(self) -> bool:
+        """Whether this member missed a generation since its last assignment (its session expired in a
+        pause and it joined again as a new member, or a rebalance went on without it): what it holds
+        may have been given to, claimed and written by another instance meanwhile."""
+        current = self._consumer._coordinator._generation
+        previous, self._member = self._member, (current.member_id, current.generation_id)
+        if previous is None:
+            return False
+        member_id, generation = previous
+        return bool(current.member_id != member_id or current.generation_id != generation + 1)
 
     def _claim_pending(self) -> None:
         failed = self._kafka.claim_each(self._pending)
