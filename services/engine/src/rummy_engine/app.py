@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, wire
@@ -73,6 +73,7 @@ MAX_DEFAULT_STEPS: Final = 4  # a default turn: draw, discard (rummy40 D11 may n
 HANDOVER_S: Final = 10.0  # how long a partition given up is followed until the directory names its new owner
 HANDOVER_POLL_S: Final = 0.05
 CLAIM_WAIT_S: Final = 10.0  # how long a call about a partition being claimed here waits for the claim
+DOUBT_WAIT_S: Final = 1.0  # how long a call waits for this engine's group membership to be confirmed
 RESUMES_AT_ONCE: Final = 8  # open games loaded together when partitions are claimed (snapshot reads overlap)
 Plan = Callable[[EngineState], list[Logged]]
 """What a command appends, decided from the game's state under its lock ([] = nothing)."""
@@ -92,8 +93,9 @@ class Outcome:
 class LiveGame:
     """A loaded game: its folded state, its lock, its streams and its turn timer."""
 
-    def __init__(self, game_id: str, state: EngineState, seq: int) -> None:
+    def __init__(self, game_id: str, partition: int, state: EngineState, seq: int) -> None:
         self.game_id = game_id
+        self.partition = partition  # asked on every call: is it still this engine's to answer?
         self.state = state
         self.seq = seq
         self.lock = asyncio.Lock()
@@ -140,6 +142,12 @@ class GameApp:
         self._owned: set[int] = set(range(stores.log.partitions)) if stores.kafka is None else set()
         self.owner_of: Callable[[int], str | None] = lambda partition: None  # set by `ownership`
         self.claiming: Callable[[int], bool] = lambda partition: False  # set by `ownership`
+        # The group generation this engine is a member of now (None while that is in doubt: a lapsed
+        # session, a rebalance), set by `ownership`, and the one whose assignment `_owned` reflects
+        # (`joined`). The two differ after a pause past the session: the group moved on, and until
+        # this engine hears of it, `_owned` names partitions another engine already writes.
+        self.generation: Callable[[], int | None] = lambda: None
+        self._joined: int | None = None
         self._claimed = asyncio.Event()  # set, and replaced, whenever partitions are claimed here
         # Partitions this engine gave up (moved, or handed over at a stop), followed in the owners
         # directory until another engine claims them: a call about one of their games waits for that
@@ -183,6 +191,7 @@ class GameApp:
 
     def partitions_assigned(self, partitions: set[int]) -> None:
         """Claimed partitions (on the loop): their open games are loaded and their timers run here."""
+        self._drop_games(partitions)  # claimed again after a fence: what memory holds may be old
         self._owned |= partitions
         self._claimed.set()
         self._claimed = asyncio.Event()
@@ -198,6 +207,18 @@ class GameApp:
 
         self._start_resume(open_games)
 
+    def joined(self, generation: int) -> None:
+        """The group's assignment of `generation` is applied (on the loop, after its `partitions_revoked`)."""
+        self._joined = generation
+
+    def _current(self) -> bool:
+        """Whether this engine is a member of the group's generation whose assignment it applied."""
+        return self.generation() == self._joined
+
+    def _answers_for(self, partition: int) -> bool:
+        """Whether this engine may answer about `partition` now: it owns it, as a current member."""
+        return partition in self._owned and self._current()
+
     def partitions_revoked(self, partitions: set[int]) -> None:
         """Partitions moving to another engine (on the loop): their games leave memory, timers stop,
         and their streams end with UNAVAILABLE naming the new owner, so clients reconnect there."""
@@ -209,8 +230,11 @@ class GameApp:
                 self._successors.pop(partition, None)
             if self._following is None or self._following.done():
                 self._following = asyncio.get_running_loop().create_task(self._follow(self._directory))
-        log_ = self._stores.log
-        for game_id in [g for g in self._games if log_.partition_for(g) in partitions]:
+        self._drop_games(partitions)
+
+    def _drop_games(self, partitions: set[int]) -> None:
+        """Games of `partitions` leave memory: timers stop, streams end (their clients resume)."""
+        for game_id in [g for g, live in self._games.items() if live.partition in partitions]:
             live = self._games.pop(game_id)
             telemetry.LIVE_GAMES.dec()
             live.evicted = True
@@ -303,10 +327,12 @@ class GameApp:
         if not _GAME_ID.match(game_id):
             raise InvalidArgument("bad_game_id", f"not a game id: {game_id!r}")
         live = self._games.get(game_id)
+        if live is None or not self._answers_for(live.partition):  # never old state from memory
+            await self._check_owner(game_id)
+            live = self._games.get(game_id)
         if live is not None:
             self._touch(live)
             return live
-        await self._check_owner(game_id)
         lock = self._loading.setdefault(game_id, asyncio.Lock())
         try:
             async with lock:
@@ -329,7 +355,11 @@ class GameApp:
         deadline = time.monotonic() + CLAIM_WAIT_S
         while True:
             if partition in self._owned:
-                return
+                if self._current():
+                    return
+                if not await self._membership_confirmed():
+                    await self._in_doubt(partition, game_id)
+                continue  # confirmed, perhaps by a rejoin that took the partition away: ask again
             if self.claiming(partition) and time.monotonic() < deadline:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._claimed.wait(), deadline - time.monotonic())
@@ -339,6 +369,29 @@ class GameApp:
                 break
             await asyncio.sleep(HANDOVER_POLL_S)
         where = f"engine {owner} owns it" if owner else "it moved, or this engine is starting: retry"
+        trailers = ((OWNER_TRAILER, owner),) if owner else ()
+        raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
+
+    async def _membership_confirmed(self) -> bool:
+        """Whether this engine is a current member of the group, waiting at most DOUBT_WAIT_S while in
+        doubt: a heartbeat late under load comes back at once, a lapsed session means another engine
+        may own what `_owned` still lists (the revocation reaches the loop after the rejoin)."""
+        deadline = time.monotonic() + DOUBT_WAIT_S
+        while not self._current():
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(HANDOVER_POLL_S)
+        return True
+
+    async def _in_doubt(self, partition: int, game_id: str) -> NoReturn:
+        """Unavailable `not_owner` while membership is in doubt, naming the owner the directory names
+        now, if another: never an answer from this engine's possibly deposed copy."""
+        owner = None
+        if self._directory is not None:
+            with contextlib.suppress(Exception):  # a hint only: without it the client retries here
+                owner = (await self._io(self._directory)).get(partition)
+        owner = owner if owner != self._advertised else None
+        where = f"engine {owner} owns it" if owner else "this engine's group membership lapsed: retry"
         trailers = ((OWNER_TRAILER, owner),) if owner else ()
         raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
 
@@ -416,7 +469,7 @@ class GameApp:
             # first without the second: the game is not there yet. Nothing is cached, so a retry
             # (as a client polls NOT_FOUND after it is seated) sees the table once it is logged.
             raise NotFound("no_such_game", f"no game {game_id!r} (yet)")
-        return LiveGame(game_id, loaded.state, loaded.seq)
+        return LiveGame(game_id, self._stores.log.partition_for(game_id), loaded.state, loaded.seq)
 
     async def _reload(self, live: LiveGame) -> None:
         """Catch up with the log after another writer moved the game: streams and timer follow."""
@@ -487,7 +540,7 @@ class GameApp:
         if result.duplicate:  # created before; the same table answers the same game
             return self._same_table(await self.game(game_id), table, rules)
         telemetry.game_created(game_id, variant, table.players, requested_by)
-        return self._adopt(LiveGame(game_id, state, 2))
+        return self._adopt(LiveGame(game_id, self._stores.log.partition_for(game_id), state, 2))
 
     def _new_game_id(self) -> str:
         """A fresh id in a partition this engine owns, so a CreateGame without an id lands where it is

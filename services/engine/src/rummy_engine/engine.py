@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rummy.game.v1 import game_service_pb2, game_service_pb2_grpc
 from rummy_service.public_keys import keys_ready, verifier
@@ -20,6 +21,8 @@ from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.server import GameServicer
 from rummy_engine.stores import Stores, open_stores
 from rummy_engine.tables import TableConsumer
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("rummy_engine")
 SERVICE_NAME = game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name
@@ -106,6 +109,7 @@ async def start_engine(config: EngineConfig) -> RunningEngine:
         ownership.start(advertised)
         app.owner_of = ownership.owner_of
         app.claiming = ownership.claiming
+        app.generation = ownership.generation
         assert stores.redis is not None
         app.follow_handovers(OwnerDirectory(stores.redis, config.key_prefix, config.topic).read, advertised)
     tables = TableConsumer.open(app, config, asyncio.get_running_loop()) if config.tables else None
@@ -125,8 +129,9 @@ def _ownership(config: EngineConfig, stores: Stores, app: GameApp) -> PartitionO
         OwnerDirectory(stores.redis, config.key_prefix, config.topic),
         assigned=lambda parts: _on_loop(loop, app.partitions_assigned, parts),
         revoked=lambda parts: _on_loop(loop, app.partitions_revoked, parts),
+        joined=lambda generation: _on_loop(loop, app.joined, generation),
     )
 
 
-def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[set[int]], None], parts: set[int]) -> None:
-    loop.call_soon_threadsafe(fn, parts)
+def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[_T], None], arg: _T) -> None:
+    loop.call_soon_threadsafe(fn, arg)
