@@ -1,5 +1,6 @@
-"""Identity as several processes on real Kafka and Redis: a name is claimed once across instances,
-accounts outlive Redis and every process, and a new signing key reaches every verifier before it signs.
+"""Identity as several processes on real Kafka and Redis: a name is claimed once across instances (a
+provider user's account too, whichever instance their first sign-ins reach), accounts outlive Redis and
+every process, and a new signing key reaches every verifier before it signs.
 """
 
 from __future__ import annotations
@@ -12,19 +13,39 @@ from collections.abc import Iterator
 import grpc
 import pytest
 import redis
+from joserfc import jwt
+from joserfc.jwk import ECKey
 from rummy.identity.v1 import identity_pb2 as pb
 from rummy_client.identity import IdentityClient
+from rummy_identity.accounts import provider_name
+from rummy_identity.loopback_provider import LoopbackProvider, serving
 from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_service.auth import Jwks, TokenVerifier
 from rummy_service.public_keys import IdentityKeys
 
 pytestmark = pytest.mark.integration
+CLIENT = "meldstream-web"
+NONCE = "n-instances"
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[tuple[LoopbackProvider, ECKey]]:
+    """An OpenID provider on loopback (its key set) and the key it signs ID tokens with."""
+    key = ECKey.generate_key("P-256")
+    with serving() as served:
+        served.keys = [{**key.as_dict(private=False), "kid": "ec-1", "use": "sig", "alg": "ES256"}]
+        yield served, key
 
 
 @pytest.fixture
-def instances(kafka_bootstrap: str, redis_url: str, unique_prefix: str) -> Iterator[list[IdentityProcess]]:
-    """Two identity processes sharing one compacted topic's partitions (and one set of credentials)."""
+def instances(
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, provider: tuple[LoopbackProvider, ECKey]
+) -> Iterator[list[IdentityProcess]]:
+    """Two identity processes sharing one compacted topic's partitions (and one set of credentials),
+    both trusting the loopback provider."""
     env = {
+        "IDENTITY_OIDC_ISSUER": provider[0].issuer,
+        "IDENTITY_OIDC_CLIENT_ID": CLIENT,
         "KAFKA_BOOTSTRAP": kafka_bootstrap,
         "REDIS_URL": redis_url,
         "IDENTITY_TOPIC": f"{unique_prefix}.rummy.identity.accounts.v1",
@@ -98,6 +119,36 @@ def test_a_name_is_claimed_once_across_instances_and_survives_redis_and_restarts
     with pytest.raises(grpc.RpcError) as taken:
         instances[1].client.sign_up(base, PASSWORD)
     assert taken.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_a_provider_users_first_sign_ins_on_both_instances_at_once_make_one_account(
+    instances: list[IdentityProcess], provider: tuple[LoopbackProvider, ECKey]
+) -> None:
+    """The account of a provider's user is named after its subject, so it is claimed like any name:
+    once, by the owner of the name's partition, wherever the gateway's calls land."""
+    settle(instances)
+    served, key = provider
+    subject = f"s-{uuid.uuid4().hex}"
+    now = int(time.time())
+    claims = {"iss": served.issuer, "sub": subject, "aud": [CLIENT], "exp": now + 300, "iat": now}
+    id_token = jwt.encode(
+        {"alg": "ES256", "kid": "ec-1"}, {**claims, "nonce": NONCE}, key, algorithms=["ES256"]
+    )
+    request = pb.SignInWithProviderRequest(id_token=id_token, nonce=NONCE, device="instances")
+    tokens = [instance.service_token("web") for instance in instances]
+
+    def sign_in(index: int) -> str:
+        response = instances[index % 2].client.call("SignInWithProvider", request, tokens[index % 2])
+        account_id: str = response.session.account.account_id
+        return account_id
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(sign_in, range(6)))
+    assert len(set(answers)) == 1, answers
+    ops = instances[1].operator()
+    lookup = pb.GetAccountRequest(name=provider_name(served.issuer, subject))
+    account = instances[1].client.call("GetAccount", lookup, ops.token).account
+    assert (account.account_id, account.sessions) == (answers[0], 6)
 
 
 def test_a_rotated_key_is_known_everywhere_before_it_signs_and_old_tokens_stay_good(

@@ -13,12 +13,10 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -28,6 +26,7 @@ from joserfc.jwk import ECKey, RSAKey
 from rummy.identity.v1 import identity_pb2 as pb
 from rummy_identity import names
 from rummy_identity.accounts import provider_name
+from rummy_identity.loopback_provider import LoopbackProvider, serving
 from rummy_identity.provider import (
     Provider,
     ProviderSettings,
@@ -43,66 +42,10 @@ CLIENT = "meldstream-web"
 NONCE = "n-0S6_WzA2Mj"
 
 
-@dataclass
-class FakeProvider:
-    """A discovery document and key set on loopback, with a count of each fetch."""
-
-    port: int = 0
-    keys: list[dict[str, Any]] = field(default_factory=list)
-    algs: list[str] = field(default_factory=lambda: ["RS256", "ES256"])
-    issuer_override: str = ""
-    userinfo: dict[str, Any] = field(default_factory=dict)
-    hits: dict[str, int] = field(default_factory=dict)
-    bearer: list[str] = field(default_factory=list)
-
-    @property
-    def issuer(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def document(self, path: str, authorization: str) -> Any:
-        self.hits[path] = self.hits.get(path, 0) + 1
-        base = self.issuer.rstrip("/")
-        if path == "/.well-known/openid-configuration":
-            return {
-                "issuer": self.issuer_override or self.issuer,
-                "jwks_uri": f"{base}/keys",
-                "userinfo_endpoint": f"{base}/userinfo",
-                "id_token_signing_alg_values_supported": self.algs,
-            }
-        if path == "/keys":
-            return {"keys": self.keys}
-        if path == "/userinfo":
-            self.bearer.append(authorization)
-            return self.userinfo
-        return None
-
-
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeProvider]:
-    served = FakeProvider()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = served.document(self.path, self.headers.get("authorization", ""))
-            data = json.dumps(body).encode()
-            self.send_response(200 if body is not None else 404)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *_args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    served.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def fake() -> Iterator[LoopbackProvider]:
+    with serving() as served:
         yield served
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @dataclass
@@ -119,13 +62,13 @@ class Keys:
 
 
 @pytest.fixture(scope="module")
-def keys(fake: FakeProvider) -> Keys:
+def keys(fake: LoopbackProvider) -> Keys:
     made = Keys(RSAKey.generate_key(2048), ECKey.generate_key("P-256"), RSAKey.generate_key(2048))
     fake.keys = made.published()
     return made
 
 
-def claims(fake: FakeProvider, **changes: Any) -> dict[str, Any]:
+def claims(fake: LoopbackProvider, **changes: Any) -> dict[str, Any]:
     now = int(time.time())
     base = {
         "iss": fake.issuer,
@@ -160,11 +103,11 @@ def hs256(secret: bytes, body: dict[str, Any], kid: str = "rsa-1") -> str:
     return f"{head}.{payload}.{b64(mac)}"
 
 
-def provider(fake: FakeProvider, *, min_interval_s: float = 30.0) -> Provider:
+def provider(fake: LoopbackProvider, *, min_interval_s: float = 30.0) -> Provider:
     return Provider(ProviderSettings(fake.issuer, CLIENT), min_interval_s=min_interval_s)
 
 
-def verify(fake: FakeProvider, token: str, nonce: str = NONCE, **options: Any) -> Any:
+def verify(fake: LoopbackProvider, token: str, nonce: str = NONCE, **options: Any) -> Any:
     async def run() -> Any:
         checking = provider(fake, **options)
         try:
@@ -175,14 +118,14 @@ def verify(fake: FakeProvider, token: str, nonce: str = NONCE, **options: Any) -
     return asyncio.run(run())
 
 
-def refusal(fake: FakeProvider, token: str, nonce: str = NONCE) -> str:
+def refusal(fake: LoopbackProvider, token: str, nonce: str = NONCE) -> str:
     with pytest.raises(Unauthenticated) as info:
         verify(fake, token, nonce)
     assert info.value.code == "bad_id_token", info.value
     return info.value.message
 
 
-def test_a_genuine_token_of_the_provider_passes(fake: FakeProvider, keys: Keys) -> None:
+def test_a_genuine_token_of_the_provider_passes(fake: LoopbackProvider, keys: Keys) -> None:
     verified = verify(fake, signed(keys.rsa, claims(fake)))
     assert (verified.issuer, verified.subject, verified.display_name) == (fake.issuer, "user-1", "Test User")
     ec = verify(fake, signed(keys.ec, claims(fake, aud=CLIENT), kid="ec-1", alg="ES256"))
@@ -205,18 +148,18 @@ def test_a_genuine_token_of_the_provider_passes(fake: FakeProvider, keys: Keys) 
     ],
 )
 def test_claims_that_are_not_this_sign_in_s_are_refused(
-    fake: FakeProvider, keys: Keys, changes: dict[str, Any], nonce: str, why: str
+    fake: LoopbackProvider, keys: Keys, changes: dict[str, Any], nonce: str, why: str
 ) -> None:
     assert why in refusal(fake, signed(keys.rsa, claims(fake, **changes)), nonce)
 
 
 def test_no_nonce_to_compare_with_is_refused_even_for_a_token_without_one(
-    fake: FakeProvider, keys: Keys
+    fake: LoopbackProvider, keys: Keys
 ) -> None:
     assert "no nonce" in refusal(fake, signed(keys.rsa, claims(fake, nonce=None)), nonce="")
 
 
-def test_alg_none_and_hmac_with_the_public_key_are_refused(fake: FakeProvider, keys: Keys) -> None:
+def test_alg_none_and_hmac_with_the_public_key_are_refused(fake: LoopbackProvider, keys: Keys) -> None:
     body = claims(fake)
     assert "alg 'none'" in refusal(fake, unsigned({"alg": "none", "kid": "rsa-1"}, body))
     assert "alg 'none'" in refusal(fake, unsigned({"alg": "none"}, body))
@@ -232,7 +175,7 @@ def test_alg_none_and_hmac_with_the_public_key_are_refused(fake: FakeProvider, k
         fake.algs.remove("HS256")
 
 
-def test_a_key_the_provider_never_published_is_refused(fake: FakeProvider, keys: Keys) -> None:
+def test_a_key_the_provider_never_published_is_refused(fake: LoopbackProvider, keys: Keys) -> None:
     assert "signature" in refusal(fake, signed(keys.other, claims(fake)))  # its kid, another key
     assert "no RS256 key" in refusal(fake, signed(keys.other, claims(fake), kid="attacker"))
     assert "no ES256 key" in refusal(fake, signed(keys.ec, claims(fake), kid="rsa-1", alg="ES256"))
@@ -246,14 +189,16 @@ def test_a_key_the_provider_never_published_is_refused(fake: FakeProvider, keys:
         fake.algs.remove("PS256")
 
 
-def test_a_token_that_is_no_jwt_is_refused_before_any_fetch(fake: FakeProvider) -> None:
+def test_a_token_that_is_no_jwt_is_refused_before_any_fetch(fake: LoopbackProvider) -> None:
     before = dict(fake.hits)
     for junk in ("", "a.b", "not-a-token", "e30.e30.e30.e30.e30", "\u202e.x.y"):
         assert "not a signed JWT" in refusal(fake, junk)
     assert fake.hits == before
 
 
-def test_unknown_keys_fetch_the_set_again_at_most_once_an_interval(fake: FakeProvider, keys: Keys) -> None:
+def test_unknown_keys_fetch_the_set_again_at_most_once_an_interval(
+    fake: LoopbackProvider, keys: Keys
+) -> None:
     rotated = RSAKey.generate_key(2048)
 
     async def run() -> None:
@@ -279,7 +224,9 @@ def test_unknown_keys_fetch_the_set_again_at_most_once_an_interval(fake: FakePro
     asyncio.run(run())
 
 
-def test_a_provider_whose_discovery_names_another_issuer_is_not_used(fake: FakeProvider, keys: Keys) -> None:
+def test_a_provider_whose_discovery_names_another_issuer_is_not_used(
+    fake: LoopbackProvider, keys: Keys
+) -> None:
     fake.issuer_override = "https://impostor.example/"
     try:
         with pytest.raises(Unavailable) as info:
@@ -290,7 +237,7 @@ def test_a_provider_whose_discovery_names_another_issuer_is_not_used(fake: FakeP
 
 
 def test_the_display_name_is_printable_bounded_text_from_the_token_or_userinfo(
-    fake: FakeProvider, keys: Keys
+    fake: LoopbackProvider, keys: Keys
 ) -> None:
     assert display_name_of({"name": "\u202eevil\u200b name\x1b[31m" + "x" * 100}) == (
         "evil name[31m" + "x" * 51
@@ -338,7 +285,7 @@ def test_issuers_are_https_but_on_loopback() -> None:
 
 
 @pytest.fixture(scope="module")
-def identity(fake: FakeProvider, keys: Keys) -> Iterator[IdentityProcess]:
+def identity(fake: LoopbackProvider, keys: Keys) -> Iterator[IdentityProcess]:
     env = {"IDENTITY_OIDC_ISSUER": fake.issuer, "IDENTITY_OIDC_CLIENT_ID": CLIENT}
     with running_identity(env) as service:
         yield service
@@ -357,7 +304,7 @@ def refused(what: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
 
 
 def test_only_the_gateway_signs_in_with_an_id_token(
-    identity: IdentityProcess, fake: FakeProvider, keys: Keys
+    identity: IdentityProcess, fake: LoopbackProvider, keys: Keys
 ) -> None:
     token = signed(keys.rsa, claims(fake, sub=f"s-{uuid.uuid4().hex}"))
     person = identity.player(f"u{uuid.uuid4().hex[:10]}")
@@ -370,7 +317,7 @@ def test_only_the_gateway_signs_in_with_an_id_token(
 
 
 def test_forged_id_tokens_are_refused_and_create_no_account(
-    identity: IdentityProcess, fake: FakeProvider, keys: Keys
+    identity: IdentityProcess, fake: LoopbackProvider, keys: Keys
 ) -> None:
     web = identity.service_token("web")
     subject = f"s-{uuid.uuid4().hex}"
@@ -396,7 +343,7 @@ def test_forged_id_tokens_are_refused_and_create_no_account(
 
 
 def test_a_genuine_id_token_opens_the_same_account_each_time_unless_suspended(
-    identity: IdentityProcess, fake: FakeProvider, keys: Keys
+    identity: IdentityProcess, fake: LoopbackProvider, keys: Keys
 ) -> None:
     """The control of the forgeries above, through the whole service (the real provider's sign-in is
     the browser test): first sign-in creates, the next signs in, suspension refuses."""
