@@ -11,12 +11,12 @@ PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
 PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra oidc-provider run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra oidc-provider web-tools run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: venv protos infra oidc-provider ## everything: Python packages, generated code, local Kafka and Redis, the tests' OpenID provider
+setup: venv protos infra oidc-provider web-tools ## everything: Python packages, generated code, local Kafka and Redis, the tests' OpenID provider, the web app's npm tools
 
 venv: $(VENV)/.installed ## the virtualenv with pinned dependencies and the local packages
 
@@ -48,6 +48,12 @@ infra: ## fetch Apache Kafka (Maven Central), install redis-server and chromium 
 oidc-provider: ## the OpenID provider the tests sign in with (zitadel/oidc's example, Go module proxy) into .local/bin, once
 	deploy/local/oidc-provider/build.sh
 
+web-tools: tools/web/node_modules/.installed ## the pinned npm packages of tools/web (SortableJS as vendored, axe-core for the browser tests), once
+
+tools/web/node_modules/.installed: tools/web/package-lock.json
+	npm ci --prefix tools/web --no-audit --no-fund --loglevel=error
+	@touch $@
+
 run: venv protos ## run the platform on the embedded default (no servers needed)
 	$(BIN)/meldstream run
 
@@ -60,7 +66,7 @@ go-client: venv ## the Go client (clients/go): plugins from the Go module proxy,
 test-unit: venv protos ## fast inner loop: tests that need no servers
 	$(BIN)/pytest -m "not integration and not slow" $(PYTEST_ARGS)
 
-lint: venv protos ## ruff, mypy (strict), buf lint, deploy/k8s rendered and validated offline, deploy/compose.yaml loaded by compose-go
+lint: venv protos ## ruff, mypy (strict), buf lint and buf breaking against the released protos, deploy/k8s rendered and validated offline, deploy/compose.yaml loaded by compose-go
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli -p meldstream_web
@@ -71,6 +77,7 @@ lint: venv protos ## ruff, mypy (strict), buf lint, deploy/k8s rendered and vali
 	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring -p rummy_identity
 	$(BIN)/mypy services/matchmaking/tests services/scoring/tests services/identity/tests
 	deploy/local/buf.sh lint
+	deploy/local/buf-breaking.sh
 	deploy/k8s/validate.sh
 	deploy/compose-check/check.sh
 
