@@ -16,6 +16,7 @@ from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
+from rummy_contracts import wire
 from rummy_engine.audit import action_leaks, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
@@ -182,6 +183,9 @@ def test_bots_play_a_game_without_leaks_then_replay_and_verify(
         middle = max(truth) // 2
         at = await seats[2].state_at("g", middle, seat=2)
         assert [len(h.cards) for h in at.hands] == [len(h) for h in truth[middle].hands]
+        # The stock top card first, as the decks in the events; the deprecated field top card last.
+        assert wire.cards_from_pb(at.stock_top_first) == truth[middle].stock[::-1]
+        assert list(at.stock) == list(reversed(at.stock_top_first))
         assert at.view.seq == middle
         outsider = people.client(engine.address, people.outsider)
         assert not (await outsider.state_at("g", middle)).hands

@@ -207,7 +207,9 @@ class GameServicer(gs_grpc.GameServiceServicer):
         if access.may_see_all_hands(caller.live.state, caller.principal):
             response.hands.extend(hands_to_pb(state.game))
             response.discard_pile.extend(wire.cards_to_pb(state.game.discard))
-            response.stock.extend(wire.cards_to_pb(state.game.stock))
+            stock = wire.cards_to_pb(state.game.stock)  # top card last, as the rules keep it
+            response.stock.extend(stock)
+            response.stock_top_first.extend(reversed(stock))
         return response
 
     @unary_errors
