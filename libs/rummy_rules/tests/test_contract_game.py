@@ -24,6 +24,7 @@ from rummy_rules.events import (
     BuyOffered,
     BuyPassed,
     BuyRequested,
+    BuyWaived,
     CardDrawn,
     DealEnded,
     DealStarted,
@@ -96,7 +97,7 @@ def test_discard_is_offered_and_the_first_request_is_granted_as_the_forehand_dra
     assert buyers(state) == (2, 3)
     assert legal_actions(state, 2) == (BuyDiscard(2), PassBuy(2))
     assert legal_actions(state, 0) == ()  # the discarder cannot buy (§3.7.3)
-    assert decide(state, PassBuy(3), seed=SEED) == []
+    assert decide(state, PassBuy(3), seed=SEED) == [BuyWaived(3, parse_card("7H"))]
     state, events = apply(state, BuyDiscard(2), seed=SEED)
     assert events == [BuyRequested(2, parse_card("7H"))]
     assert refused(state, BuyDiscard(3)) == "buy_already_requested"  # D12: first request wins
@@ -108,6 +109,20 @@ def test_discard_is_offered_and_the_first_request_is_granted_as_the_forehand_dra
     ]
     assert sorted(state.hands[2]) == sorted(parse_cards(f"{OTHERS} 7H 2C"))
     assert state.buys == (0, 0, 1, 0) and state.offer is None and state.turn == 1  # D24
+
+
+def test_a_pass_is_final_for_the_card_on_offer_and_only_for_it() -> None:
+    state, events = apply(offered(), PassBuy(3), seed=SEED)
+    assert events == [BuyWaived(3, parse_card("7H"))]  # D27: the pass is in the log
+    assert buyers(state) == (2,) and legal_actions(state, 3) == ()
+    assert refused(state, BuyDiscard(3)) == "buy_waived"
+    assert refused(state, PassBuy(3)) == "buy_waived"
+    assert legal_actions(state, 2) == (BuyDiscard(2), PassBuy(2))  # the others may still buy
+    state, events = apply(state, DrawFromStock(1), seed=SEED)
+    assert events[0] == BuyPassed(parse_card("7H"), False) and state.waived == ()
+    discard = state.hands[1][0]
+    state, events = apply(state, Discard(1, discard), seed=SEED)
+    assert events[-1] == BuyOffered(discard, 2, 1) and 3 in buyers(state)  # the next card is offered
 
 
 def test_forehand_priority_beats_a_request() -> None:

@@ -82,6 +82,7 @@ def dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> G
         offer=offer,
         offer_from=None,
         buy_request=None,
+        waived=(),
         penalties=tuple(0 for _ in state.active),
         progressed=False,
         stale_cycles=0,

@@ -146,6 +146,14 @@ class BuyGranted:
 
 
 @dataclass(frozen=True, slots=True)
+class BuyWaived:
+    """Contract: `seat` passed on buying `card` (PassBuy); it is not offered that card again (D27)."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
 class BuyPassed:
     """Contract: the offer closed without a buy, the forehand having taken the card or not."""
 
@@ -168,4 +176,5 @@ Event = (
     | BuyRequested
     | BuyGranted
     | BuyPassed
+    | BuyWaived
 )

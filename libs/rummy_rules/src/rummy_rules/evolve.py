@@ -20,6 +20,7 @@ from rummy_rules.events import (
     BuyOffered,
     BuyPassed,
     BuyRequested,
+    BuyWaived,
     CardDiscarded,
     CardDrawn,
     CardsLaidOff,
@@ -68,7 +69,7 @@ _EXTENDED, _TOOK_UNOPENED = _FIELD["extended"], _FIELD["took_unopened"]
 _OFFER, _OFFER_FROM, _BUY_REQUEST = _FIELD["offer"], _FIELD["offer_from"], _FIELD["buy_request"]
 _MELDS, _OWNERS, _OPENED, _CREDITS = _FIELD["melds"], _FIELD["owners"], _FIELD["opened"], _FIELD["credits"]
 _PROGRESSED, _BUYS = _FIELD["progressed"], _FIELD["buys"]
-_TURN_IDLE, _IDLE_TURNS = _FIELD["turn_idle"], _FIELD["idle_turns"]
+_TURN_IDLE, _IDLE_TURNS, _WAIVED = _FIELD["turn_idle"], _FIELD["idle_turns"], _FIELD["waived"]
 _new_state: Final = tuple.__new__
 
 
@@ -227,6 +228,7 @@ def _buy_offered(state: GameState, event: BuyOffered) -> GameState:
     values[_OFFER] = event.card
     values[_OFFER_FROM] = event.discarder
     values[_BUY_REQUEST] = None
+    values[_WAIVED] = ()
     return _new_state(GameState, values)
 
 
@@ -244,12 +246,20 @@ def _buy_granted(state: GameState, event: BuyGranted) -> GameState:
     values[_STOCK] = state.stock[:-1]
     values[_BUYS] = set_at(state.buys, seat, event.buys_this_round)
     values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+    values[_WAIVED] = ()
     return _new_state(GameState, values)
 
 
 def _buy_passed(state: GameState, event: BuyPassed) -> GameState:
     values = list(state)
     values[_OFFER] = values[_OFFER_FROM] = values[_BUY_REQUEST] = None
+    values[_WAIVED] = ()
+    return _new_state(GameState, values)
+
+
+def _buy_waived(state: GameState, event: BuyWaived) -> GameState:
+    values = list(state)
+    values[_WAIVED] = (*state.waived, event.seat)
     return _new_state(GameState, values)
 
 
@@ -305,6 +315,7 @@ _EVOLVER_ENTRIES = (
     evolves(BuyRequested, _buy_requested),
     evolves(BuyGranted, _buy_granted),
     evolves(BuyPassed, _buy_passed),
+    evolves(BuyWaived, _buy_waived),
     evolves(DealEnded, _deal_ended),
     evolves(DealStarted, _deal_started),
     evolves(GameEnded, _game_ended),

@@ -39,7 +39,7 @@ class GameState(NamedTuple):
     `credits[i][j]` is the seat credited with card j of table meld i (rummy500 D12). Contract
     buying: `buys` per seat this round; `offer` is the exposed card that may be bought until the
     forehand (`turn`) draws, `offer_from` its discarder (None for the upcard), `buy_request` the
-    first seat that asked for it (D12).
+    first seat that asked for it (D12), `waived` the seats that passed on it (D27), in order.
 
     meldstream M1 (stalled deals): `progressed` says whether a card was melded, laid off or swapped
     since the last stock rebuild of the deal (or its start), `stale_cycles` counts the consecutive
@@ -87,3 +87,4 @@ class GameState(NamedTuple):
     revealed_seed: bytes | None = None
     turn_idle: bool = True
     idle_turns: int = 0
+    waived: tuple[int, ...] = ()

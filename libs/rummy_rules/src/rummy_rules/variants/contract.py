@@ -5,8 +5,9 @@ What differs from the standard play (`base.StandardVariant`):
 * a player's first melds are exactly the round's contract, once per round (§3.8 D7 D11), and the
   only new melds of the round (`contract_rules` checks them and lists the laydowns a hand can make);
 * buying (§3.7, rounds 1-7): the upcard and each discard are offered; seats from the forehand's
-  left may ask to buy it out of turn (BuyDiscard, PassBuy) until the forehand draws; the first
-  request is granted then (the card and a stock card) unless the forehand takes the card (D12);
+  left may ask to buy it out of turn (BuyDiscard) or pass, which is final for that card (PassBuy,
+  D27), until the forehand draws; the first request is granted then (the card and a stock card)
+  unless the forehand takes the card (D12);
 * a deal scores the cards left in every hand plus a penalty for a fourth buy (§3.13 D17), and the
   match ends after the last round, lowest total winning (§3.13.3 D18).
 
@@ -40,6 +41,7 @@ from rummy_rules.events import (
     BuyOffered,
     BuyPassed,
     BuyRequested,
+    BuyWaived,
     DealEnded,
     Event,
     GameEnded,
@@ -160,6 +162,8 @@ def _check_buyer(state: GameState, seat: int) -> Card:
             f"seat {state.buy_request} asked to buy {card.text} first",
             "contract §3.7.2 src ¶26 D12",
         )
+    if seat in state.waived:
+        raise RuleViolation("buy_waived", f"you passed on buying {card.text}", "contract §3.7.3 D27")
     return card
 
 
@@ -168,15 +172,14 @@ def _buy(state: GameState, command: BuyDiscard, seed: Seed) -> list[Event]:
 
 
 def _pass_buy(state: GameState, command: PassBuy, seed: Seed) -> list[Event]:
-    _check_buyer(state, command.seat)
-    return []
+    return [BuyWaived(command.seat, _check_buyer(state, command.seat))]
 
 
 def buyers(state: GameState) -> tuple[int, ...]:
     """Seats that may still ask to buy the card on offer, in order from the forehand's left (§3.7.3).
 
-    Kept for the last state asked about: a buy window asks it of one state once per seat (a pass
-    changes nothing), and states are immutable, so identity is an exact key.
+    Kept for the last state asked about: a buy window asks it of one state once per seat, and states
+    are immutable, so identity is an exact key.
     """
     last = _LAST_BUYERS[0]
     if last is not None and last[0] is state:
@@ -185,6 +188,8 @@ def buyers(state: GameState) -> tuple[int, ...]:
         seats: tuple[int, ...] = ()
     else:
         seats = _eligible_buyers(state, state.turn, state.offer_from)
+        if state.waived:  # D27: a pass is final for the card on offer
+            seats = tuple(seat for seat in seats if seat not in state.waived)
     _LAST_BUYERS[0] = (state, seats)
     return seats
 
