@@ -632,7 +632,7 @@ class GameApp:
             if known is not None:
                 return Outcome(known.first, known.last, True, live.state, live.seq)
             produced = plan(live.state)
-            if not produced:  # an accepted command that changes nothing (contract PassBuy): no append
+            if not produced:  # an accepted command that changes nothing: no append
                 return Outcome(0, 0, False, live.state, live.seq)
             try:
                 result = await self._append_events(live.game_id, command_id, live.seq, produced, digest)

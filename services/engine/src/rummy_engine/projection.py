@@ -18,7 +18,7 @@ from rummy_contracts import event_format
 from rummy_contracts.event_format import Logged
 from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
 from rummy_rules import serialize
-from rummy_rules.events import BuyRequested, GameStarted
+from rummy_rules.events import BuyRequested, BuyWaived, GameStarted
 from rummy_rules.game import evolve
 from rummy_rules.state import GameState
 from rummy_store import EventRecord
@@ -59,11 +59,11 @@ def actor(event: Logged) -> int | None:
 def _sender(state: EngineState, event: Logged) -> int:
     """The seat whose command opens with `event`.
 
-    Only a buy is out of turn (rules `decide`), and its first event names the buyer, as a returning
-    player's PlayerReturned names them; every other command is the seat to move's. The opening
+    Only a buy or a pass on one is out of turn (rules `decide`), and its first event names the seat, as
+    a returning player's PlayerReturned names them; every other command is the seat to move's. The opening
     event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
     """
-    if isinstance(event, BuyRequested | PlayerReturned):
+    if isinstance(event, BuyRequested | BuyWaived | PlayerReturned):
         return event.seat
     return state.game.turn
 
