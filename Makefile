@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
-PROTO_FILES := $(shell find protos -name '*.proto' 2>/dev/null)
+PROTO_FILES := $(shell find protos -name '*.proto' -not -path 'protos/third_party/*' 2>/dev/null)
 # Local packages, installed editable; libs/ are imported, services/ are run.
 PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring
 PYTEST_ARGS ?=
