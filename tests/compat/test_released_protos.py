@@ -46,7 +46,7 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "-C", str(ROOT), "archive", commit, "protos"], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
-    protos = sorted(str(p.relative_to(root / "protos")) for p in (root / "protos").rglob("*.proto"))
+    protos = sorted(str(p.relative_to(root / "protos")) for p in (root / "protos" / "rummy").rglob("*.proto"))
     out = root / "gen"
     out.mkdir()
     subprocess.run(
