@@ -72,7 +72,7 @@ lint: venv protos ## ruff, mypy (strict), buf lint and buf breaking against the 
 	$(BIN)/mypy -p rummy_rules -p rummy_store -p rummy_infra -p meldstream_cli -p meldstream_web
 	$(BIN)/mypy services/web/tests tests/browser services/cli/tests
 	$(BIN)/mypy -p rummy_service -p rummy_contracts -p rummy_client -p rummy_engine
-	$(BIN)/mypy conftest.py tests libs/rummy_store/tests
+	$(BIN)/mypy conftest.py tests libs/rummy_store/tests tools/conformance
 	$(BIN)/mypy services/engine/tests libs/rummy_service/tests libs/rummy_contracts/tests
 	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring -p rummy_identity
 	$(BIN)/mypy services/matchmaking/tests services/scoring/tests services/identity/tests

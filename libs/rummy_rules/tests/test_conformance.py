@@ -1,4 +1,5 @@
-"""The public rule vectors, answered by `conformance.answer` exactly as the CLI driver does."""
+"""The public rule vectors (tools/conformance/vectors), answered by `conformance.answer` exactly as the
+CLI driver does; tests/contract/test_rule_vectors.py runs the checker over the CLI itself."""
 
 from __future__ import annotations
 
@@ -8,14 +9,12 @@ from pathlib import Path
 import pytest
 from rummy_rules.conformance import answer
 
-VECTORS = Path(__file__).resolve().parents[3].parent / "shared" / "rules" / "vectors"
+VECTORS = Path(__file__).resolve().parents[3] / "tools" / "conformance" / "vectors"
 OUTPUTS = ("valid", "value", "result", "freed", "penalty", "kalooki", "winners")
 
 
 def cases(variant: str) -> list[dict[str, object]]:
     path = VECTORS / f"{variant}.jsonl"
-    if not path.exists():
-        return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -25,7 +24,6 @@ def _same(expected: object, got: object) -> bool:
     return expected == got
 
 
-@pytest.mark.skipif(not VECTORS.exists(), reason="shared rule vectors are not checked out next to the repo")
 @pytest.mark.parametrize("case", cases("kalooki") + cases("rummy40"), ids=lambda case: str(case["id"]))
 def test_public_vector(case: dict[str, object]) -> None:
     question = {key: value for key, value in case.items() if key not in (*OUTPUTS, "rule", "note")}

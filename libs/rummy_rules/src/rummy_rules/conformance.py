@@ -1,4 +1,4 @@
-"""Answers rule-vector cases (../shared/rules/vectors/FORMAT.md) from the engine's own functions.
+"""Answers rule-vector cases (tools/conformance/vectors/FORMAT.md) from the engine's own functions.
 
 Table situations (layoffs, swaps, openings, going out, contracts, buys, discard-pile picks) are
 answered by building the described position as a `GameState` and asking `game.decide`, so the

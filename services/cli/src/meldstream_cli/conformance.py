@@ -1,7 +1,7 @@
 """`meldstream conformance`: answer rule-vector cases (JSON Lines on stdin) with the engine.
 
-Format: ../shared/rules/vectors/FORMAT.md. One answer line per case; a case the engine cannot
-decide answers {"id": ..., "error": ...} instead of a guess.
+Format: tools/conformance/vectors/FORMAT.md (docs/conformance.md). One answer line per case; a case
+the engine cannot decide answers {"id": ..., "error": ...} instead of a guess.
 """
 
 from __future__ import annotations
