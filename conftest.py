@@ -1,12 +1,16 @@
-"""Root conftest: the harness that finds or starts Kafka and Redis (rummy_infra), and one real identity
-service for the session, through which every test gets its tokens (rummy_identity.testing)."""
+"""Root conftest: the harness that finds or starts Kafka and Redis (rummy_infra), one real identity
+service for the session, through which every test gets its tokens (rummy_identity.testing), and an
+engine process on an embedded store for a module of client tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 from rummy_identity.testing import IdentityProcess, running_identity
+from rummy_infra.local import free_port
+from rummy_infra.serving import ServiceProcess
 
 pytest_plugins = ["rummy_infra.pytest_plugin"]
 
@@ -16,3 +20,22 @@ def identity() -> Iterator[IdentityProcess]:
     """An identity service (embedded store: no Kafka needed) with a credential for every service."""
     with running_identity() as service:
         yield service
+
+
+@pytest.fixture(scope="module")
+def embedded_engine(
+    tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess
+) -> Iterator[ServiceProcess]:
+    """`python -m rummy_engine` on its own embedded store, trusting the session's identity service."""
+    data = tmp_path_factory.mktemp("engine")
+    address = f"127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        "ENGINE_ADDRESS": address,
+        "ENGINE_DATA_DIR": str(data / "store"),
+        **identity.service_env(),
+    }
+    process = ServiceProcess("rummy_engine", env, address, data / "engine.log")
+    process.start()
+    yield process
+    process.stop()

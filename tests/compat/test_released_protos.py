@@ -10,13 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rummy_contracts.house import house_bots
 from rummy_identity.testing import IdentityProcess
-from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules.variants import PLAYABLE_VARIANTS
 
@@ -57,25 +55,9 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess) -> Iterator[ServiceProcess]:
-    data = tmp_path_factory.mktemp("engine")
-    address = f"127.0.0.1:{free_port()}"
-    env = {
-        **os.environ,
-        "ENGINE_ADDRESS": address,
-        "ENGINE_DATA_DIR": str(data / "store"),
-        **identity.service_env(),
-    }
-    process = ServiceProcess("rummy_engine", env, address, data / "engine.log")
-    process.start()
-    yield process
-    process.stop()
-
-
 @pytest.mark.parametrize("variant", sorted(PLAYABLE_VARIANTS))
 def test_a_client_of_the_released_protos_plays_today_s_engine(
-    released: Path, engine: ServiceProcess, identity: IdentityProcess, variant: str
+    released: Path, embedded_engine: ServiceProcess, identity: IdentityProcess, variant: str
 ) -> None:
     ann = identity.player("compat-ann")
     env = {
@@ -85,7 +67,7 @@ def test_a_client_of_the_released_protos_plays_today_s_engine(
         "MELDSTREAM_TOKEN": ann.token(),
     }
     players = ",".join([ann.id, *house_bots(2)])
-    command = [sys.executable, str(CLIENT), engine.address, variant, players, *OPTIONS[variant]]
+    command = [sys.executable, str(CLIENT), embedded_engine.address, variant, players, *OPTIONS[variant]]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     assert done.stdout.startswith("ended compat-"), done.stdout

@@ -7,13 +7,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rummy_contracts.house import house_bots
 from rummy_identity.testing import IdentityProcess
-from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 from rummy_rules.variants import PLAYABLE_VARIANTS
 
@@ -51,31 +49,15 @@ def go_client() -> Path:
     return CLIENT
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, identity: IdentityProcess) -> Iterator[ServiceProcess]:
-    data = tmp_path_factory.mktemp("engine")
-    address = f"127.0.0.1:{free_port()}"
-    env = {
-        **os.environ,
-        "ENGINE_ADDRESS": address,
-        "ENGINE_DATA_DIR": str(data / "store"),
-        **identity.service_env(),
-    }
-    process = ServiceProcess("rummy_engine", env, address, data / "engine.log")
-    process.start()
-    yield process
-    process.stop()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(PLAYABLE_VARIANTS))
 def test_the_go_client_plays_and_verifies_every_deal(
-    go_client: Path, engine: ServiceProcess, variant: str, identity: IdentityProcess
+    go_client: Path, embedded_engine: ServiceProcess, variant: str, identity: IdentityProcess
 ) -> None:
     ann = identity.player("go-ann")
     command = [
         str(go_client),
-        f"-address={engine.address}",
+        f"-address={embedded_engine.address}",
         f"-variant={variant}",
         f"-players={','.join([ann.id, *house_bots(SEATS)])}",
         f"-tokens={','.join([ann.token()] * SEATS)}",
