@@ -14,6 +14,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -133,55 +134,68 @@ def sleep_through(process: subprocess.Popen[str], after_s: float, for_s: float) 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("credential", ["api-tokens", "refresh-tokens"])
-def test_the_go_client_renews_its_tokens_through_a_game_outlasting_them(
+def test_the_go_client_renews_its_tokens_through_games_outlasting_them(
     go_client: Path,
     short_lived: tuple[IdentityProcess, Metered],
     engine: tuple[ServiceProcess, Metered],
-    credential: str,
 ) -> None:
+    """Two games at once, each outlasting several tokens: one renewed from a personal API token
+    (ExchangeApiToken), one from a session's refresh token (Refresh), asleep for longer than a
+    token's life mid-game. Side by side, as the two are paced and so mostly wait."""
     identity, identity_metrics = short_lived
     engine_process, engine_metrics = engine
     ann = identity.player("go-renewing-ann")
-    if credential == "api-tokens":  # a personal API token of her own, exchanged at ExchangeApiToken
-        secret = identity.call(
+    secrets = {  # a personal API token of her own, and a session of hers
+        "api-tokens": identity.call(
             "CreateApiToken", pb.CreateApiTokenRequest(account_id=ann.id), ann.token
-        ).api_token
-        method = "ExchangeApiToken"
-    else:  # a session of hers, renewed at Refresh
-        secret = identity.client.sign_in(ann.name, PASSWORD, device="go-client").refresh_token
-        method = "Refresh"
-    exchanges = identity_metrics.calls(IDENTITY_SERVICE, method)
+        ).api_token,
+        "refresh-tokens": identity.client.sign_in(ann.name, PASSWORD, device="go-client").refresh_token,
+    }
+    methods = {"api-tokens": "ExchangeApiToken", "refresh-tokens": "Refresh"}
+    exchanges = {kind: identity_metrics.calls(IDENTITY_SERVICE, method) for kind, method in methods.items()}
     refused = engine_metrics.calls(GAME_SERVICE, code="UNAUTHENTICATED")
-    command = play(
-        go_client,
-        engine_process,
-        identity,
-        game=GAMES[credential],
-        player=ann.id,
-        credential=f"-{credential}={','.join([secret] * SEATS)}",
-    )
     began = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if credential == "refresh-tokens":  # and asleep longer than a token's life, mid-game
-        threading.Thread(target=sleep_through, args=(process, 8.0, TTL_S + 3.0), daemon=True).start()
-    out, err = process.communicate(timeout=300)
-    took = time.monotonic() - began
-    assert process.returncode == 0, out[-3000:] + err
-    assert re.search(r"^verified go-renewal-\S+: kalooki, \d+ deals", out, re.M), out[-3000:]
-    assert secret not in out + err
+    processes = {
+        kind: subprocess.Popen(
+            play(
+                go_client,
+                engine_process,
+                identity,
+                game=GAMES[kind],
+                player=ann.id,
+                credential=f"-{kind}={','.join([secret] * SEATS)}",
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for kind, secret in secrets.items()
+    }
+    sleeper = processes["refresh-tokens"]
+    threading.Thread(target=sleep_through, args=(sleeper, 8.0, TTL_S + 3.0), daemon=True).start()
 
-    assert took > LIFETIMES * TTL_S, (
-        f"the game lasted {took:.0f} s, not {LIFETIMES} tokens' lives: raise PACE"
-    )
-    # Identity issued a token at least every lifetime, about every half of one (its metrics), each of
-    # them counted by the client (one renewer for the three seats she plays): not one per call.
-    issued = identity_metrics.calls(IDENTITY_SERVICE, method) - exchanges
-    assert took / TTL_S <= issued <= 3 * took / TTL_S + 2, (issued, took)
-    summary = re.search(
-        r"^meldstream-go: (\d+) access tokens from identity \(per credential: (\d+)\)$", err, re.M
-    )
-    assert summary and int(summary.group(1)) == issued, err
+    def finished(process: subprocess.Popen[str]) -> tuple[str, str, float]:
+        out, err = process.communicate(timeout=300)
+        return out, err, time.monotonic() - began
+
+    with ThreadPoolExecutor(len(processes)) as pool:
+        ended = dict(zip(processes, pool.map(finished, processes.values()), strict=True))
+    for kind, process in processes.items():
+        out, err, took = ended[kind]
+        assert process.returncode == 0, kind + out[-3000:] + err
+        assert re.search(r"^verified go-renewal-\S+: kalooki, \d+ deals", out, re.M), out[-3000:]
+        assert secrets[kind] not in out + err
+        assert took > LIFETIMES * TTL_S, (
+            f"{kind}: the game lasted {took:.0f} s, not {LIFETIMES} tokens' lives"
+        )
+        # Identity issued a token at least every lifetime, about every half of one (its metrics), each
+        # of them counted by the client (one renewer for the three seats she plays): not one per call.
+        issued = identity_metrics.calls(IDENTITY_SERVICE, methods[kind]) - exchanges[kind]
+        assert took / TTL_S <= issued <= 3 * took / TTL_S + 2, (kind, issued, took)
+        summary = re.search(
+            r"^meldstream-go: (\d+) access tokens from identity \(per credential: (\d+)\)$", err, re.M
+        )
+        assert summary and int(summary.group(1)) == issued, err
     # Renewed ahead of expiry, and after the sleep before the first call: the engine refused no call.
     assert engine_metrics.calls(GAME_SERVICE, code="UNAUTHENTICATED") == refused
 
