@@ -3,8 +3,10 @@
 For each table (`TABLES`) two games are played from fixed seeds: one by the greedy bots to its end
 (deals, reshuffles, buying, match end) and one by uniformly random choices for its first
 `RANDOM_DECISIONS` decisions (the odd moves greedy play never makes). Each decision is written as
-one line, `seat chosen/legal digest`, where the digest covers the legal actions in order, the chosen
-action, the events it caused and the resulting state. The first `FULL_DECISIONS` decisions of each
+one line, `seat chosen/legal digest  command -> events`, where the digest covers the legal actions
+in order, the chosen action, the events it caused and the resulting state, and the command and its
+events follow in words (`Discard seat=0 card=7H -> CardDiscarded seat=0 card=7H`), so a diff of a
+file says what changed in play; the state stays in the digest. The first `FULL_DECISIONS` decisions of each
 2-player greedy game and the first decision that ends a deal are also written in full, as JSON
 (`serialize.to_dict`), so a reader sees what the digests stand for.
 
@@ -17,18 +19,22 @@ rewrite them and review the diff:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
 from rummy_rules.bots import Bot, SeatView, greedy, random_legal
+from rummy_rules.cards import Card
 from rummy_rules.commands import Command
 from rummy_rules.events import DealEnded, Event, OptionValue
 from rummy_rules.game import buyers, decide, evolve, legal_actions, start
+from rummy_rules.melds import Meld
 from rummy_rules.serialize import to_dict
 from rummy_rules.simulate import bot_rng
 from rummy_rules.state import GameState, Phase
@@ -70,6 +76,22 @@ def _digest(actions: Sequence[Command], chosen: int, events: Sequence[Event], st
     return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
+def _text(value: Any) -> str:
+    """A command's or an event's fields in short words: cards by code, card lists in brackets."""
+    if isinstance(value, Card):
+        return value.text
+    if isinstance(value, Meld):
+        return f"[{value}]"
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, tuple | list):
+        return "[" + " ".join(_text(item) for item in value) + "]"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = (f"{field.name}={_text(getattr(value, field.name))}" for field in dataclasses.fields(value))
+        return " ".join((type(value).__name__, *fields))
+    return str(value)
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
@@ -107,7 +129,8 @@ def play(table: Table, game: str, choose: Callable[[Table], Bot], limit: int | N
         events = decide(state, command, seed=seed)
         for event in events:
             state = evolve(state, event)
-        yield f"{seat} {chosen}/{len(actions)} {_digest(actions, chosen, events, state)}"
+        digest, said = _digest(actions, chosen, events, state), "; ".join(_text(event) for event in events)
+        yield f"{seat} {chosen}/{len(actions)} {digest}  {_text(command)} -> {said}"
         ends_deal = any(type(event) is DealEnded for event in events)
         if decision < full or (full and ends_deal and not deal_end_shown):
             deal_end_shown = deal_end_shown or ends_deal
