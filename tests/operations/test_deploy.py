@@ -120,8 +120,8 @@ def test_the_base_is_valid_and_the_gateway_has_probes_replicas_and_its_own_secre
     objects = _base()
     assert _problems(objects, capsys) == []
     web = _web(objects)
-    assert web["readinessProbe"]["httpGet"]["path"] == "/.well-known/jwks.json"  # the image's `health ready`
-    assert web["livenessProbe"]["httpGet"]["path"] == "/"  # and `health live`
+    assert web["readinessProbe"]["httpGet"]["path"] == "/readyz"  # the image's `health ready`
+    assert web["livenessProbe"]["httpGet"]["path"] == "/healthz"  # and `health live`
     secrets = {
         (e["valueFrom"]["secretKeyRef"]["name"], e["name"])
         for e in web["env"]
@@ -157,7 +157,7 @@ def _broken(change: str) -> list[dict[str, Any]]:
         credential = next(e for e in engine["env"] if e["name"] == "MELDSTREAM_SERVICE_CREDENTIAL")
         credential["valueFrom"]["secretKeyRef"]["name"] = "meldstream-web-credential"
     elif change == "a setting nothing reads":
-        web["env"].append({"name": "WEB_PUBLIC_URL", "value": "https://games.example.com"})
+        web["env"].append({"name": "WEB_PUBLIC_ORIGIN", "value": "https://games.example.com"})
     elif change == "an Ingress without tls":
         objects.append(
             {
@@ -196,7 +196,7 @@ BROKEN = {
     "secret in a ConfigMap": r"WEB_OIDC_CLIENT_SECRET does not come from a Secret",
     "engine reads the gateway's credential": r"Secret meldstream-web-credential is read by "
     r"Deployment meldstream-engine, Deployment meldstream-web",
-    "a setting nothing reads": r"WEB_PUBLIC_URL is not read by meldstream_web.config",
+    "a setting nothing reads": r"WEB_PUBLIC_ORIGIN is not read by meldstream_web.config",
     "an Ingress without tls": r"Ingress plain: host games.example.com has no tls entry",
 }
 

@@ -136,7 +136,7 @@ def test_the_health_check_fails_in_one_line_when_the_service_does_not_answer() -
 
 def test_the_gateway_health_check_fails_in_one_line_when_nothing_answers() -> None:
     env = {"MELDSTREAM_SERVICE": "web", "WEB_ADDRESS": f"0.0.0.0:{free_port()}"}
-    for probe, path in (("ready", "/.well-known/jwks.json"), ("live", "/")):
+    for probe, path in (("ready", "/readyz"), ("live", "/healthz")):
         done = _script("health", probe, env=env)
         assert done.returncode == 1
         pattern = rf"meldstream-service health: http://127\.0\.0\.1:\d+{re.escape(path)}: no answer \(.*\)\n"
@@ -177,15 +177,14 @@ def _gateway(port: int) -> Iterator[None]:
         process.wait(timeout=30)
 
 
-def test_the_gateway_is_live_at_once_and_ready_only_with_identitys_keys() -> None:
+def test_the_gateway_is_live_at_once_and_ready_only_with_identitys_keys_and_the_engine() -> None:
     port = free_port()
     env = {"MELDSTREAM_SERVICE": "web", "WEB_ADDRESS": f"0.0.0.0:{port}"}
     with _gateway(port):
         live = _script("health", "live", env=env)
         assert (live.returncode, live.stderr) == (0, "")
-        ready = _script("health", env=env)  # identity is nowhere: no keys, so not ready
+        ready = _script("health", env=env)  # identity and the engine are nowhere: not ready
         assert ready.returncode == 1
         assert re.fullmatch(
-            rf"meldstream-service health: http://127\.0\.0\.1:{port}/\.well-known/jwks\.json: HTTP 500\n",
-            ready.stderr,
+            rf"meldstream-service health: http://127\.0\.0\.1:{port}/readyz: HTTP 503\n", ready.stderr
         ), ready.stderr

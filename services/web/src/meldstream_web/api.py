@@ -121,7 +121,7 @@ class Gateway:
 
     async def _signed_in(self, request: Request, method: str, message: object) -> Response:
         """One sign-in call at identity; its session goes into the cookies, its account to the page."""
-        check_page(request)
+        check_page(request, self.config.public_origin)
         try:
             reply = await asyncio.to_thread(self.identity.call, method, message)
         except grpc.RpcError as error:
@@ -155,7 +155,7 @@ class Gateway:
 
     async def sign_out(self, request: Request) -> Response:
         """End this browser's session at identity and forget its cookies."""
-        check_page(request)
+        check_page(request, self.config.public_origin)
         refresh = request.cookies.get("ms_refresh", "")
         if refresh:
             await asyncio.to_thread(self.identity.sign_out, refresh)
@@ -241,8 +241,13 @@ class Gateway:
         return JSONResponse({"player": p.subject, "display_name": p.name, "kind": p.kind})
 
     async def jwks(self, _request: Request) -> Response:
-        """Identity's public keys, as this gateway verifies with them (RFC 7517)."""
-        return Response(self.sessions.jwks_document(), media_type="application/jwk-set+json")
+        """Identity's public keys, as this gateway verifies with them (RFC 7517); 503 `no_keys` while it
+        holds none (identity unreachable since it started), the fetch run off the event loop."""
+        try:
+            document = await asyncio.to_thread(self.sessions.jwks_document)
+        except ConnectionError as exc:
+            raise BadRequest(f"{exc}: try again shortly", 503, "no_keys") from None
+        return Response(document, media_type="application/jwk-set+json")
 
     async def rating(self, request: Request) -> Response:
         caller = await self.caller(request)

@@ -1,5 +1,5 @@
 """The gateway's ASGI app: the static browser app at `/`, the JSON API under `/api`, identity's public
-keys at `/.well-known/jwks.json`."""
+keys at `/.well-known/jwks.json`, and the probes' `/healthz` and `/readyz` (health.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 from rummy_client import RpcFailure
 from rummy_client.identity import IdentityClient
-from rummy_service.public_keys import keys_ready, verifier
+from rummy_service.public_keys import verifier
 from rummy_service.rate_limits import Limiter
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -23,6 +23,7 @@ from meldstream_web.api import BadRequest, Gateway, refusal
 from meldstream_web.bots import BotSeats
 from meldstream_web.config import WebConfig, check_oidc
 from meldstream_web.headers import SecurityHeaders
+from meldstream_web.health import Readiness, healthz
 from meldstream_web.limits import LimitsMiddleware
 from meldstream_web.oidc import ProviderFlow
 from meldstream_web.sessions import CookieMiddleware, CookiePolicy, NotSignedIn, Sessions
@@ -43,6 +44,9 @@ async def _grpc_error(_request: Request, exc: Exception) -> Response:
 
 async def _bad_request(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, BadRequest)
+    if exc.status == 503:  # the gateway cannot serve it now (no keys, no credential): to retry later
+        body = {"status": "UNAVAILABLE", "code": exc.code, "message": str(exc)}
+        return JSONResponse(body, 503, headers={"Retry-After": "5"})
     return JSONResponse({"status": "BAD_REQUEST", "code": exc.code, "message": str(exc)}, exc.status)
 
 
@@ -62,16 +66,19 @@ def create_app(config: WebConfig) -> Starlette:
         config.identity, credentials=config.tls.channel_credentials(), options=config.tls.channel_options()
     )
     tokens = verifier(config.identity, config.tls)
-    sessions = Sessions(identity, tokens, CookiePolicy(config.cookie_secure))
+    sessions = Sessions(identity, tokens, CookiePolicy(config.cookie_secure, origin=config.public_origin))
     limiter = Limiter(config.redis)
     tokens_page = TokenPages(sessions, identity)
+    readiness = Readiness(config, tokens)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         bots = BotSeats(config.tls)
         bot_token = identity.api_token(config.service_credential) if config.service_credential else None
         flow = ProviderFlow(config.oidc, config.cookie_secure) if config.oidc.configured else None
-        await keys_ready(tokens)  # fetched before the first call (if identity is down, the first call asks)
+        await (
+            readiness.start()
+        )  # identity's keys fetched before the first call (if down, retried in the background)
         async with (
             config.tls.channel(config.matchmaking) as matchmaking,
             config.tls.channel(config.scoring) as scoring,
@@ -82,6 +89,7 @@ def create_app(config: WebConfig) -> Starlette:
             try:
                 yield
             finally:
+                await readiness.stop()
                 await bots.stop()
                 identity.close()
                 await limiter.close()
@@ -95,6 +103,8 @@ def create_app(config: WebConfig) -> Starlette:
 
     routes = [
         Route("/", _index),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readiness.readyz, methods=["GET"]),
         route("/api/variants", "variants", ["GET"]),
         route("/api/signup", "sign_up", ["POST"]),
         route("/api/signin", "sign_in", ["POST"]),

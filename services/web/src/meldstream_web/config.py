@@ -26,6 +26,7 @@ from meldstream_web.oidc import OidcSettings
 DEFAULT_ADDRESS = "127.0.0.1:8080"
 CALLBACK_PATH = "/api/oidc/callback"
 OIDC_ISSUER = "WEB_OIDC_ISSUER"
+PUBLIC_URL = "WEB_PUBLIC_URL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,7 @@ class WebConfig:
     bot_pace_ms: int = 700
     tls: Tls = PLAINTEXT  # TLS_CA_FILE: the services are called over TLS
     oidc: OidcSettings = field(default_factory=OidcSettings)  # the operator's OpenID provider, if any
+    public_url: str = ""  # WEB_PUBLIC_URL: the origin browsers load the page from (https://play.example.org)
 
     def needs(self) -> Needs:
         """Nothing to wait for: the services it bridges to are called when a browser asks."""
@@ -60,23 +62,30 @@ class WebConfig:
         return host, int(port)
 
     @property
+    def public_origin(self) -> str:
+        """WEB_PUBLIC_URL as a browser's `Origin` header spells it ("" when unset)."""
+        return _origin(self.public_url) if self.public_url else ""
+
+    @property
     def url(self) -> str:
         host, port = self.host_port
         return f"http://{host}:{port}"
 
 
 def load(env: Mapping[str, str] | None = None) -> WebConfig:
-    """Read WEB_ADDRESS, WEB_BOT_PACE_MS, WEB_COOKIE_SECURE, the services' addresses (IDENTITY_ADDRESS
-    among them), MELDSTREAM_SERVICE_CREDENTIAL, WEB_OIDC_* and TLS_*."""
+    """Read WEB_ADDRESS, WEB_PUBLIC_URL, WEB_BOT_PACE_MS, WEB_COOKIE_SECURE, the services' addresses
+    (IDENTITY_ADDRESS among them), MELDSTREAM_SERVICE_CREDENTIAL, WEB_OIDC_* and TLS_*."""
     d = WebConfig()
+    public_url = public_url_setting(env)
     config = WebConfig(
+        public_url=public_url,
         address=address_setting("WEB_ADDRESS", d.address, env),
         engine=address_setting("ENGINE_ADDRESS", d.engine, env),
         matchmaking=address_setting("MATCHMAKING_ADDRESS", d.matchmaking, env),
         scoring=address_setting("SCORING_ADDRESS", d.scoring, env),
         identity=address_setting(IDENTITY_VARIABLE, d.identity, env),
         service_credential=env_str(SERVICE_CREDENTIAL_VARIABLE, "", env),
-        cookie_secure=env_int("WEB_COOKIE_SECURE", 1, env) != 0,
+        cookie_secure=_cookie_secure(public_url, env),
         redis=redis_url("REDIS_URL", env),
         limits=load_limits(env),
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
@@ -97,13 +106,65 @@ def _oidc(env: Mapping[str, str] | None, config: WebConfig) -> OidcSettings:
     _check_url(issuer, OIDC_ISSUER)
     if not client_id:
         raise ConfigError(f"{OIDC_ISSUER} is set without WEB_OIDC_CLIENT_ID (this gateway's client id there)")
-    redirect = env_str("WEB_OIDC_REDIRECT_URI", "", env) or config.url + CALLBACK_PATH
+    redirect = env_str("WEB_OIDC_REDIRECT_URI", "", env) or _default_redirect(config)
     _check_url(redirect, "WEB_OIDC_REDIRECT_URI")
     host = urllib.parse.urlsplit(issuer).hostname or issuer
     name = env_str("WEB_OIDC_NAME", "", env).strip() or host
     if len(name) > 40 or not name.isprintable():
         raise ConfigError("WEB_OIDC_NAME is printable text of at most 40 characters")
     return OidcSettings(issuer, client_id, env_str("WEB_OIDC_CLIENT_SECRET", "", env), redirect, name)
+
+
+def public_url_setting(env: Mapping[str, str] | None = None) -> str:
+    """WEB_PUBLIC_URL: an origin (scheme, host, optional port; https, or http on loopback), with no
+    path, query or fragment; "" when unset. Anything else is refused with one line."""
+    raw = env_str(PUBLIC_URL, "", env).strip()
+    if not raw:
+        return ""
+    _check_url(raw, PUBLIC_URL)
+    parsed = urllib.parse.urlsplit(raw)
+    if parsed.path not in ("", "/") or parsed.query or parsed.username or parsed.password:
+        raise ConfigError(
+            f"{PUBLIC_URL}={raw[:80]!r} is an origin only (https://play.example.org): no path, query or user"
+        )
+    try:
+        parsed.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        raise ConfigError(f"{PUBLIC_URL}={raw[:80]!r} has a port that is not a number") from None
+    return raw.rstrip("/")
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] as browsers send it: lowercase, no default port."""
+    parsed = urllib.parse.urlsplit(url)
+    scheme, host, port = parsed.scheme.lower(), (parsed.hostname or "").lower(), parsed.port
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"https": 443, "http": 80}[scheme]
+    return f"{scheme}://{host}" if port in (None, default) else f"{scheme}://{host}:{port}"
+
+
+def _cookie_secure(public_url: str, env: Mapping[str, str] | None) -> bool:
+    """Secure cookies, always with an https public URL (WEB_COOKIE_SECURE=0 there is refused);
+    otherwise WEB_COOKIE_SECURE (default 1)."""
+    secure = env_int("WEB_COOKIE_SECURE", 1, env) != 0
+    if public_url.lower().startswith("https:") and not secure:
+        raise ConfigError(f"WEB_COOKIE_SECURE=0 with an https {PUBLIC_URL}: its cookies are Secure")
+    return secure
+
+
+def _default_redirect(config: WebConfig) -> str:
+    """The provider's redirect URI when WEB_OIDC_REDIRECT_URI is unset: WEB_PUBLIC_URL's callback, or
+    WEB_ADDRESS's on loopback (development); a gateway listening on any other address needs one."""
+    if config.public_url:
+        return config.public_origin + CALLBACK_PATH
+    host, _ = config.host_port
+    if not _loopback(host):
+        raise ConfigError(
+            f"{OIDC_ISSUER} needs {PUBLIC_URL} (or WEB_OIDC_REDIRECT_URI): the provider sends browsers back "
+            f"to the public URL, not to WEB_ADDRESS={config.address}"
+        )
+    return config.url + CALLBACK_PATH
 
 
 def check_oidc(config: WebConfig) -> None:

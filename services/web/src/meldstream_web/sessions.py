@@ -56,6 +56,7 @@ class Caller:
 @dataclass(frozen=True, slots=True)
 class CookiePolicy:
     secure: bool = True  # WEB_COOKIE_SECURE=0 only for plain http on another host than localhost
+    origin: str = ""  # the public origin pages call from (WEB_PUBLIC_URL's); empty: the request's own
     refresh_max_age_s: int = 30 * 24 * 3600
 
 
@@ -74,7 +75,7 @@ class Sessions:
         if scheme.lower() == "bearer" and bearer:
             return Caller(bearer, self._verify(bearer))
         if request.method in UNSAFE:
-            check_csrf(request)
+            check_csrf(request, self.policy.origin)
         access = request.cookies.get(ACCESS, "")
         if access:
             try:
@@ -173,10 +174,12 @@ class CookieMiddleware:
         await self._app(scope, receive, with_cookies)
 
 
-def check_csrf(request: Request) -> None:
-    """403 `csrf` unless the call carries the page's CSRF token and comes from this origin."""
+def check_csrf(request: Request, public_origin: str = "") -> None:
+    """403 `csrf` unless the call carries the page's CSRF token and comes from this origin: the
+    operator's WEB_PUBLIC_URL when set (whatever a proxy forwards), else the request's own."""
     origin = request.headers.get("origin")
-    if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+    expected = public_origin or f"{request.url.scheme}://{request.url.netloc}"
+    if origin is not None and origin.lower() != expected:
         raise NotSignedIn("a call from another site's page is refused", "csrf", 403)
     sent = request.headers.get(CSRF_HEADER, "")
     kept = request.cookies.get(CSRF, "")
