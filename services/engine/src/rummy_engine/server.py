@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
@@ -34,6 +34,7 @@ from rummy_engine.projection import engine_commands
 from rummy_engine.rendering import actions_pb, hands_to_pb, render, seats_to_pb, stream_update
 
 Context = grpc.aio.ServicerContext[Any, Any]
+R = TypeVar("R", gs.StreamGameResponse, gs.WatchGameResponse)
 
 
 def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
@@ -165,27 +166,35 @@ class GameServicer(gs_grpc.GameServiceServicer):
         return response
 
     async def _stream(
-        self, context: Context, game_id: str, seat: int | None, after_seq: int
-    ) -> AsyncIterator[gs.GameUpdate]:
+        self, context: Context, game_id: str, seat: int | None, after_seq: int, response: type[R]
+    ) -> AsyncIterator[R]:
+        """Each update as a `response` (StreamGameResponse or WatchGameResponse), built in place."""
         live = (await self._caller(context, game_id, seat)).live
         async for update in self._app.watch(game_id, after_seq):
-            yield stream_update(live.game_id, update, seat, live.deadline if update.seq == live.seq else None)
+            message = response()
+            deadline = live.deadline if update.seq == live.seq else None
+            stream_update(live.game_id, update, seat, deadline, into=message.update)
+            yield message
 
     @stream_errors
     async def StreamGame(
         self, request: gs.StreamGameRequest, context: Context
     ) -> AsyncIterator[gs.StreamGameResponse]:
         limits.check(request)
-        async for update in self._stream(context, request.game_id, request.seat, request.after_seq):
-            yield gs.StreamGameResponse(update=update)
+        async for message in self._stream(
+            context, request.game_id, request.seat, request.after_seq, gs.StreamGameResponse
+        ):
+            yield message
 
     @stream_errors
     async def WatchGame(
         self, request: gs.WatchGameRequest, context: Context
     ) -> AsyncIterator[gs.WatchGameResponse]:
         limits.check(request)
-        async for update in self._stream(context, request.game_id, None, request.after_seq):
-            yield gs.WatchGameResponse(update=update)
+        async for message in self._stream(
+            context, request.game_id, None, request.after_seq, gs.WatchGameResponse
+        ):
+            yield message
 
     @unary_errors
     async def ReturnToTable(
