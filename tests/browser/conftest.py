@@ -223,7 +223,7 @@ def console_errors(browser: WebDriver) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """A move button the page offers (one of the engine's legal actions)."""
+    """A move button of the page's full list of moves (one of the engine's legal actions each)."""
 
     element: WebElement
     kind: str  # the Action's kind, e.g. "draw_from_stock"
@@ -239,6 +239,8 @@ class Page:
 # The page's state in one WebDriver round trip (on a busy machine each round trip counts).
 _PAGE = """
 const result = document.getElementById("result");
+const list = document.getElementById("moves-box");  // the full list of moves, folded under the card table
+if (list && !list.open) list.open = true;
 const moves = [...document.querySelectorAll("#moves button.move")];
 return [!result.hidden && result.textContent.includes("Game over"),
   moves.map((b) => [b, b.dataset.kind, b.dataset.index ?? null])];

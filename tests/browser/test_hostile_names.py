@@ -170,7 +170,7 @@ def test_the_lobby_the_table_and_the_spectator_view(
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats .seat")) == 6)
     _check(browser, "#table-page")
     override = browser.find_elements(By.CSS_SELECTOR, "#seats .seat")[3].text  # the name that overrides
-    assert re.fullmatch(r"evil · \d+ cards · score 0", override), override
+    assert re.fullmatch(r"evil · \d+ cards · score 0( \d+:\d\d)?", override), override  # and its clock
     screenshot(browser, "hostile-watch")
     assert console_errors(browser) == []
 

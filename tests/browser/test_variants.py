@@ -83,7 +83,8 @@ def test_rummy500_to_its_end_picking_deep_from_the_pile(browser: WebDriver, plat
 
 
 class Buyer:
-    """Contract rummy as a greedy person who buys the first card offered them each round, then passes."""
+    """Contract rummy as a greedy person who buys the first card offered them each round, then passes,
+    answering at the buy window's prompt."""
 
     def __init__(self) -> None:
         self.bought = 0
@@ -96,11 +97,14 @@ class Buyer:
             offer = browser.find_element(By.ID, "offer")
             self.offers.append(offer.text if offer.is_displayed() else "")
             me = browser.find_element(By.CSS_SELECTOR, "#seats .seat.you").text
-            if "buys 0" in me:
+            # Answered at the buy window's own prompt (beside its clock), not from the list of moves.
+            answer = "buy_discard" if "buys 0" in me else "pass_buy"
+            prompt = browser.find_element(By.CSS_SELECTOR, f"#offer.prompt button[data-kind='{answer}']")
+            if answer == "buy_discard":
                 self.bought += 1
-                return buy
-            self.passed += 1
-            return decline
+            else:
+                self.passed += 1
+            return Move(prompt, answer, None)
         return _first(moves, TURN) or _first(moves, ("discard",)) or moves[0]
 
 

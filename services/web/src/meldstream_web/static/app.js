@@ -1,8 +1,10 @@
 // The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
 // Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME, #/tokens).
 import { call, listen, session, whoAmI } from "./api.js";
-import { actionKind, actionLabel, cardText, sameCard } from "./cards.js";
-import { drawHand, drawTable, names, resultLines, rulesNote, tickTimers } from "./table.js";
+import { actionKind, actionLabel, cardKey, cardName, cardText, sameCard } from "./cards.js";
+import { Hand } from "./hand.js";
+import { extending, handCards, matching, meldOf, usedKeys } from "./moves.js";
+import { drawTable, el, names, resultLines, rulesNote, tickTimers } from "./table.js";
 import { isolated, nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
 import { closeTokens, openTokens } from "./tokens.js";
@@ -27,6 +29,7 @@ function show(page) {
 }
 
 function closeStream() {
+  turnSignal.set(false);
   if (stream) stream.close();
   stream = null;
   clearInterval(watchTimer);
@@ -166,24 +169,6 @@ $("private").addEventListener("click", () => enqueue($("code").value.trim()));
 
 const tableEls = () => ({ info: $("table-info"), seats: $("seats"), stock: $("stock"), discard: $("discard-pile"),
   offer: $("offer"), melds: $("melds") });
-// The order moves are listed in: answering a card on offer first (it waits for you), then the turn's.
-const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off", "swap_joker", "pick_from_pile",
-  "draw_from_stock", "take_discard", "discard"];
-
-function logLine(update, view) {
-  const li = document.createElement("li");
-  if (update.actor !== undefined) li.append(nameEl(names(view)[update.actor]), ": ");
-  li.append(update.event_type.replaceAll("_", " "));
-  if (update.event_type === "card_discarded" && view.discard_top) li.append(` ${cardText(view.discard_top)}`);
-  if (update.by_timer) {
-    const tag = document.createElement("span");
-    tag.className = "engine";
-    tag.textContent = "engine played";
-    li.append(" ", tag);
-  }
-  $("log").prepend(li);
-}
-
 async function showResult(view) {
   const box = $("result");
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
@@ -221,6 +206,63 @@ async function showResult(view) {
   }
 }
 
+// The order moves are listed in: answering a card on offer first (it waits for you), then the turn's.
+const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off", "swap_joker", "pick_from_pile",
+  "draw_from_stock", "take_discard", "discard"];
+const byKind = (a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b));
+const OUT_OF_TURN = ["buy_discard", "pass_buy"];
+
+function logLine(update, view) {
+  const li = document.createElement("li");
+  if (update.actor !== undefined) li.append(nameEl(names(view)[update.actor]), ": ");
+  li.append(update.event_type.replaceAll("_", " "));
+  if (update.event_type === "card_discarded" && view.discard_top) li.append(` ${cardText(view.discard_top)}`);
+  if (update.by_timer) {
+    const tag = document.createElement("span");
+    tag.className = "engine";
+    tag.textContent = "engine played";
+    li.append(" ", tag);
+  }
+  $("log").prepend(li);
+}
+
+// "Your turn" while the tab is in the background: the title and the icon carry a badge.
+const turnSignal = {
+  on: false,
+  set(on) {
+    this.on = on;
+    this.show();
+  },
+  show() {
+    const badge = this.on && document.hidden;
+    document.title = badge ? "● Your turn · meldstream" : "meldstream";
+    const icon = document.querySelector("link[rel=icon]");
+    if (!icon) return;
+    if (!badge) { icon.href = "data:,"; return; }
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 32;
+    const g = canvas.getContext("2d");
+    g.fillStyle = "#0b5d3b";
+    g.fillRect(0, 0, 32, 32);
+    g.fillStyle = "#e6a700";
+    g.beginPath();
+    g.arc(22, 10, 9, 0, 2 * Math.PI);
+    g.fill();
+    icon.href = canvas.toDataURL("image/png");
+  },
+};
+document.addEventListener("visibilitychange", () => turnSignal.show());
+
+function fourColour(on) {
+  document.body.classList.toggle("four-colour", on);
+  $("four-colour").checked = on;
+}
+fourColour(localStorage.getItem("meldstream.fourColour") === "1");
+$("four-colour").addEventListener("change", () => {
+  localStorage.setItem("meldstream.fourColour", $("four-colour").checked ? "1" : "0");
+  fourColour($("four-colour").checked);
+});
+
 function play(gameId, seat) {
   show("table-page");
   $("hand-area").hidden = false;
@@ -229,82 +271,168 @@ function play(gameId, seat) {
   $("result").hidden = true;
   let view = null;
   let actions = [];
-  let byRank = false;
   let sending = false;
   let pileIndex = null; // Rummy 500: the pile card clicked, whose picks alone are listed
+  const announce = (text) => { $("announce").textContent = text; };
 
   const submit = async (action) => {
     if (sending) return;
     sending = true;
     try {
       await call("POST", `/api/games/${gameId}/actions`, { seat, action });
+      hand.selected.clear();
+      pileIndex = null;
       say("");
     } catch (err) {
       say(`Refused: ${err.message}`, true);
     } finally { sending = false; }
   };
+  // One of several moves, or the only one, for a click on a card, a pile or a meld.
+  const offer = (found, none) => {
+    if (found.length === 1) submit(found[0]);
+    else if (found.length) { say("Several moves fit: choose one below."); drawActions(found); }
+    else say(none);
+  };
+  const selectedCards = () => hand.selectedSlots().map((s) => s.card);
+  const discardOf = (slot) => actions.find((a) => actionKind(a) === "discard" && sameCard(a.discard.card, slot.card));
 
-  const moveButton = (action) => {
+  const hand = new Hand($("hand"), `meldstream.hand.${gameId}.${seat}`, {
+    changed: () => draw(),
+    moved: (slot, to) => announce(`${cardName(slot.card)} moved to place ${to + 1}`),
+    discard: (slot) => {
+      const discard = slot && discardOf(slot);
+      if (discard) submit(discard);
+      else say("That card cannot be discarded now.");
+    },
+  }, $("discard-pile"));
+
+  const moveButton = (action, cls = "move") => {
     const button = document.createElement("button");
     const kind = actionKind(action);
-    button.className = `move ${kind}`;
+    button.type = "button";
+    button.className = `${cls} ${kind}`;
     button.dataset.kind = kind;
     if (kind === "pick_from_pile") button.dataset.index = `${action.pick_from_pile.index || 0}`;
+    const used = handCards(action, view);
+    if (used.length) button.dataset.cards = used.map(cardKey).join(" ");
+    if (meldOf(action) !== null) button.dataset.meld = `${meldOf(action)}`;
     button.textContent = actionLabel(action, view);
     button.addEventListener("click", () => submit(action));
     return button;
   };
 
+  // The moves bar: what the cards selected (and a pile card clicked) can do, else the turn's moves
+  // that need no card (drawing) and going out; `only` a choice to show instead.
+  const drawActions = (only = null) => {
+    const chosen = selectedCards();
+    const turn = actions.filter((a) => !OUT_OF_TURN.includes(actionKind(a)));
+    let shown;
+    let hint = "";
+    if (only) shown = only;
+    else if (pileIndex !== null) {
+      const picks = turn.filter((a) => actionKind(a) === "pick_from_pile" && (a.pick_from_pile.index || 0) === pileIndex);
+      const fit = chosen.length ? matching(picks, chosen, view) : [];
+      shown = fit.length ? fit : picks;
+    } else if (chosen.length) {
+      shown = matching(turn, chosen, view);
+      const more = extending(turn, chosen, view);
+      if (!shown.length) hint = more ? `${more} move${more > 1 ? "s" : ""} use these cards and more: keep selecting` : "No move uses these cards now";
+      else if (more) hint = `or select more: ${more} more move${more > 1 ? "s" : ""}`;
+    } else {
+      shown = turn.filter((a) => ["draw_from_stock", "take_discard", "go_out"].includes(actionKind(a)));
+      if (turn.some((a) => handCards(a, view).length)) hint = "Select cards to meld, lay off or discard";
+    }
+    const buttons = [...shown].sort(byKind).map((a) => moveButton(a, "act"));
+    $("actions").replaceChildren(...buttons, ...(hint ? [el("span", "hint", hint)] : []));
+    if (!turn.length) $("actions").replaceChildren(el("span", "hint", view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…"));
+  };
+
+  // The buy window's prompt, for the seat the card is offered to out of turn: buy or pass, with its clock.
+  const drawPrompt = () => {
+    const answers = actions.filter((a) => OUT_OF_TURN.includes(actionKind(a))).sort(byKind);
+    $("offer").classList.toggle("prompt", answers.length > 0);
+    if (!answers.length || $("offer").hidden) return;
+    const row = $("offer-row");
+    row.append(...answers.map((a) => moveButton(a, "act prompt-answer")));
+  };
+
   const draw = () => {
     drawTable(view, tableEls(), config, seat);
     $("rules-note").textContent = rulesNote(view, config, seat);
-    const discards = actions.filter((a) => actionKind(a) === "discard");
-    drawHand($("hand"), view.hand, byRank, (card) => {
-      const discard = discards.find((a) => sameCard(a.discard.card, card));
-      if (discard) submit(discard);
-      else say("Only the offered moves below can be played now.", false);
-    });
-    for (const node of $("hand").children) {
-      const text = node.textContent;
-      if (discards.some((a) => cardText(a.discard.card) === text)) node.classList.add("playable");
+    hand.marks.playable = new Set(hand.cards.filter((s) => usedKeys(actions, view).has(cardKey(s.card))).map((s) => s.id));
+    hand.draw();
+    const chosen = selectedCards();
+    const turn = actions.filter((a) => !OUT_OF_TURN.includes(actionKind(a)));
+    // The stock and the pile: a click draws, takes, or discards the one card selected.
+    const stock = $("draw-stock");
+    const drawMove = turn.find((a) => actionKind(a) === "draw_from_stock");
+    stock.classList.toggle("live", Boolean(drawMove));
+    stock.addEventListener("click", () => offer(drawMove ? [drawMove] : [], "You cannot draw now."));
+    const pileMoves = () => {
+      const take = turn.filter((a) => actionKind(a) === "take_discard");
+      const discard = chosen.length === 1 ? matching(turn.filter((a) => actionKind(a) === "discard"), chosen, view) : [];
+      return [...take, ...discard];
+    };
+    const top = $("take-discard");
+    if (top) {
+      top.classList.toggle("live", pileMoves().length > 0);
+      top.addEventListener("click", () => offer(pileMoves(), "Nothing to do with the pile now: select one card to discard it."));
     }
-    // The pile's cards that can be picked now (Rummy 500): a click lists that card's uses.
-    const picks = actions.filter((a) => actionKind(a) === "pick_from_pile");
+    // Rummy 500's spread pile: a click on a card lists that card's uses (or discards the card selected).
+    const picks = turn.filter((a) => actionKind(a) === "pick_from_pile");
     for (const node of $("discard-pile").querySelectorAll(".card[data-index]")) {
       const index = Number(node.dataset.index);
-      if (!picks.some((a) => (a.pick_from_pile.index || 0) === index)) continue;
-      node.classList.add("pickable");
+      const usable = picks.some((a) => (a.pick_from_pile.index || 0) === index);
+      node.classList.toggle("pickable", usable);
       node.classList.toggle("chosen", index === pileIndex);
-      node.addEventListener("click", () => { pileIndex = index === pileIndex ? null : index; draw(); });
+      node.addEventListener("click", () => {
+        if (!usable && pileMoves().length) { offer(pileMoves(), ""); return; }
+        if (!usable) { say("That card of the pile has no use for you now."); return; }
+        pileIndex = index; // "all moves" or "clear selection" lists every move again
+        draw();
+      });
     }
     if (pileIndex !== null && !picks.some((a) => (a.pick_from_pile.index || 0) === pileIndex)) pileIndex = null;
-    const shown = pileIndex === null ? actions : picks.filter((a) => (a.pick_from_pile.index || 0) === pileIndex);
-    const ordered = [...shown].sort((a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b)));
-    $("moves").replaceChildren(...ordered.map(moveButton));
-    if (pileIndex !== null) {
-      const all = document.createElement("button");
-      all.className = "small";
-      all.id = "all-moves";
-      all.textContent = "all moves";
-      all.addEventListener("click", () => { pileIndex = null; draw(); });
-      $("moves").append(all);
+    // The melds: those the cards selected can be laid off on (or swapped for a joker of) are marked;
+    // a click makes that move.
+    const onMeld = chosen.length ? matching(turn, chosen, view).filter((a) => meldOf(a) !== null) : [];
+    for (const node of $("melds").querySelectorAll(".meld[data-meld]")) {
+      const index = Number(node.dataset.meld);
+      const here = onMeld.filter((a) => meldOf(a) === index);
+      node.classList.toggle("target", here.length > 0);
+      node.addEventListener("click", () => offer(here, chosen.length ? "The cards selected do not fit this meld now."
+        : "Select the cards to lay off on this meld first."));
     }
-    const offered = actions.some((a) => actionKind(a) === "buy_discard");
-    $("moves-title").textContent = offered ? "Your moves — you may buy the card on offer" : "Your moves";
+    drawActions();
+    drawPrompt();
+    // Every legal move, listed (for the keyboard and screen readers, and for moves of many cards).
+    const all = pileIndex === null ? actions : picks.filter((a) => (a.pick_from_pile.index || 0) === pileIndex);
+    $("moves").replaceChildren(...[...all].sort(byKind).map((a) => moveButton(a)));
+    if (pileIndex !== null) {
+      const back = document.createElement("button");
+      back.className = "small";
+      back.id = "all-moves";
+      back.textContent = "all moves";
+      back.addEventListener("click", () => { pileIndex = null; draw(); });
+      $("moves").append(back);
+    }
+    $("moves-title").textContent = `All your moves (${actions.length})`;
     if (!actions.length) $("moves").textContent = view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…";
+    const mine = turn.length > 0;
+    $("turn-badge").hidden = !mine;
+    $("my-clock").dataset.deadline = mine || actions.length ? view.turn_deadline || "" : "";
+    if (!$("my-clock").dataset.deadline) $("my-clock").textContent = "";
+    $("hand-area").classList.toggle("my-turn", mine);
+    turnSignal.set(actions.length > 0);
     $("return").hidden = !(view.seats[seat] && view.seats[seat].away);
     showResult(view);
   };
 
-  $("sort").onclick = () => { byRank = !byRank; $("sort").textContent = byRank ? "sort by suit" : "sort by rank"; if (view) draw(); };
+  $("sort").onclick = () => hand.sort(true);
+  $("sort-suit").onclick = () => hand.sort(false);
+  $("deselect").onclick = () => { pileIndex = null; hand.clear(); };
   $("return").onclick = () => call("POST", `/api/games/${gameId}/return`, { seat }).catch((err) => say(err.message, true));
-  $("discard-pile").ondragover = (e) => e.preventDefault();
-  $("discard-pile").ondrop = (e) => {
-    e.preventDefault();
-    const card = JSON.parse(e.dataTransfer.getData("text/plain"));
-    const discard = actions.find((a) => actionKind(a) === "discard" && sameCard(a.discard.card, card));
-    if (discard) submit(discard);
-  };
+  window.onresize = () => hand.fit();
 
   closeStream();
   stream = listen(`/api/games/${gameId}/updates?seat=${seat}`, {
@@ -312,11 +440,12 @@ function play(gameId, seat) {
       view = update.view;
       actions = update.legal_actions || [];
       if (update.event_type !== "view") logLine(update, view);
+      hand.update(view.hand);
       draw();
     },
     failure: (f) => say(f.message, true),
   });
-  watchTimer = setInterval(tickTimers, 500);
+  watchTimer = setInterval(tickTimers, 250);
 }
 
 // A spectator's table: updates are queued and shown one per `pace` ms, so a game played at machine

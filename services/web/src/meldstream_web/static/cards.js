@@ -22,11 +22,102 @@ export function sameCard(a, b) {
   return a && b && (a.rank || 0) === (b.rank || 0) && (a.suit || "SUIT_UNSPECIFIED") === (b.suit || "SUIT_UNSPECIFIED");
 }
 
-export function cardEl(card) {
-  const el = document.createElement("span");
+const SVG = "http://www.w3.org/2000/svg";
+const SUIT_NAMES = { SUIT_CLUBS: "clubs", SUIT_DIAMONDS: "diamonds", SUIT_HEARTS: "hearts", SUIT_SPADES: "spades" };
+const RANK_NAMES = ["joker", "ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen", "king"];
+const SUIT_CLASS = { SUIT_CLUBS: "s-c", SUIT_DIAMONDS: "s-d", SUIT_HEARTS: "s-h", SUIT_SPADES: "s-s" };
+
+const isJoker = (card) => !card || !card.rank;
+
+// A card as a screen reader says it: "7 of hearts", "queen of spades", "joker".
+export function cardName(card) {
+  if (isJoker(card)) return "joker";
+  return `${RANK_NAMES[card.rank]} of ${SUIT_NAMES[card.suit] || "no suit"}`;
+}
+
+// A card as a short key ("7H", "10S", "JK"), the same for both copies of a two-deck card.
+export function cardKey(card) {
+  if (isJoker(card)) return "JK";
+  return RANKS[card.rank] + (card.suit || "SUIT_?").slice(5, 6);
+}
+
+function svgNode(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, `${value}`);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// The corner index (rank over suit), drawn top left and, turned, bottom right.
+function corner(rank, suit) {
+  const g = svgNode("g", { class: "ink" });
+  g.append(svgNode("text", { x: 7.5, y: 15, "font-size": rank === "10" ? 11 : 13, "font-weight": 700, "text-anchor": "middle" }, rank));
+  if (suit) g.append(svgNode("text", { x: 7.5, y: 26, "font-size": 11, "text-anchor": "middle" }, suit));
+  return g;
+}
+
+// A card's face as an SVG drawing (built node by node: no markup is parsed), 50 x 70 units; its colours
+// come from the style sheet by suit (two or four colours).
+export function cardSvg(card) {
+  const svg = svgNode("svg", { viewBox: "0 0 50 70", class: "card-svg", "aria-hidden": "true", focusable: "false" });
+  svg.append(svgNode("rect", { x: 0.75, y: 0.75, width: 48.5, height: 68.5, rx: 4.5, class: "face" }));
+  if (isJoker(card)) {
+    svg.classList.add("s-j");
+    const g = svgNode("g", { class: "ink" });
+    [..."JOKER"].forEach((letter, i) => g.append(svgNode("text", { x: 7, y: 12 + i * 9, "font-size": 8.5, "font-weight": 700, "text-anchor": "middle" }, letter)));
+    g.append(svgNode("text", { x: 28, y: 46, "font-size": 28, "text-anchor": "middle" }, "★"));
+    svg.append(g);
+    return svg;
+  }
+  svg.classList.add(SUIT_CLASS[card.suit] || "s-x");
+  const rank = RANKS[card.rank];
+  const suit = SUITS[card.suit] || "?";
+  svg.append(corner(rank, suit));
+  const turned = corner(rank, suit);
+  turned.setAttribute("transform", "rotate(180 25 35)");
+  svg.append(turned);
+  const middle = svgNode("g", { class: "ink" });
+  if (card.rank > 10) {
+    middle.append(svgNode("rect", { x: 13, y: 14, width: 24, height: 42, rx: 2, class: "court" }));
+    middle.append(svgNode("text", { x: 25, y: 38, "font-size": 19, "font-weight": 700, "text-anchor": "middle" }, rank));
+    middle.append(svgNode("text", { x: 25, y: 52, "font-size": 11, "text-anchor": "middle" }, suit));
+  } else {
+    middle.append(svgNode("text", { x: 25, y: 45, "font-size": card.rank === 1 ? 30 : 24, "text-anchor": "middle" }, suit));
+  }
+  svg.append(middle);
+  return svg;
+}
+
+// The back of a card (the stock).
+export function cardBack() {
+  const svg = svgNode("svg", { viewBox: "0 0 50 70", class: "card-svg back", "aria-hidden": "true", focusable: "false" });
+  svg.append(svgNode("rect", { x: 0.75, y: 0.75, width: 48.5, height: 68.5, rx: 4.5, class: "back-face" }));
+  svg.append(svgNode("rect", { x: 5, y: 5, width: 40, height: 60, rx: 3, class: "back-inner" }));
+  svg.append(svgNode("text", { x: 25, y: 41, "font-size": 16, "font-weight": 700, "text-anchor": "middle", class: "back-mark" }, "m"));
+  return svg;
+}
+
+// Words for screen readers only, inside a control whose drawing (aria-hidden) is all a person sees: its
+// accessible name comes from its content, so no aria-label that could differ from the visible text.
+export function spoken(text) {
+  const node = document.createElement("span");
+  node.className = "visually-hidden";
+  node.textContent = text;
+  return node;
+}
+
+// A card to show: its drawing, named for screen readers, its short key in data-card for tests and CSS.
+export function cardEl(card, tag = "span") {
+  const el = document.createElement(tag);
   const red = card && (card.suit === "SUIT_HEARTS" || card.suit === "SUIT_DIAMONDS");
-  el.className = "card" + (red ? " red" : "") + (!card || !card.rank ? " joker" : "");
-  el.textContent = cardText(card);
+  el.className = "card" + (red ? " red" : "") + (isJoker(card) ? " joker" : "");
+  el.dataset.card = cardKey(card);
+  if (tag === "span") {
+    el.setAttribute("role", "img");
+    el.setAttribute("aria-label", cardName(card));
+    el.title = cardText(card);
+  }
+  el.append(cardSvg(card));
   return el;
 }
 

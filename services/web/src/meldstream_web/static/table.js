@@ -1,6 +1,6 @@
 // The table as one seat (or a spectator) sees it, drawn from a PlayerView (protobuf JSON). Player ids
 // are drawn with nameEl (names.js), never put in a string with the text around them.
-import { cardEl, cardsEl, sortCards } from "./cards.js";
+import { cardBack, cardEl, cardKey, cardName, cardSvg, cardText, cardsEl, spoken } from "./cards.js";
 import { nameEl, nameList } from "./names.js";
 
 const PHASES = { PHASE_DRAW: "draw", PHASE_PLAY: "play", PHASE_DEAL_OVER: "deal over", PHASE_GAME_OVER: "game over" };
@@ -54,7 +54,18 @@ export function rulesNote(view, config, you) {
   return "";
 }
 
-// The table's public part: header, seats, piles, buy offer and melds, into the given elements.
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+// A box that is a button for a player (`you` a seat) and plain for a spectator.
+function control(you, cls, id) {
+  const node = el(you === null ? "div" : "button", cls);
+  if (you !== null) node.type = "button";
+  if (id) node.id = id;
+  return node;
+}
+
+// The table's public part: header, seats (each with its clock), the stock and the pile (buttons for a
+// player: the page gives them their moves), the buy window and the melds, into the given elements.
 export function drawTable(view, els, config, you = null) {
   const players = names(view);
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
@@ -64,58 +75,78 @@ export function drawTable(view, els, config, you = null) {
   ...(over ? [] : [" · ", nameEl(players[view.turn]), " to move"]));
   const timer = el("span", "timer");
   timer.id = "timer";
-  timer.dataset.deadline = view.turn_deadline || "";
+  timer.dataset.deadline = over ? "" : view.turn_deadline || "";
   els.info.append(" ", timer);
 
   els.seats.replaceChildren(...(view.seats || []).map((seat, i) => {
-    const box = el("div", "seat" + (i === view.turn && !over ? " turn" : "") + (i === you ? " you" : ""));
+    const moving = i === view.turn && !over;
+    const box = el("div", "seat" + (moving ? " turn" : "") + (i === you ? " you" : ""));
     const flags = [view.opened && view.opened[i] ? "opened" : "", seat.away ? "away (engine plays)" : "",
       view.active && view.active[i] === false ? "out" : ""].filter(Boolean).join(", ");
-    box.append(nameEl(names(view)[i]), `${i === you ? " (you)" : ""} · ${view.hand_sizes[i]} cards · ` +
+    box.append(nameEl(players[i]), `${i === you ? " (you)" : ""} · ${plural(view.hand_sizes[i] ?? 0, "card", "cards")} · ` +
       `score ${view.totals[i] ?? 0}` + (contract && view.buys && view.buys.length ? ` · buys ${view.buys[i]}` : "") +
       (flags ? ` · ${flags}` : ""));
+    // Each seat's clock: it runs for the seat to move (the engine's deadline), empty for the others.
+    const clock = el("span", "clock" + (moving ? " running" : ""));
+    clock.dataset.deadline = moving ? view.turn_deadline || "" : "";
+    box.append(" ", clock);
     return box;
   }));
 
-  els.stock.replaceChildren(el("div", "", `Stock: ${view.stock_size} cards`));
-  const pile = el("div", "", `Discard pile (${view.discard_size})`);
+  const stock = control(you, "pile-card stock", you === null ? "" : "draw-stock");
+  stock.append(cardBack(), el("span", "pile-label", `Stock · ${view.stock_size}`));
+  if (you !== null) stock.append(spoken(` (${plural(view.stock_size, "card", "cards")}): draw from the stock`));
+  els.stock.replaceChildren(stock);
+  const pileLabel = el("div", "pile-label", `Discard pile (${view.discard_size})`);
   if ((view.discard_pile || []).length) {
     const whole = el("span", "whole-pile");
     view.discard_pile.forEach((card, index) => {
-      const node = cardEl(card);
+      const node = cardEl(card, you === null ? "span" : "button");
       node.dataset.index = `${index}`;
+      if (you !== null) {
+        node.type = "button";
+        node.append(spoken(`${cardName(card)}, card ${index + 1} of the pile`));
+      }
       whole.append(node);
     });
-    els.discard.replaceChildren(pile, whole);
+    els.discard.replaceChildren(pileLabel, whole);
   } else {
-    els.discard.replaceChildren(pile, view.discard_top ? cardEl(view.discard_top) : el("span", "", "empty"));
+    const top = control(you, "pile-card top", you === null ? "" : "take-discard");
+    top.append(view.discard_top ? cardSvg(view.discard_top) : el("span", "empty", "empty"));
+    if (view.discard_top) top.dataset.card = cardKey(view.discard_top);
+    const label = view.discard_top ? `Discard pile: ${cardName(view.discard_top)}` : "Discard pile, empty";
+    if (you === null) { top.setAttribute("role", "img"); top.setAttribute("aria-label", label); }
+    else top.append(spoken(label));
+    els.discard.replaceChildren(pileLabel, top);
   }
 
-  els.offer.textContent = "";
+  els.offer.replaceChildren();
   els.offer.hidden = !(view.offer && view.offer.rank !== undefined && contract);
   if (!els.offer.hidden) {
     const from = view.offer_from !== undefined ? [" discarded by ", nameEl(players[view.offer_from])] : [" (the upcard)"];
     const asked = view.buy_request !== undefined ? [" · ", nameEl(players[view.buy_request]), " asked to buy it"] : [];
-    els.offer.append("Buy window: ", cardEl(view.offer), ...from, " is on offer until ", nameEl(players[view.turn]),
+    const line = el("p", "offer-line");
+    line.append("Buy window: ", el("b", "", cardText(view.offer)), ...from, " is on offer until ", nameEl(players[view.turn]),
       " draws", ...asked);
+    const clock = el("span", "clock running");
+    clock.id = "offer-clock";
+    clock.dataset.deadline = view.turn_deadline || "";
+    const row = el("div", "offer-row");
+    row.id = "offer-row";
+    row.append(cardEl(view.offer), clock);
+    els.offer.append(line, row);
   }
 
   els.melds.replaceChildren(...(view.melds || []).map((m) => {
-    const box = el("div", "meld");
-    box.append(`${m.index + 1}. `, nameEl(players[m.owner]), ": ", cardsEl(m.meld.cards));
+    const box = control(you, "meld");
+    box.dataset.meld = `${m.index}`;
+    const owner = el("span", "meld-owner", `${m.index + 1}. `);
+    owner.append(nameEl(players[m.owner]));
+    box.append(owner, cardsEl(m.meld.cards, "meld-cards"));
+    box.prepend(spoken(`Meld ${m.index + 1}: `));
     return box;
   }));
-  if (!(view.melds || []).length) els.melds.textContent = "none yet";
-}
-
-export function drawHand(target, hand, byRank, onCard) {
-  target.replaceChildren(...sortCards(hand || [], byRank).map((card) => {
-    const node = cardEl(card);
-    node.draggable = true;
-    node.addEventListener("click", () => onCard(card));
-    node.addEventListener("dragstart", (e) => e.dataTransfer.setData("text/plain", JSON.stringify(card)));
-    return node;
-  }));
+  if (!(view.melds || []).length) els.melds.replaceChildren(el("span", "note", "No melds yet"));
 }
 
 // The end of a deal or of the game, from the view (and scoring's result once it has one): each line
@@ -131,9 +162,13 @@ export function resultLines(view) {
   return [[`Deal ${view.deal} over`], ...rows];
 }
 
+// Every clock on the page, from its deadline: seconds left, marked low in the last ten.
 export function tickTimers() {
-  const timer = document.getElementById("timer");
-  if (!timer || !timer.dataset.deadline) { if (timer) timer.textContent = ""; return; }
-  const left = Math.max(0, Math.round((Date.parse(timer.dataset.deadline) - Date.now()) / 1000));
-  timer.textContent = `· ${left} s left`;
+  for (const clock of document.querySelectorAll("#timer, .clock[data-deadline]")) {
+    const deadline = clock.dataset.deadline;
+    if (!deadline) { if (clock.id === "timer") clock.textContent = ""; continue; }
+    const left = Math.max(0, Math.round((Date.parse(deadline) - Date.now()) / 1000));
+    clock.textContent = clock.id === "timer" ? `· ${left} s left` : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+    clock.classList.toggle("low", left <= 10);
+  }
 }
