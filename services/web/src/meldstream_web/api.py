@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from meldstream_web import sse
-from meldstream_web.bots import BotSeats
+from meldstream_web.bot_runner import BotRunner
 from meldstream_web.config import WebConfig
 from meldstream_web.export import history_export
 from meldstream_web.jsonpb import action_from_json, to_json
@@ -78,7 +78,7 @@ class Gateway:
     config: WebConfig
     sessions: Sessions
     identity: IdentityClient
-    bots: BotSeats
+    bots: BotRunner
     bot_token: RenewingToken | None  # the gateway's service:bots token (None: no credential)
     matchmaking: grpc.aio.Channel
     scoring: grpc.aio.Channel
@@ -262,7 +262,8 @@ class Gateway:
     async def quick_play(self, request: Request) -> Response:
         """A table of the caller and house bots, created by the caller (a player may seat themselves
         and the house's bots); the bots are SDK clients the gateway runs with its own `service:bots`
-        token, paced so a person can follow them."""
+        token, paced so a person can follow them, and taken over by another replica if this one goes
+        (bot_runner.py)."""
         caller = await self.caller(request)
         token, player = caller.token, caller.principal.subject
         if self.bot_token is None:
@@ -289,8 +290,7 @@ class Gateway:
             )
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000
-        for seat in range(1, size):
-            self.bots.start(self.config.engine, self.bot_token, game_id, seat, pace)
+        await self.bots.seat(game_id, list(range(1, size)), pace)
         return JSONResponse({"game_id": game_id, "seat": 0})
 
     async def enqueue(self, request: Request) -> Response:
@@ -381,7 +381,7 @@ class Gateway:
         async with self.client(token) as client:
             answer = await client.submit(game_id, seat, action, command_id)
         if action.WhichOneof("kind") in ("buy_discard", "pass_buy"):
-            self.bots.windows.answered(game_id)  # a bot holding the card for this person may draw
+            self.bots.seats.windows.answered(game_id)  # a bot holding the card for this person may draw
         return JSONResponse(to_json(answer))
 
     async def return_to_table(self, request: Request) -> Response:

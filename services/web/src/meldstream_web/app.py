@@ -20,7 +20,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from meldstream_web.api import BadRequest, Gateway, refusal
-from meldstream_web.bots import BotSeats
+from meldstream_web.bot_runner import BotRunner
 from meldstream_web.config import WebConfig, check_oidc
 from meldstream_web.headers import SecurityHeaders
 from meldstream_web.health import Readiness, healthz
@@ -73,8 +73,8 @@ def create_app(config: WebConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        bots = BotSeats(config.tls)
         bot_token = identity.api_token(config.service_credential) if config.service_credential else None
+        bots = BotRunner(config.engine, bot_token, config.redis, prefix=config.key_prefix, tls=config.tls)
         flow = ProviderFlow(config.oidc, config.cookie_secure) if config.oidc.configured else None
         await (
             readiness.start()
@@ -86,6 +86,7 @@ def create_app(config: WebConfig) -> Starlette:
             holder["gateway"] = Gateway(
                 config, sessions, identity, bots, bot_token, matchmaking, scoring, oidc=flow
             )
+            await bots.start()
             try:
                 yield
             finally:

@@ -15,8 +15,9 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
+import grpc
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import GameClient, convert
+from rummy_client import GameClient, RpcFailure, convert
 from rummy_client.bots import BotPlayer
 from rummy_rules.game import buyers
 from rummy_rules.variants import variant_named
@@ -92,26 +93,54 @@ async def play_paced(
 
 
 class BotSeats:
-    """The bot tasks the gateway runs, and the buy windows they hold for persons; stopped with it."""
+    """The bot tasks the gateway runs, by game, and the buy windows they hold for persons; stopped
+    with it. `ended(game_id, finished)` is called once every bot of a game stopped: `finished` when
+    they played it to its end (not when one failed or was cancelled)."""
 
-    def __init__(self, tls: Tls = PLAINTEXT) -> None:
-        self._tasks: set[asyncio.Task[gs.PlayerView]] = set()
+    def __init__(self, tls: Tls = PLAINTEXT, ended: Callable[[str, bool], None] | None = None) -> None:
+        self._games: dict[str, set[asyncio.Task[gs.PlayerView]]] = {}
+        self._failed: set[str] = set()
         self._tls = tls
+        self._ended = ended
         self.windows = BuyWindows()
 
     def start(self, engine: str, token: Callable[[], str], game_id: str, seat: int, pace_s: float) -> None:
         task = asyncio.create_task(
             play_paced(engine, token, game_id, seat, pace_s, windows=self.windows, tls=self._tls)
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
+        self._games.setdefault(game_id, set()).add(task)
+        task.add_done_callback(lambda done: self._done(game_id, done))
 
-    def _done(self, task: asyncio.Task[gs.PlayerView]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("a bot stopped: %r", task.exception())
+    def playing(self, game_id: str) -> bool:
+        return bool(self._games.get(game_id))
+
+    def games(self) -> list[str]:
+        return [game for game, tasks in self._games.items() if tasks]
+
+    def _done(self, game_id: str, task: asyncio.Task[gs.PlayerView]) -> None:
+        tasks = self._games.get(game_id, set())
+        tasks.discard(task)
+        if task.cancelled():
+            self._failed.add(game_id)
+        elif (error := task.exception()) is not None:
+            gone = isinstance(error, RpcFailure) and error.status is grpc.StatusCode.NOT_FOUND
+            if not gone:  # a game the engine does not have is over for its bots too
+                self._failed.add(game_id)
+            log.warning("a bot of game %s stopped: %r", game_id, error)
+        if not tasks:
+            self._games.pop(game_id, None)
+            finished = game_id not in self._failed
+            self._failed.discard(game_id)
+            if self._ended is not None:
+                self._ended(game_id, finished)
+
+    def cancel(self, game_id: str) -> None:
+        """Stop the bots of `game_id` (another replica plays them now)."""
+        for task in self._games.get(game_id, set()):
+            task.cancel()
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = [task for game in self._games.values() for task in game]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

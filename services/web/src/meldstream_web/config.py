@@ -43,7 +43,8 @@ class WebConfig:
     identity: str = DEFAULT_IDENTITY  # signs people in; its public keys verify their tokens
     service_credential: str = ""  # the gateway's own credential at identity: its quick-play bots
     cookie_secure: bool = True  # session cookies only over https (and http://localhost, which browsers trust)
-    redis: str = ""  # where its replicas count calls together (none: each counts alone)
+    redis: str = ""  # where its replicas count calls together and hand bots over (none: each alone)
+    key_prefix: str = ""  # WEB_KEY_PREFIX: before its keys in Redis (several platforms on one Redis)
     limits: LimitSettings = field(default_factory=LimitSettings)
     bot_pace_ms: int = 700
     tls: Tls = PLAINTEXT  # TLS_CA_FILE: the services are called over TLS
@@ -87,6 +88,7 @@ def load(env: Mapping[str, str] | None = None) -> WebConfig:
         service_credential=env_str(SERVICE_CREDENTIAL_VARIABLE, "", env),
         cookie_secure=_cookie_secure(public_url, env),
         redis=redis_url("REDIS_URL", env),
+        key_prefix=env_str("WEB_KEY_PREFIX", "", env),
         limits=load_limits(env),
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
         tls=load_tls(env),
