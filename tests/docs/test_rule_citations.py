@@ -161,8 +161,8 @@ def _citations(rule: ast.expr | None, where: str, unreadable: list[str]) -> list
         match rule.values:  # f"{variant} §5": every variant's
             case [ast.FormattedValue(), ast.Constant(value=str(tail))]:
                 return [Citation(f"{variant}{tail}", where) for variant in VARIANTS]
-        if "citations[" in ast.unparse(rule):
-            return []  # a variant's own table entry, read whole
+        if "citations[" in ast.unparse(rule).lower():
+            return []  # a variant's own table entry (`rules.CITATIONS[variant][key]`), read whole
     unreadable.append(f"{where}: the citation {ast.unparse(rule)}")
     return []
 

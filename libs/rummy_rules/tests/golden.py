@@ -29,12 +29,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
-from rummy_rules.bots import Bot, SeatView, greedy, random_legal
+from rummy_rules.bots import greedy, random_legal
 from rummy_rules.cards import Card
 from rummy_rules.commands import Command
 from rummy_rules.events import DealEnded, Event, OptionValue
 from rummy_rules.game import buyers, decide, evolve, legal_actions, start
 from rummy_rules.melds import Meld
+from rummy_rules.seat_view import Bot, SeatView
 from rummy_rules.serialize import to_dict
 from rummy_rules.simulate import bot_rng
 from rummy_rules.state import GameState, Phase

@@ -52,7 +52,7 @@ import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rummy_rules.bots import SeatView, greedy
+from rummy_rules.bots import greedy
 from rummy_rules.cards import STANDARD_PACK, Card, make_deck
 from rummy_rules.commands import (
     BuyDiscard,
@@ -78,6 +78,7 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.game import buyers, decide, evolve, legal_actions, replay, start
+from rummy_rules.seat_view import SeatView
 from rummy_rules.serialize import from_dict, to_dict
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import MatchMode, Rules

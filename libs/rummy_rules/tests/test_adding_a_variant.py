@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import pytest
 import rummy_rules
-from rummy_rules import variant
+from rummy_rules import rules, variant
 from rummy_rules.bots import greedy, random_legal
 from rummy_rules.events import DealEnded, Event, GameEnded
 from rummy_rules.game import legal_actions, replay
@@ -31,13 +31,13 @@ from rummy_rules.rules import (
     check_players,
     parse_options,
     pip_penalties,
-    rules_for,
 )
 from rummy_rules.scoring import match_winners
 from rummy_rules.secret import Seed, secret
 from rummy_rules.serialize import from_dict, to_dict
 from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState
+from rummy_rules.variant import rules_for
 from rummy_rules.variants.base import StandardVariant
 from rummy_rules.views import observe
 
@@ -122,6 +122,7 @@ TOY: Final = Toy()
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     # What `register(TOY)` in variants/__init__.py does, undone after the test.
     monkeypatch.setitem(variant.REGISTRY, TOY.id, TOY)
+    monkeypatch.setitem(rules.CITATIONS, TOY.id, TOY.citations)
 
 
 @pytest.mark.usefixtures("toy_registered")

@@ -6,12 +6,13 @@ import random
 from collections import Counter
 
 import pytest
-from rummy_rules.bots import Bot, SeatView, greedy, params_for, random_legal
+from rummy_rules.bots import greedy, params_for, random_legal
 from rummy_rules.cards import Card, parse_cards
 from rummy_rules.commands import Discard, DrawFromStock, LayMelds, SwapJoker, TakeDiscard
 from rummy_rules.events import DealEnded, GameEnded, OptionValue
 from rummy_rules.game import decide, evolve, legal_actions, replay, start
 from rummy_rules.melds import make_meld
+from rummy_rules.seat_view import Bot, SeatView
 from rummy_rules.simulate import simulate
 from rummy_rules.solver import KALOOKI, RUMMY40, MeldSolver
 from rummy_rules.state import GameState, Phase

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import wire
-from rummy_rules.bots import BOTS, Bot, SeatView
+from rummy_rules.bots import BOTS
+from rummy_rules.seat_view import Bot, SeatView
 
 from rummy_client import convert
 from rummy_client.client import GameClient, RpcFailure

@@ -8,8 +8,7 @@ inputs give the same command, so simulations replay exactly from their seed.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import cache
 from typing import Final
 
@@ -28,64 +27,9 @@ from rummy_rules.errors import RuleViolation
 from rummy_rules.melds import CARD_AT, End, Meld, MeldKind, lay_off, layoff_targets
 from rummy_rules.memo import remember
 from rummy_rules.rules import GoingOut, Rules
+from rummy_rules.seat_view import Bot, SeatView
 from rummy_rules.solver import MeldParams, MeldSolver, solver_for
-from rummy_rules.state import GameState
 from rummy_rules.variant import REGISTRY
-
-
-@dataclass(slots=True)
-class SeatView:
-    """One seat's view of a game: its own hand, the table, the top discard and the rules; nothing hidden.
-
-    Read-only by convention, not frozen: one is built per decision, and a frozen dataclass costs
-    three times as much to build (its __init__ goes through object.__setattr__).
-    """
-
-    _state: GameState
-    seat: int
-
-    @property
-    def rules(self) -> Rules:
-        return self._state.rules
-
-    @property
-    def hand(self) -> tuple[Card, ...]:
-        return self._state.hands[self.seat]
-
-    @property
-    def melds(self) -> tuple[Meld, ...]:
-        return self._state.melds
-
-    @property
-    def owners(self) -> tuple[int, ...]:
-        return self._state.owners
-
-    @property
-    def discard_top(self) -> Card | None:
-        discard = self._state.discard
-        return discard[-1] if discard else None
-
-    @property
-    def pile_size(self) -> int:
-        return len(self._state.discard)
-
-    @property
-    def deal(self) -> int:
-        """The deal number (the round, in contract rummy)."""
-        return self._state.deal
-
-    @property
-    def opened(self) -> bool:
-        """Whether this seat has opened (laid down, in contract rummy) this deal."""
-        return self._state.opened[self.seat]
-
-    @property
-    def buys(self) -> int:
-        """This seat's buys this round (contract rummy)."""
-        return self._state.buys[self.seat]
-
-
-Bot = Callable[[SeatView, Sequence[Command], random.Random], Command]
 
 
 def random_legal(view: SeatView, actions: Sequence[Command], rng: random.Random) -> Command:

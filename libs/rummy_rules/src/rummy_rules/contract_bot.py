@@ -31,8 +31,8 @@ from rummy_rules.melds import Meld, layoff_targets
 from rummy_rules.memo import remember
 
 if TYPE_CHECKING:
-    from rummy_rules.bots import SeatView
     from rummy_rules.rules import Rules
+    from rummy_rules.seat_view import SeatView
 
 
 def keep_scores(hand: Sequence[Card], runs: int, threes: int) -> dict[Card, int]:

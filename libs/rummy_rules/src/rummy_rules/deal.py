@@ -7,10 +7,9 @@ import hashlib
 from rummy_rules.cards import Card, make_deck, seed_commitment, shuffle
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, DealStarted, Event, GameStarted, OptionValue
-from rummy_rules.rules import rules_for
 from rummy_rules.secret import Seed, deal_seed, secret
 from rummy_rules.state import DRAW, GameState
-from rummy_rules.variant import REGISTRY
+from rummy_rules.variant import REGISTRY, rules_for
 
 
 def first_dealer(seed: bytes, players: int) -> int:

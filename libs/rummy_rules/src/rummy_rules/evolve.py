@@ -34,9 +34,10 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.melds import RUN
-from rummy_rules.rules import ALL_AT_ONCE, MatchMode, Rules, rules_for
+from rummy_rules.rules import ALL_AT_ONCE, MatchMode, Rules
 from rummy_rules.stalemate import stalemate_voids
 from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState
+from rummy_rules.variant import rules_for
 
 
 def without_one(hand: tuple[Card, ...], card: Card) -> tuple[Card, ...]:

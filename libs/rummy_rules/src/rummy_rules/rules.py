@@ -1,9 +1,10 @@
 """Rules as data: the engine parameters of one variant at one table size, and how they are built.
 
-`rules_for(variant, players, **options)` is the only way in: it checks the variant id, the table
-size and every option (`parse_options`), and asks the variant's module (`rummy_rules.variants`) for
-a frozen `Rules` that the meld and game code read. Options keep their spec names so an operator can
-copy them from the spec tables unchanged.
+`rummy_rules.variant.rules_for(variant, players, **options)` is the only way in: it checks the variant
+id, the table size and every option (`parse_options`), and asks the variant's module
+(`rummy_rules.variants`) for a frozen `Rules` that the meld and game code read. This module knows no
+variant: each one's citations reach it through `CITATIONS` when the variant is registered. Options
+keep their spec names so an operator can copy them from the spec tables unchanged.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from enum import Enum
 from typing import Any, Final
 
 from rummy_rules.errors import RuleViolation
-from rummy_rules.memo import remember
 from rummy_rules.options import VariantOptions
-from rummy_rules.variant import registered, variant_named
+
+CITATIONS: Final[dict[str, Mapping[str, str]]] = {}
+"""Variant id -> its rule key -> spec section (`Variant.citations`), filled by `variant.register`."""
 
 
 class JokerSwap(Enum):
@@ -124,7 +126,7 @@ class Rules:
 
     def cite(self, key: str) -> str:
         """The spec citation for rule `key` of this variant, e.g. `kalooki §3.6 D7`."""
-        return f"{self.variant} {variant_named(self.variant).citations.get(key, '')}".rstrip()
+        return f"{self.variant} {CITATIONS[self.variant].get(key, '')}".rstrip()
 
 
 def parse_options(
@@ -166,36 +168,5 @@ def check_players(variant: str, seats: range, players: int) -> None:
         raise RuleViolation(
             "bad_player_count",
             f"{variant} is played by {seats.start} to {seats[-1]} players, not {players!r}",
-            f"{variant} {variant_named(variant).citations['players']}",
+            f"{variant} {CITATIONS[variant]['players']}",
         )
-
-
-def rules_for(variant: str, players: int, **options: Any) -> Rules:
-    """The rules of `variant` for `players` players with the given house-rule options.
-
-    One table kind (variant, size, options) gets one `Rules` object, built once: the memos keyed by
-    a `Rules`' identity (a meld's options, the made melds, the table index) then serve every game
-    of that kind instead of starting cold at each one.
-    """
-    known = registered()
-    if variant not in known:
-        raise RuleViolation("unknown_variant", f"no variant {variant!r}; known: {', '.join(known)}")
-    model = variant_named(variant)
-    # Typed: True == 1 and 2.0 == 2 as keys, but the variant refuses a bool or float where an int goes.
-    key = (
-        model,
-        type(players),
-        players,
-        tuple(sorted((name, type(value), value) for name, value in options.items())),
-    )
-    try:
-        rules = _RULES.get(key)
-    except TypeError:  # an unhashable option value: let the variant refuse it
-        return model.rules(players, options)
-    if rules is None:
-        rules = remember(_RULES, key, model.rules(players, options), _RULES_LIMIT)
-    return rules
-
-
-_RULES_LIMIT: Final = 1_000  # table kinds; services see a handful
-_RULES: Final[dict[tuple[object, type, int, tuple[tuple[str, type, Any], ...]], Rules]] = {}

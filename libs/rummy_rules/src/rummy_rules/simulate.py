@@ -11,9 +11,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rummy_rules.bots import Bot, SeatView
 from rummy_rules.events import Event, OptionValue
 from rummy_rules.game import buyers, decide, evolve, legal_actions, start
+from rummy_rules.seat_view import Bot, SeatView
 from rummy_rules.state import GameState, Phase
 
 

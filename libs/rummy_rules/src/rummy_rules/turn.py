@@ -6,8 +6,8 @@ the variant's own) after the checks every command shares (game over, seat, turn)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Sequence
+from typing import Final
 
 from rummy_rules.cards import CARD_BY_CODE, JOKER, Card
 from rummy_rules.checks import check_rest, need_phase, table_meld, take
@@ -40,13 +40,14 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.evolve import evolve, evolved, set_at, without_one
+from rummy_rules.handlers import Entry, handles
 from rummy_rules.melds import SET, End, Meld, MeldKind, lay_off, make_meld, meld_options, shared, swap_joker
 from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import idle_stalemate
-from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState, Phase
+from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState
 from rummy_rules.stock import rebuild, refill
 from rummy_rules.variant import REGISTRY
 
@@ -310,22 +311,6 @@ def _no_deep_pick(state: GameState, command: PickFromPile, seed: Seed) -> list[E
 def _no_buying(state: GameState, command: BuyDiscard | PassBuy, seed: Seed) -> list[Event]:
     rules = state.rules
     raise RuleViolation("no_buying", f"there is no buying in {rules.variant}", rules.cite("draw"))
-
-
-# A handler takes its own command type; the table is keyed by that type, so a handler is looked up
-# for exactly the commands it takes. `handles` pairs them so mypy checks each pair.
-Handler = Callable[[GameState, Any, Seed], list[Event]]
-# The phase a command needs (None: any, as for the out-of-turn buying commands) and its handler.
-Entry = tuple[Phase | None, Handler]
-C = TypeVar("C", bound=Command)
-
-
-def handles(
-    command: type[C], handler: Callable[[GameState, C, Seed], list[Event]], phase: Phase | None
-) -> tuple[type[C], Entry]:
-    """An entry of a handler table: `decide_command` checks the phase, then calls the handler,
-    which mypy checks against the command type."""
-    return command, (phase, handler)
 
 
 # The shared commands' handlers; a variant adds or replaces some (`Variant.handlers`).

@@ -11,17 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from rummy_rules.errors import RuleViolation
+from rummy_rules.memo import remember
+from rummy_rules.rules import CITATIONS, Rules
+
 if TYPE_CHECKING:
-    from rummy_rules.bots import Bot
     from rummy_rules.cards import Card
     from rummy_rules.commands import Command, LayMelds
     from rummy_rules.contract_rules import Contract
     from rummy_rules.events import DealEnded, Event
+    from rummy_rules.handlers import Entry
     from rummy_rules.melds import Meld
-    from rummy_rules.rules import Rules
+    from rummy_rules.seat_view import Bot
     from rummy_rules.secret import Seed
     from rummy_rules.state import GameState
-    from rummy_rules.turn import Entry
 
 
 class Variant(Protocol):
@@ -103,6 +106,7 @@ REGISTRY: Final[dict[str, Variant]] = {}
 def register(variant: Variant) -> Variant:
     """Add a variant to those `rules_for` and the engine know (`rummy_rules.variants` adds the four)."""
     REGISTRY[variant.id] = variant
+    CITATIONS[variant.id] = variant.citations
     return variant
 
 
@@ -114,3 +118,34 @@ def variant_named(variant_id: str) -> Variant:
 def registered() -> tuple[str, ...]:
     """The ids of the registered variants, in registration order."""
     return tuple(REGISTRY)
+
+
+def rules_for(variant: str, players: int, **options: Any) -> Rules:
+    """The rules of `variant` for `players` players with the given house-rule options.
+
+    One table kind (variant, size, options) gets one `Rules` object, built once: the memos keyed by
+    a `Rules`' identity (a meld's options, the made melds, the table index) then serve every game
+    of that kind instead of starting cold at each one.
+    """
+    known = registered()
+    if variant not in known:
+        raise RuleViolation("unknown_variant", f"no variant {variant!r}; known: {', '.join(known)}")
+    model = variant_named(variant)
+    # Typed: True == 1 and 2.0 == 2 as keys, but the variant refuses a bool or float where an int goes.
+    key = (
+        model,
+        type(players),
+        players,
+        tuple(sorted((name, type(value), value) for name, value in options.items())),
+    )
+    try:
+        rules = _RULES.get(key)
+    except TypeError:  # an unhashable option value: let the variant refuse it
+        return model.rules(players, options)
+    if rules is None:
+        rules = remember(_RULES, key, model.rules(players, options), _RULES_LIMIT)
+    return rules
+
+
+_RULES_LIMIT: Final = 1_000  # table kinds; services see a handful
+_RULES: Final[dict[tuple[object, type, int, tuple[tuple[str, type, Any], ...]], Rules]] = {}

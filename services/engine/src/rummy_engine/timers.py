@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import random
 
-from rummy_rules.bots import SeatView, greedy
+from rummy_rules.bots import greedy
 from rummy_rules.commands import Command, Discard, DrawFromStock
 from rummy_rules.game import legal_actions
+from rummy_rules.seat_view import SeatView
 from rummy_rules.state import GameState
 
 

@@ -16,8 +16,8 @@ from rummy_rules.options import (
     Rummy500Options,
     VariantOptions,
 )
-from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, rules_for
-from rummy_rules.variant import Variant, register, registered, variant_named
+from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules
+from rummy_rules.variant import Variant, register, registered, rules_for, variant_named
 from rummy_rules.variants.contract import CONTRACT
 from rummy_rules.variants.kalooki import KALOOKI
 from rummy_rules.variants.rummy40 import RUMMY40, default_rummy40_deals

@@ -11,21 +11,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rummy_rules.bots import Bot
 from rummy_rules.cards import Card
 from rummy_rules.checks import take
 from rummy_rules.commands import Command, LayMelds
 from rummy_rules.contract_rules import Contract
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
+from rummy_rules.handlers import Entry
 from rummy_rules.legal import draw_actions
 from rummy_rules.melds import Meld, meld_value
 from rummy_rules.openings import openings
 from rummy_rules.rules import Rules
 from rummy_rules.scoring import loser_penalty, match_winners
+from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
 from rummy_rules.state import GameState
-from rummy_rules.turn import HANDLERS, Entry, parse_melds
+from rummy_rules.turn import HANDLERS, parse_melds
 
 
 class StandardVariant:

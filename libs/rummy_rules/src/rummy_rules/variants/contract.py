@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from rummy_rules.bots import Bot
 from rummy_rules.cards import CARD_BY_CODE, Card
 from rummy_rules.checks import check_rest, take
 from rummy_rules.commands import BuyDiscard, Command, LayMelds, PassBuy
@@ -48,15 +47,16 @@ from rummy_rules.events import (
     StockReshuffled,
 )
 from rummy_rules.evolve import evolved, without
+from rummy_rules.handlers import Entry, handles
 from rummy_rules.melds import Meld, hand_penalty
 from rummy_rules.memo import remember
 from rummy_rules.options import CONTRACT_CHOICES, ContractOptions
 from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, check_players, parse_options
 from rummy_rules.scoring import match_winners
+from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
 from rummy_rules.state import DRAW, GameState
 from rummy_rules.stock import refill
-from rummy_rules.turn import Entry, handles
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {

@@ -17,6 +17,7 @@ from rummy_rules.commands import Command, LayMelds, LayOff, PickFromPile, TakeDi
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, Event, GameEnded
 from rummy_rules.evolve import drawn_from_pile
+from rummy_rules.handlers import Entry, handles
 from rummy_rules.legal import DRAW_FROM_STOCK, TAKE_DISCARD, lay_meld_action, lay_off_action
 from rummy_rules.melds import BITS, find_melds, melds_of_masks
 from rummy_rules.options import RUMMY500_CHOICES, Rummy500Options
@@ -37,7 +38,7 @@ from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner,
 from rummy_rules.secret import PROBE, Seed, secret
 from rummy_rules.state import GameState, Phase
 from rummy_rules.table_index import table_index
-from rummy_rules.turn import PILE_DRAWS, Entry, decide_command, handles, take_discard
+from rummy_rules.turn import PILE_DRAWS, decide_command, take_discard
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
