@@ -255,9 +255,11 @@ class FencedWriter:
                 ]
                 for p in planned
             ]
-            producer.flush(timeout=self._timeout_s)
-            offsets = [[f.get(timeout=_left(deadline)).offset for f in fs] for fs in futures]
+            # No flush first: the producer sends EndTxn only once every record of the transaction is
+            # acknowledged (a failed one fails the commit), so its sender thread goes from the produce
+            # answer to the commit without handing back to this thread in between.
             _commit_within(producer, deadline)
+            offsets = [[f.get(timeout=_left(deadline)).offset for f in fs] for fs in futures]
         except Exception as exc:
             return [self._failed(exc)] * len(planned)
         touched: dict[int, set[str]] = {}
