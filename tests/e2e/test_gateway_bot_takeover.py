@@ -208,3 +208,63 @@ def test_a_killed_replica_loses_no_bot_and_its_player_reconnects_at_the_other(
         time.sleep(0.2)
     assert games.hlen(f"{unique_prefix}:web:bots") == 0
     games.close()
+
+
+def test_a_pass_sent_through_another_replica_releases_the_bot_holding_the_card(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    """Contract rummy, a person and two bots run at replica a: when the person may buy the card on offer,
+    the forehand bot holds it for them (up to 10 s); their pass, sent through b, reaches the bot at a
+    through Redis, and it draws at once."""
+    a, b = replicas
+    zoe = Person()
+    zoe.call(f"{b.url}/api/variants")
+    account = {"name": f"passer-{os.getpid()}-{free_port()}", "password": PASSWORD, "display_name": "Zoe"}
+    assert zoe.call(f"{b.url}/api/signup", "POST", account)[0] == 200
+    body = {"variant": "contract", "players": 3, "length": "short"}
+    status, table = zoe.call(f"{a.url}/api/quickplay", "POST", body)
+    assert status == 200, table
+    game = table["game_id"]
+    request = urllib.request.Request(f"{b.url}/api/games/{game}/updates?seat=0")
+    passed_at, forehand, acted = 0.0, -1, -1
+    event: dict[str, str] = {}
+    with zoe._open(request, timeout=60) as stream:
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith(":"):
+                continue
+            if line:
+                key, _, value = line.partition(": ")
+                event[key] = value
+                continue
+            kind, data = event.get("event"), event.get("data", "{}")
+            event = {}
+            assert kind not in ("end", "failure"), f"the stream ended first: {kind} {data}"
+            if kind != "update":
+                continue
+            update = json.loads(data)
+            seq, view = int(update["seq"]), update["view"]
+            if passed_at and update.get("actor") == forehand:
+                waited = time.monotonic() - passed_at
+                break
+            actions = update.get("legal_actions") or []
+            if not actions or seq <= acted:
+                continue
+            passes = [action for action in actions if "pass_buy" in action]
+            if passes and view.get("turn") != 0:
+                status, answer = zoe.call(
+                    f"{b.url}/api/games/{game}/actions", "POST", {"seat": 0, "action": passes[0]}
+                )
+                assert status == 200, answer
+                passed_at, forehand, acted = time.monotonic(), view["turn"], seq
+                continue
+            if view.get("turn") == 0:
+                chosen = next(
+                    (x for k in ("draw_from_stock", "discard") for x in actions if k in x), actions[0]
+                )
+                status, answer = zoe.call(
+                    f"{b.url}/api/games/{game}/actions", "POST", {"seat": 0, "action": chosen}
+                )
+                assert status in (200, 409), answer
+                acted = seq
+    assert waited < 5, f"the bot held the card {waited:.1f} s after the pass (its hold is 10 s)"

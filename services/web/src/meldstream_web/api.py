@@ -381,7 +381,7 @@ class Gateway:
         async with self.client(token) as client:
             answer = await client.submit(game_id, seat, action, command_id)
         if action.WhichOneof("kind") in ("buy_discard", "pass_buy"):
-            self.bots.seats.windows.answered(game_id)  # a bot holding the card for this person may draw
+            await self.bots.answered(game_id)  # a bot holding the card for this person may draw
         return JSONResponse(to_json(answer))
 
     async def return_to_table(self, request: Request) -> Response:

@@ -16,9 +16,10 @@ that finds its lease taken by another stops its bots of that game (it was paused
 Without Redis (the embedded platform, one gateway) the bots run in the replica that seated them, as
 before: nothing else could take them over.
 
-A person's buy or pass sent through another replica than the one running the bots is not seen by the
-bot holding the card on offer for them (`BuyWindows.answered` is per process): that bot then waits
-out `BUY_WAIT_S` before it draws.
+A person's buy or pass may reach another replica than the one running the bot holding the card on
+offer for them (bots.BuyWindows): `answered` publishes it on the channel `<prefix>web:bots:answered`,
+which every replica follows, so the bot holding it draws at once wherever it runs (without Redis, or
+while it is away, that bot waits out `BUY_WAIT_S`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ class BotRunner:
         self._lease_ms = LEASE_MS if lease_ms is None else lease_ms
         self.replica = uuid.uuid4().hex[:12]
         self._redis: Any = redis.asyncio.from_url(redis_url, socket_timeout=1.0) if redis_url else None
+        self._redis_url = redis_url
+        self._answers = f"{prefix}web:bots:answered"
         self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
 
     @property
@@ -86,14 +90,16 @@ class BotRunner:
     async def start(self) -> None:
         if self._redis is not None:
             self._task = asyncio.create_task(self._loop())
+            self._listener = asyncio.create_task(self._listen())
 
     async def stop(self) -> None:
         """Stop this replica's bots and give up their leases at once, so another replica takes their
         games without waiting for the leases to expire."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._listener):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         games = self.seats.games()
         await self.seats.stop()
         if self._redis is not None:
@@ -115,6 +121,37 @@ class BotRunner:
             except Exception as exc:  # Redis away: the bots still play here, only not taken over
                 log.warning("game %s: its bots are not recorded in Redis (%s)", game_id, exc)
         self._play(game_id, seats, pace_s)
+
+    async def answered(self, game_id: str) -> None:
+        """A person bought or passed the card on offer in `game_id`: the bot holding it draws, in this
+        replica or (through Redis) in the one running it."""
+        self.seats.windows.answered(game_id)
+        if self._redis is not None:
+            try:
+                await self._redis.publish(self._answers, game_id)
+            except Exception as exc:  # the bot then waits out its hold
+                log.warning("game %s: a buy answer not passed on (%s)", game_id, exc)
+
+    async def _listen(self) -> None:
+        """Answers published by any replica, handed to the bots held here (reconnecting while Redis
+        is away)."""
+        while True:
+            listener: Any = redis.asyncio.from_url(self._redis_url)
+            try:
+                async with listener.pubsub() as channel:
+                    await channel.subscribe(self._answers)
+                    while True:
+                        message = await channel.get_message(ignore_subscribe_messages=True, timeout=5.0)
+                        if message is not None and message.get("type") == "message":
+                            self.seats.windows.answered(message["data"].decode())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("buy answers not followed: %s", exc)
+                await asyncio.sleep(self._tick_s)
+            finally:
+                with contextlib.suppress(Exception):
+                    await listener.aclose()
 
     def _play(self, game_id: str, seats: list[int], pace_s: float) -> None:
         assert self._token is not None
