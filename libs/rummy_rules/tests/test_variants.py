@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from rummy_rules.errors import RuleViolation
-from rummy_rules.variants import GoingOut, JokerSwap, MatchMode, Reshuffle, rules_for
+from rummy_rules.state import SEATS
+from rummy_rules.variants import VARIANTS, GoingOut, JokerSwap, MatchMode, Reshuffle, rules_for
 
 
 @pytest.mark.parametrize(
@@ -74,3 +75,21 @@ def test_one_rules_object_per_table_kind_and_still_every_refusal() -> None:
     for players, options in ((2, {"jokers": True}), (2.0, {"jokers": 1}), (2, {"jokers": [1]})):
         with pytest.raises(RuleViolation):
             rules_for("rummy500", players, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_table_seats_more_than_the_prebuilt_seat_tables_hold(variant: str) -> None:
+    """Commands and events are prebuilt per seat over `state.SEATS`: a table past it is refused."""
+    largest = max(size for size in range(2, len(SEATS) + 3) if _seats(variant, size))
+    assert largest <= len(SEATS)
+
+
+def _seats(variant: str, players: int) -> bool:
+    """Whether some table of `variant` seats `players`, with the defaults or rummy500's two packs."""
+    for options in ({}, {"packs": 2}):
+        try:
+            rules_for(variant, players, **options)
+            return True
+        except RuleViolation:
+            pass
+    return False

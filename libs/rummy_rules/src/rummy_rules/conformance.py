@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from rummy_rules.cards import JOKER, STANDARD_PACK, Card, CardError, parse_card, parse_cards, seed_commitment
 from rummy_rules.commands import BuyDiscard, DrawFromStock, GoOut, LayMelds, LayOff, PickFromPile, SwapJoker
-from rummy_rules.contract_rules import dispute_winner, round_penalty
+from rummy_rules.contract_rules import ROUNDS, dispute_winner, round_penalty
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import BuyGranted, CardDrawn, CardsLaidOff, DealEnded, Event, JokerSwapped, MeldsLaid
 from rummy_rules.game import decide, evolve
@@ -298,7 +298,7 @@ def _contract(case: Case, rules: Rules) -> dict[str, Any]:
         )
     except CardError:
         return {"valid": False}
-    if type(round_number) is not int or not 1 <= round_number <= 8:
+    if type(round_number) is not int or not 1 <= round_number <= ROUNDS:
         raise ValueError(f"round must be 1 to 8, got {round_number!r}")
     kinds = tuple(_kind(case, i) for i in range(len(groups)))
     state = _position(rules, hand, opened=False, deal=round_number)
@@ -318,12 +318,12 @@ def _buy(case: Case, rules: Rules) -> dict[str, Any]:
     round_number = case["round"]
     seat = _ROLE_SEAT[str(context.get("role", "other"))]
     before = int(context.get("buys_before", 0))
-    if type(round_number) is not int or not 1 <= round_number <= 8 or before < 0:
+    if type(round_number) is not int or not 1 <= round_number <= ROUNDS or before < 0:
         raise ValueError("round must be 1 to 8 and buys_before not negative")
     discard = STANDARD_PACK[45]
     state = _position(rules, STANDARD_PACK[:13], True, deal=round_number, phase=Phase.DRAW)
     buys = tuple(before if i == seat else 0 for i in range(rules.players))
-    offered = round_number < 8
+    offered = round_number < ROUNDS
     state = state._replace(
         turn=1,
         discard=(STANDARD_PACK[40], discard),

@@ -20,7 +20,7 @@ from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_BUT_TOP, MELD_ALL
 from rummy_rules.secret import PROBE
-from rummy_rules.state import DRAW, PLAY, GameState
+from rummy_rules.state import DRAW, PLAY, SEATS, GameState
 from rummy_rules.table_index import table_index
 from rummy_rules.turn import decide_command
 from rummy_rules.variant import REGISTRY
@@ -76,7 +76,7 @@ _DRAW_CACHE: Final[dict[int, tuple[Command, ...]]] = {}
 
 
 # Discard commands are immutable values; building them once per seat and card saves the hot path.
-_DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in range(8))
+_DISCARDS: Final = tuple({card: Discard(seat, card) for card in CARD_BY_CODE} for seat in SEATS)
 
 
 _LAY_MELD_MEMO: Final[dict[tuple[int, int], tuple[Meld, LayMelds]]] = {}
@@ -106,8 +106,8 @@ def lay_off_action(seat: int, meld: int, card: Card, at: End | None) -> LayOff:
 
 
 # Draw commands, built once per seat.
-DRAW_FROM_STOCK: Final = tuple(DrawFromStock(seat) for seat in range(8))
-TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in range(8))
+DRAW_FROM_STOCK: Final = tuple(DrawFromStock(seat) for seat in SEATS)
+TAKE_DISCARD: Final = tuple(TakeDiscard(seat) for seat in SEATS)
 
 
 def draw_actions(state: GameState, seat: int) -> tuple[Command, ...]:

@@ -24,6 +24,10 @@ PLAY: Final = Phase.PLAY
 DEAL_OVER: Final = Phase.DEAL_OVER
 GAME_OVER: Final = Phase.GAME_OVER
 
+# Every seat a table can have: 8, rummy500's largest (two packs). Tables of prebuilt commands and
+# events are indexed by seat over this range; a variant seating more must widen it.
+SEATS: Final = range(8)
+
 
 class GameState(NamedTuple):
     """Everything the rules need. `stock` and `discard` keep their top card last.

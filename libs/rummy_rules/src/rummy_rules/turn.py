@@ -47,7 +47,7 @@ from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import idle_stalemate
-from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, GameState
+from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, SEATS, GameState
 from rummy_rules.stock import rebuild, refill
 from rummy_rules.variant import REGISTRY
 
@@ -333,6 +333,6 @@ OUT_OF_TURN: Final = (BuyDiscard, PassBuy)  # contract §3.7.2: buying is out of
 
 
 # The events of drawing and discarding, built once per seat and card: a frozen dataclass is slow to build.
-_STOCK_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, False) for card in CARD_BY_CODE) for seat in range(8))
-PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in range(8))
-_DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CODE) for seat in range(8))
+_STOCK_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, False) for card in CARD_BY_CODE) for seat in SEATS)
+PILE_DRAWS: Final = tuple(tuple(CardDrawn(seat, card, True) for card in CARD_BY_CODE) for seat in SEATS)
+_DISCARDED: Final = tuple(tuple(CardDiscarded(seat, card) for card in CARD_BY_CODE) for seat in SEATS)

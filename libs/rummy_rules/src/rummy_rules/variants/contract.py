@@ -55,7 +55,7 @@ from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, 
 from rummy_rules.scoring import match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import DRAW, GameState
+from rummy_rules.state import DRAW, SEATS, GameState
 from rummy_rules.stock import refill
 from rummy_rules.variants.base import StandardVariant
 
@@ -90,7 +90,7 @@ CITATIONS: Final[Mapping[str, str]] = {
 }
 
 
-_BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in range(8))
+_BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in SEATS)
 
 
 def _buy_actions(state: GameState, seat: int) -> tuple[Command, ...]:
@@ -289,7 +289,7 @@ class Contract(StandardVariant):
                 "max_buys_per_round is at most 4; melds need a natural card",
                 "contract §5 D5 D13",
             )
-        if not 1 <= o.first_round <= o.last_round <= 8:
+        if not 1 <= o.first_round <= o.last_round <= ROUNDS:
             raise RuleViolation(
                 "bad_option_value",
                 f"first_round and last_round must satisfy 1 <= first_round <= last_round <= 8, "
