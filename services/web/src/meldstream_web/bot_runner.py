@@ -11,7 +11,8 @@ again, which starts the game's bots there; they open the game's stream from its 
 on. A killed replica so costs its games' bots at most `LEASE_MS` + `TICK_S` of waiting, well within a
 turn's limit, and its players a reconnect of their event streams to another replica.
 
-A game leaves the hash when its bots played it to its end (or the engine no longer has it). A replica
+A game leaves the hash when its bots played it to its end (or the engine no longer has it, or it is
+older than `MAX_AGE_S`: bots failing on it for a day are given up). A replica
 that finds its lease taken by another stops its bots of that game (it was paused past the lease).
 Without Redis (the embedded platform, one gateway) the bots run in the replica that seated them, as
 before: nothing else could take them over.
@@ -28,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any, Final
@@ -41,6 +43,7 @@ log = logging.getLogger("meldstream_web")
 
 LEASE_MS: Final = 6_000
 TICK_S: Final = 2.0
+MAX_AGE_S: Final = 24 * 3600  # a game whose bots still have not finished it after this is given up
 # Renew only a lease this replica still holds (another may have claimed the game meanwhile).
 _RENEW: Final = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
@@ -114,7 +117,7 @@ class BotRunner:
         """Play `seats` of the new game `game_id` as bots, here (and recorded, with Redis, so a
         replica takes them over if this one goes)."""
         if self._redis is not None:
-            record = json.dumps({"seats": seats, "pace_s": pace_s})
+            record = json.dumps({"seats": seats, "pace_s": pace_s, "at": int(time.time())})
             try:
                 await self._redis.hset(self._games_key, game_id, record)
                 await self._redis.set(self._lease(game_id), self.replica, px=self._lease_ms)
@@ -205,8 +208,13 @@ class BotRunner:
             try:
                 record = json.loads(raw)
                 seats, pace_s = [int(s) for s in record["seats"]], float(record["pace_s"])
-            except (ValueError, KeyError, TypeError):
+                stale = time.time() - float(record.get("at", 0)) > MAX_AGE_S
+            except (ValueError, KeyError, TypeError, AttributeError):
+                stale = True
+            if stale:  # unreadable, or its bots failed to finish it for a day: nobody plays it
+                log.warning("game %s: its bots are given up (%.60r)", game_id, raw)
                 await self._redis.hdel(self._games_key, game_id)
+                await self._redis.delete(self._lease(game_id))
                 continue
             log.info("game %s: its bots (seats %s) taken over by this replica", game_id, seats)
             self._play(game_id, seats, pace_s)
