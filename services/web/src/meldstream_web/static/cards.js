@@ -196,6 +196,7 @@ export function eventLine(kind, body, players) {
     buy_offered: () => [`${cardText(body.card)} on offer`],
     buy_requested: () => [`asked to buy ${cardText(body.card)}`],
     buy_granted: () => [`bought ${cardText(body.card)} (buy ${body.buys_this_round} this round)`],
+    buy_waived: () => [`passed on buying ${cardText(body.card)}`],
     buy_passed: () => [body.taken_by_forehand ? `${cardText(body.card)} taken by the forehand` : `nobody bought ${cardText(body.card)}`],
     deal_started: () => [`deal ${body.deal}, `, seat(body.dealer), " deals"],
     deal_ended: () => [...(body.winner !== undefined ? [seat(body.winner), " went out"] : ["nobody went out"]),
