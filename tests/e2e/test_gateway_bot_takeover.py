@@ -184,7 +184,9 @@ def test_a_killed_replica_loses_no_bot_and_its_player_reconnects_at_the_other(
     )
     assert status == 200, table
     game = table["game_id"]
-    before = zoe.play(a.url, game, moves=2)  # the bot runs at a, where the game was made
+    before = zoe.play(
+        a.url, game, moves=3
+    )  # the bot runs at a, where the game was made (3: it moved between)
     assert any(update.get("actor") == 1 for _, update in before), "the bot never moved at a"
     a.kill()
     killed_at = time.monotonic()
