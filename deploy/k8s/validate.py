@@ -21,7 +21,7 @@ meldstream_web) must:
   without its secrets refuses to start;
 - listen where it is probed: <NAME>_ADDRESS is set to 0.0.0.0:<containerPort>, any other *_ADDRESS is on a
   containerPort, and the grpc and httpGet probes ask a containerPort (by number or name);
-- have a readiness and a liveness probe.
+- have a readiness and a liveness probe (the gateway's: HTTP on /readyz and /healthz).
 Each Deployment must run at least MIN_REPLICAS of its component (the gateway: 2), and be selected by a
 Service whose targetPort its pods have; a Service in front of the gateway has no session affinity (any
 replica serves any player). Each Secret is read by one Deployment alone: no service holds a secret but
@@ -63,6 +63,9 @@ PROCESS_READS: Final = {GATEWAY: frozenset({"FORWARDED_ALLOW_IPS"})}
 # WEB_OIDC_* (without one it stops at the issuer).
 EXPLORE: Final = {GATEWAY: {"WEB_OIDC_ISSUER": "https://id.example.com", "WEB_OIDC_CLIENT_ID": "lint"}}
 MIN_REPLICAS: Final = {GATEWAY: 2}  # by container name; others at least 1
+# The gateway's own health routes (meldstream_web/health.py), as the image's `meldstream-service health`
+# asks them: readiness checks identity's keys and the engine, liveness only that the process answers.
+HTTP_PROBE_PATHS: Final = {GATEWAY: {"readinessProbe": "/readyz", "livenessProbe": "/healthz"}}
 
 Object = dict[str, Any]
 
@@ -179,6 +182,10 @@ def container_errors(container: Object, config_maps: dict[str, Object], secrets:
     for probe in ("readinessProbe", "livenessProbe"):
         if not container.get(probe):
             yield f"container {name}: no {probe}"
+    for probe, path in HTTP_PROBE_PATHS.get(name, {}).items():
+        asked = ((container.get(probe) or {}).get("httpGet") or {}).get("path")
+        if container.get(probe) and asked != path:
+            yield f"container {name}: {probe} asks {asked!r}, not the gateway's {path}"
 
 
 def labels_match(selector: Mapping[str, str], labels: Mapping[str, str]) -> bool:

@@ -141,6 +141,8 @@ def _broken(change: str) -> list[dict[str, Any]]:
         deployment["spec"]["replicas"] = 1
     elif change == "no readiness":
         del web["readinessProbe"]
+    elif change == "liveness on the page":
+        web["livenessProbe"]["httpGet"]["path"] = "/"
     elif change == "probe elsewhere":
         web["livenessProbe"]["httpGet"]["port"] = 9999
     elif change == "sticky":
@@ -191,6 +193,7 @@ BROKEN = {
     "one replica": r"Deployment meldstream-web: runs 1 replica\(s\): at least 2",
     "no readiness": r"container web: no readinessProbe",
     "probe elsewhere": r"container web: livenessProbe asks port 9999",
+    "liveness on the page": r"container web: livenessProbe asks '/', not the gateway's /healthz",
     "sticky": r"Service meldstream-web has sessionAffinity ClientIP: any replica serves any player",
     "no service": r"Deployment meldstream-web: no Service selects its pods",
     "secret in a ConfigMap": r"WEB_OIDC_CLIENT_SECRET does not come from a Secret",
