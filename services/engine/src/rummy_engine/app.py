@@ -467,7 +467,7 @@ class GameApp:
         if loaded.state is None or not loaded.state.table.players:
             # GameStarted and TableSeated are one command, but a load racing `create` can read the
             # first without the second: the game is not there yet. Nothing is cached, so a retry
-            # (as a client polls NOT_FOUND after it is seated) sees the table once it is logged.
+            # (`server._appearing` waits so for a game just seated) sees the table once it is logged.
             raise NotFound("no_such_game", f"no game {game_id!r} (yet)")
         return LiveGame(game_id, self._stores.log.partition_for(game_id), loaded.state, loaded.seq)
 

@@ -23,6 +23,7 @@ from rummy_service import logs
 from rummy_service.auth import Principal, TokenVerifier, authenticate
 from rummy_service.errors import (
     InvalidArgument,
+    NotFound,
     ServiceError,
     stream_errors,
     unary_errors,
@@ -35,6 +36,13 @@ from rummy_engine.rendering import actions_pb, hands_to_pb, render, seats_to_pb,
 
 Context = grpc.aio.ServicerContext[Any, Any]
 R = TypeVar("R", gs.StreamGameResponse, gs.WatchGameResponse)
+# How long a call about a game not there yet waits for it: matchmaking says a ticket is SEATED when it
+# publishes the table, a moment before an engine has created the game from it, so a client's first
+# call after SEATED would otherwise be NOT_FOUND, and every client would have to poll (the web app's
+# private tables did not, and their players never saw their game). Waits back off, so an unknown id
+# costs a handful of store reads.
+GAME_APPEARS_S = 5.0
+FIRST_LOOK_S = 0.05
 
 
 def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
@@ -72,10 +80,22 @@ class GameServicer(gs_grpc.GameServiceServicer):
         principal = self._principal(context)
         if seat is None:
             access.check_spectator(principal)
-        live = await self._app.game(game_id)
+        live = await self._appearing(game_id)
         if seat is not None:
             access.check_seat(live.state, principal, seat)
         return Caller(principal, live)
+
+    async def _appearing(self, game_id: str) -> LiveGame:
+        """The game, once it exists: NOT_FOUND `no_such_game` only after GAME_APPEARS_S without it."""
+        deadline, pause = time.monotonic() + GAME_APPEARS_S, FIRST_LOOK_S
+        while True:
+            try:
+                return await self._app.game(game_id)
+            except NotFound:
+                if time.monotonic() + pause > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause *= 2
 
     @unary_errors
     async def CreateGame(self, request: gs.CreateGameRequest, context: Context) -> gs.CreateGameResponse:
