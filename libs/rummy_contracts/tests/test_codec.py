@@ -16,6 +16,7 @@ from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped
 from rummy_rules.game import decide, evolve, legal_actions, start
 from rummy_rules.melds import Meld, MeldKind
+from rummy_rules.seat_view import SeatView
 from rummy_rules.simulate import simulate
 from rummy_rules.state import Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS
@@ -93,9 +94,7 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
             for action in actions:
                 raw = wire.command_to_pb(action).SerializeToString()
                 assert wire.command_from_pb(state.turn, gs.Action.FromString(raw)) == action
-            for event in decide(
-                state, bots.greedy(bots.SeatView(state, state.turn), actions, rng), seed=seed
-            ):
+            for event in decide(state, bots.greedy(SeatView(state, state.turn), actions, rng), seed=seed):
                 state = evolve(state, event)
 
 
