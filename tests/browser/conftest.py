@@ -24,6 +24,7 @@ from rummy_client.identity import IdentityClient
 from rummy_identity import credentials
 from rummy_identity.testing import PASSWORD
 from rummy_infra.local import free_port
+from rummy_infra.serving import stop_process
 from selenium import webdriver
 from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
@@ -116,12 +117,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
         running.wait_for_line(rf"meldstream web on http://{re.escape(web)}", timeout_s=90)
         yield running
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, signal.SIGINT, timeout_s=30)
         reader.join(10)
         out.close()
 

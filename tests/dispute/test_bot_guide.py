@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from rummy_infra.local import free_port
+from rummy_infra.serving import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "clients" / "write-a-bot.md"
@@ -68,12 +69,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         assert ready.wait(90), "".join(lines)
         yield env
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, signal.SIGINT, timeout_s=30)
         reader.join(10)
         assert proc.stdout is not None
         proc.stdout.close()

@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import pytest
 import redis
 from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_infra.local import free_port
-from rummy_infra.serving import ServiceProcess
+from rummy_infra.serving import ServiceProcess, stop_process
 from rummy_service.config import SERVICE_CREDENTIAL_VARIABLE
 
 pytestmark = pytest.mark.integration
@@ -60,13 +60,22 @@ class Replica:
         self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
+
+
+def server_sent(stream: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
+    """The (event, data) of each server-sent event on `stream`; heartbeat comments skipped."""
+    event: dict[str, str] = {}
+    for raw in stream:
+        line = raw.decode().rstrip("\n")
+        if line.startswith(":"):
+            continue  # a heartbeat
+        if line:
+            key, _, value = line.partition(": ")
+            event[key] = value
+            continue
+        yield event.get("event"), event.get("data", "{}")
+        event = {}
 
 
 class Person:
@@ -102,18 +111,8 @@ class Person:
             request.add_header("Last-Event-ID", str(after))
         seen: list[tuple[int, Any]] = []
         made, acted = 0, -1
-        event: dict[str, str] = {}
         with self._open(request, timeout=60) as stream:
-            for raw in stream:
-                line = raw.decode().rstrip("\n")
-                if line.startswith(":"):
-                    continue  # a heartbeat
-                if line:
-                    key, _, value = line.partition(": ")
-                    event[key] = value
-                    continue
-                kind, data = event.get("event"), event.get("data", "{}")
-                event = {}
+            for kind, data in server_sent(stream):
                 if kind == "end":
                     return seen
                 if kind == "failure":
@@ -229,18 +228,8 @@ def test_a_pass_sent_through_another_replica_releases_the_bot_holding_the_card(
     game = table["game_id"]
     request = urllib.request.Request(f"{b.url}/api/games/{game}/updates?seat=0")
     passed_at, forehand, acted = 0.0, -1, -1
-    event: dict[str, str] = {}
     with zoe._open(request, timeout=60) as stream:
-        for raw in stream:
-            line = raw.decode().rstrip("\n")
-            if line.startswith(":"):
-                continue
-            if line:
-                key, _, value = line.partition(": ")
-                event[key] = value
-                continue
-            kind, data = event.get("event"), event.get("data", "{}")
-            event = {}
+        for kind, data in server_sent(stream):
             assert kind not in ("end", "failure"), f"the stream ended first: {kind} {data}"
             if kind != "update":
                 continue

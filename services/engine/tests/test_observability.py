@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from rummy_engine import telemetry
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
 from rummy_infra.local import free_port
-from rummy_infra.serving import wait_serving
+from rummy_infra.serving import stop_process, wait_serving
 from rummy_service import logs, metrics
 
 from .conftest import People
@@ -89,12 +88,7 @@ def engine_process(config: EngineConfig, metrics: str, log: Path) -> Iterator[su
         wait_serving(config.address, proc, timeout_s=90)
         yield proc
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout_s=30)
 
 
 def test_a_running_engine_logs_facts_as_json_and_counts_actions_on_metrics(

@@ -44,6 +44,19 @@ def wait_serving(
     raise RuntimeError(f"{address} was not SERVING after {timeout_s:.0f} s")
 
 
+def stop_process(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, timeout_s: float = 15) -> None:
+    """Ask `proc` to stop with `sig` (after SIGCONT: a paused process cannot act on it), wait up to
+    `timeout_s`, then kill it; returns once it has exited."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGCONT)
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.wait()
+
+
 def refused_at_start(module: str, env: dict[str, str]) -> str:
     """Run `python -m module` with `env` added to this environment; it must exit with code 1 and
     no traceback (a refusal an operator can act on, not a crash). Returns its stderr."""
@@ -91,11 +104,5 @@ class ServiceProcess:
         self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)  # a paused process cannot act on SIGTERM
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)

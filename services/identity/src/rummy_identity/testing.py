@@ -26,7 +26,7 @@ import grpc
 from rummy.identity.v1 import identity_pb2 as pb
 from rummy_client.identity import IdentityClient, RenewingToken
 from rummy_infra.local import free_port
-from rummy_infra.serving import wait_serving
+from rummy_infra.serving import stop_process, wait_serving
 from rummy_service.config import SERVICE_CREDENTIAL_VARIABLE
 from rummy_service.public_keys import IDENTITY_VARIABLE
 
@@ -105,13 +105,8 @@ class IdentityProcess:
 
     def stop(self) -> None:
         self.client.close()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)
 
     # --- what services and tests are given ------------------------------------------------------------
 
