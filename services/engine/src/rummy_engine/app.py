@@ -90,6 +90,13 @@ class Outcome:
     seq: int
 
 
+def _not_owner(partition: int, game_id: str, owner: str | None, otherwise: str) -> NoReturn:
+    """UNAVAILABLE `not_owner`, naming `owner` in the message and the trailer when known."""
+    where = f"engine {owner} owns it" if owner else otherwise
+    trailers = ((OWNER_TRAILER, owner),) if owner else ()
+    raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
+
+
 class LiveGame:
     """A loaded game: its folded state, its lock, its streams and its turn timer."""
 
@@ -368,9 +375,7 @@ class GameApp:
             if owner or partition not in self._given:
                 break
             await asyncio.sleep(HANDOVER_POLL_S)
-        where = f"engine {owner} owns it" if owner else "it moved, or this engine is starting: retry"
-        trailers = ((OWNER_TRAILER, owner),) if owner else ()
-        raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
+        _not_owner(partition, game_id, owner, "it moved, or this engine is starting: retry")
 
     async def _membership_confirmed(self) -> bool:
         """Whether this engine is a current member of the group, waiting at most DOUBT_WAIT_S while in
@@ -391,9 +396,7 @@ class GameApp:
             with contextlib.suppress(Exception):  # a hint only: without it the client retries here
                 owner = (await self._io(self._directory)).get(partition)
         owner = owner if owner != self._advertised else None
-        where = f"engine {owner} owns it" if owner else "this engine's group membership lapsed: retry"
-        trailers = ((OWNER_TRAILER, owner),) if owner else ()
-        raise Unavailable("not_owner", f"partition {partition} of game {game_id}: {where}", trailers)
+        _not_owner(partition, game_id, owner, "this engine's group membership lapsed: retry")
 
     def _adopt(self, loaded: LiveGame) -> LiveGame:
         """The one `LiveGame` of a game: `loaded`, unless another was adopted while it was built.
