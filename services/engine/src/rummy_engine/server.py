@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
@@ -41,8 +41,8 @@ R = TypeVar("R", gs.StreamGameResponse, gs.WatchGameResponse)
 # call after SEATED would otherwise be NOT_FOUND, and every client would have to poll (the web app's
 # private tables did not, and their players never saw their game). Waits back off, so an unknown id
 # costs a handful of store reads.
-GAME_APPEARS_S = 5.0
-FIRST_LOOK_S = 0.05
+GAME_APPEARS_S: Final = 5.0
+FIRST_LOOK_S: Final = 0.05
 
 
 def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
