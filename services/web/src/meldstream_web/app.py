@@ -20,8 +20,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from meldstream_web.api import BadRequest, Gateway, refusal
+from meldstream_web.bot_api import BotApi, api_routes
 from meldstream_web.bot_runner import BotRunner
 from meldstream_web.config import WebConfig, check_oidc
+from meldstream_web.cors import ApiCors
 from meldstream_web.headers import SecurityHeaders
 from meldstream_web.health import Readiness, healthz
 from meldstream_web.limits import LimitsMiddleware
@@ -133,6 +135,7 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/games/{game}/export", "export", ["GET"]),
         route("/api/games/{game}/verify", "verify", ["GET"]),
         route("/api/games/{game}/result", "result", ["GET"]),
+        *api_routes(BotApi(lambda: holder["gateway"])),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
@@ -148,4 +151,5 @@ def create_app(config: WebConfig) -> Starlette:
     )
     app.add_middleware(CookieMiddleware, sessions=sessions)
     app.add_middleware(LimitsMiddleware, limiter=limiter, limits=config.limits, tokens=tokens)
+    app.add_middleware(ApiCors, origins=config.cors_origins)  # outermost: a 429 is readable cross-origin
     return app

@@ -27,6 +27,7 @@ DEFAULT_ADDRESS = "127.0.0.1:8080"
 CALLBACK_PATH = "/api/oidc/callback"
 OIDC_ISSUER = "WEB_OIDC_ISSUER"
 PUBLIC_URL = "WEB_PUBLIC_URL"
+CORS_ORIGINS = "WEB_CORS_ORIGINS"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ class WebConfig:
     tls: Tls = PLAINTEXT  # TLS_CA_FILE: the services are called over TLS
     oidc: OidcSettings = field(default_factory=OidcSettings)  # the operator's OpenID provider, if any
     public_url: str = ""  # WEB_PUBLIC_URL: the origin browsers load the page from (https://play.example.org)
+    cors_origins: tuple[str, ...] = ()  # WEB_CORS_ORIGINS: other sites' pages that may call the bot API
 
     def needs(self) -> Needs:
         """Nothing to wait for: the services it bridges to are called when a browser asks."""
@@ -75,7 +77,7 @@ class WebConfig:
 
 def load(env: Mapping[str, str] | None = None) -> WebConfig:
     """Read WEB_ADDRESS, WEB_PUBLIC_URL, WEB_BOT_PACE_MS, WEB_COOKIE_SECURE, the services' addresses
-    (IDENTITY_ADDRESS among them), MELDSTREAM_SERVICE_CREDENTIAL, WEB_OIDC_* and TLS_*."""
+    (IDENTITY_ADDRESS among them), MELDSTREAM_SERVICE_CREDENTIAL, WEB_OIDC_*, WEB_CORS_ORIGINS and TLS_*."""
     d = WebConfig()
     public_url = public_url_setting(env)
     config = WebConfig(
@@ -92,6 +94,7 @@ def load(env: Mapping[str, str] | None = None) -> WebConfig:
         limits=load_limits(env),
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
         tls=load_tls(env),
+        cors_origins=cors_origins_setting(env),
     )
     return dataclasses.replace(config, oidc=_oidc(env, config))
 
@@ -134,6 +137,26 @@ def public_url_setting(env: Mapping[str, str] | None = None) -> str:
     except ValueError:
         raise ConfigError(f"{PUBLIC_URL}={raw[:80]!r} has a port that is not a number") from None
     return raw.rstrip("/")
+
+
+def cors_origins_setting(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """WEB_CORS_ORIGINS: origins (`https://bots.example.org`, comma-separated) whose pages may call the
+    bot API, or `*` for any; empty: none. Anything but an origin stops the gateway with one line."""
+    raw = env_str(CORS_ORIGINS, "", env).strip()
+    if raw == "*":
+        return ("*",)
+    origins = []
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        parsed = urllib.parse.urlsplit(item)
+        if parsed.scheme not in ("https", "http") or not parsed.hostname or parsed.path not in ("", "/"):
+            raise ConfigError(f"{CORS_ORIGINS}: {item[:80]!r} is not an origin (https://bots.example.org)")
+        if parsed.query or parsed.fragment or parsed.username or parsed.password:
+            raise ConfigError(f"{CORS_ORIGINS}: {item[:80]!r} is an origin only: no query or user")
+        try:
+            origins.append(_origin(item))
+        except ValueError:
+            raise ConfigError(f"{CORS_ORIGINS}: {item[:80]!r} has a port that is not a number") from None
+    return tuple(origins)
 
 
 def _origin(url: str) -> str:

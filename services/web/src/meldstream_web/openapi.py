@@ -1,0 +1,173 @@
+"""The OpenAPI 3.1 document of the bot API (bot_api.py), served at `/api/openapi.json` and
+`/api/v1/openapi.json`, so a bot writer's tools generate a client from it. Written by hand next to the
+routes (tests/web/test_openapi.py checks each documented path against the app's routes and each
+/api/v1 route against the document); the JSON bodies of the game are protobuf's JSON mapping of the
+protos' messages, referred to by name rather than restated."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+NDJSON: Final = "application/x-ndjson"
+ERROR: Final = {"$ref": "#/components/responses/Error"}
+LIMITED: Final = {"$ref": "#/components/responses/Limited"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _stream(description: str) -> dict[str, Any]:
+    line = {"type": "object", "description": "one JSON object a line; empty lines keep the stream alive"}
+    return {"description": description, "content": {NDJSON: {"schema": line}}}
+
+
+def _body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _operation(summary: str, ok: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"summary": summary, "responses": {"200": ok, "429": LIMITED, "default": ERROR}, **more}
+
+
+GAME: Final = {"name": "game", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
+OBJECT: Final = {"type": "object"}
+PUBLIC: Final[list[dict[str, list[str]]]] = [{}]  # no token needed
+
+DOCUMENT: Final[dict[str, Any]] = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "meldstream bot and board API",
+        "version": "1",
+        "description": "Bots and boards over HTTP: docs/clients/http-api.md. Game messages are the protos' "
+        "(protos/rummy in the repository) in protobuf's JSON mapping, field names as in the .proto.",
+    },
+    "servers": [{"url": "/"}],
+    "security": [{"bearer": []}],
+    "paths": {
+        "/api/v1/token": {
+            "post": _operation(
+                "Exchange a personal API token (a bot's) for an access token (identity's ExchangeApiToken)",
+                _json(
+                    {
+                        "type": "object",
+                        "properties": {"access_token": {"type": "string"}, "expires_at": {"type": "number"}},
+                    },
+                    "a bearer access token and its expiry (Unix seconds); exchange again before it",
+                ),
+                security=PUBLIC,
+                requestBody=_body({"api_token": {"type": "string", "maxLength": 512}}, ["api_token"]),
+            )
+        },
+        "/api/v1/account": {
+            "get": _operation(
+                "Who the token names",
+                _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "player": {"type": "string"},
+                            "display_name": {"type": "string"},
+                            "kind": {"type": "string"},
+                            "scopes": {"type": "array", "items": {"type": "string"}},
+                        },
+                    },
+                    "the account",
+                ),
+            )
+        },
+        "/api/v1/variants": {
+            "get": _operation(
+                "The playable variants, what a short match of each is, and their facts",
+                _json(OBJECT, "`{variants, short, facts}`"),
+                security=PUBLIC,
+            )
+        },
+        "/api/v1/seek": {
+            "post": _operation(
+                "A table of the caller and the platform's bots (the web app's quick play)",
+                _json(
+                    {
+                        "type": "object",
+                        "properties": {"game_id": {"type": "string"}, "seat": {"type": "integer"}},
+                    },
+                    "the game, which also starts on the account's event stream",
+                ),
+                requestBody=_body(
+                    {
+                        "variant": {"type": "string", "maxLength": 32},
+                        "players": {"type": "integer", "minimum": 2, "default": 2},
+                        "length": {"enum": ["short", "full"], "default": "short"},
+                    },
+                    ["variant"],
+                ),
+            )
+        },
+        "/api/v1/stream/event": {
+            "get": _operation(
+                "The account's games starting (`gameStart`) and ending (`gameFinish`, with scoring's result)",
+                _stream("NDJSON: `{type, game, result?}` a line, the games in play first"),
+            )
+        },
+        "/api/v1/games/{game}/stream": {
+            "get": _operation(
+                "One game's updates (GameUpdate): the view, the event, and the seat's legal actions",
+                _stream("NDJSON: `{type: gameState, seat, seq, event_type, view, legal_actions}` a line"),
+                parameters=[
+                    GAME,
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                ],
+            )
+        },
+        "/api/v1/games/{game}/move": {
+            "post": _operation(
+                "Send one of the seat's listed legal actions (SubmitAction)",
+                _json(OBJECT, "SubmitActionResponse: the seqs appended (`duplicate`: a repeated command)"),
+                parameters=[GAME],
+                requestBody=_body(
+                    {
+                        "action": {"type": "object", "description": "an Action as legal_actions listed it"},
+                        "command_id": {"type": "string", "maxLength": 128},
+                        "seat": {"type": "integer", "minimum": 0},
+                    },
+                    ["action"],
+                ),
+            )
+        },
+        "/api/v1/openapi.json": {
+            "get": _operation("This document", _json(OBJECT, "OpenAPI 3.1"), security=PUBLIC)
+        },
+        "/api/openapi.json": {
+            "get": _operation("This document", _json(OBJECT, "OpenAPI 3.1"), security=PUBLIC)
+        },
+    },
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "properties": {
+                    "status": {"type": "string", "description": "the gRPC status name"},
+                    "code": {"type": "string", "description": "the reason code (docs/clients/errors.md)"},
+                    "message": {"type": "string"},
+                },
+                "required": ["status", "code", "message"],
+            }
+        },
+        "responses": {
+            "Error": _json({"$ref": "#/components/schemas/Error"}, "a refusal"),
+            "Limited": {
+                **_json({"$ref": "#/components/schemas/Error"}, "too many calls: `rate_limited`"),
+                "headers": {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}},
+            },
+        },
+    },
+}
+
+
+async def document(_request: Request) -> Response:
+    return JSONResponse(DOCUMENT)
