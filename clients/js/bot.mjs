@@ -1,0 +1,96 @@
+// A meldstream bot over the HTTP bot API (docs/clients/http-api.md), on Node's own fetch (Node 20+),
+// no dependency: it signs in with a bot's API token, seeks a short game of every variant against the
+// platform's bots, and plays each to its end, choosing among the legal actions the game stream lists.
+// Usage: node bot.mjs https://play.example.org <bot API token>   (or MELDSTREAM_BOT_TOKEN in the env)
+const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN] = process.argv.slice(2);
+if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN");
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+let access = "", renewAt = 0;
+
+// The API token is exchanged for a short-lived access token, exchanged again at half its life.
+async function token() {
+  if (Date.now() / 1000 < renewAt) return access;
+  const res = await send("POST", "/api/v1/token", { api_token: apiToken }, false);
+  const grant = await expect(res, "token");
+  access = grant.access_token;
+  renewAt = (Date.now() / 1000 + grant.expires_at) / 2;
+  return access;
+}
+
+// One call; over the gateway's limit (429) it waits as long as Retry-After says and calls again.
+async function send(method, path, body, signedIn = true) {
+  for (;;) {
+    const headers = { "Content-Type": "application/json" };
+    if (signedIn) headers.Authorization = `Bearer ${await token()}`;
+    const res = await fetch(base + path, { method, headers, body: body && JSON.stringify(body) });
+    if (res.status !== 429) return res;
+    await sleep(1000 * Number(res.headers.get("retry-after") || 1));
+  }
+}
+
+async function expect(res, what) {
+  const answer = await res.json();
+  if (!res.ok) throw new Error(`${what}: ${res.status} ${answer.code}: ${answer.message}`);
+  return answer;
+}
+
+// An NDJSON stream's objects, one a line (empty lines only keep the connection alive).
+async function* lines(res) {
+  if (!res.ok) await expect(res, "stream");
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of res.body) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, end).trim();
+      buffered = buffered.slice(end + 1);
+      if (line) yield JSON.parse(line);
+    }
+  }
+}
+
+// Lay down what it can, go out when it can, never buy; otherwise draw and discard any card.
+const PREFERRED = ["go_out", "lay_melds", "lay_off", "pass_buy", "draw_from_stock", "discard"];
+function choose(actions) {
+  const kind = (action) => Object.keys(action)[0];
+  for (const wanted of PREFERRED) {
+    const found = actions.filter((action) => kind(action) === wanted);
+    if (found.length) return found[Math.floor(Math.random() * found.length)];
+  }
+  return actions[Math.floor(Math.random() * actions.length)];
+}
+
+// One game from its stream: a move whenever the seat may act, until the game is over.
+async function play(game) {
+  let moves = 0;
+  for await (const update of lines(await send("GET", `/api/v1/games/${game.game_id}/stream`))) {
+    if (update.type === "error") throw new Error(`game ${game.game_id}: ${update.code}: ${update.message}`);
+    if (update.view.phase === "PHASE_GAME_OVER") return { view: update.view, moves };
+    if (!update.legal_actions.length) continue;
+    const move = { action: choose(update.legal_actions), seat: update.seat };
+    const res = await send("POST", `/api/v1/games/${game.game_id}/move`, move);
+    if (res.ok) moves++;
+    else if (res.status !== 409) await expect(res, "move"); // 409: an older update's move, now stale
+  }
+  throw new Error(`game ${game.game_id}: the stream ended before the game`);
+}
+
+const me = await expect(await send("GET", "/api/v1/account"), "account");
+const { variants } = await expect(await send("GET", "/api/v1/variants"), "variants");
+console.log(`signed in as ${me.player} (${me.kind}); variants ${variants.join(" ")}`);
+const events = lines(await send("GET", "/api/v1/stream/event"));
+const seek = async (variant) =>
+  (await expect(await send("POST", "/api/v1/seek", { variant, length: "short" }), "seek")).game_id;
+let left = [...variants], wanted = await seek(left.shift());
+for await (const event of events) {
+  if (event.game.game_id !== wanted) continue; // a game of this account's from before
+  if (event.type === "gameStart") {
+    const { view, moves } = await play(event.game);
+    console.log(`${view.variant} ${wanted} over after ${moves} moves of mine: winners ${view.winners}`);
+  } else if (event.type === "gameFinish") {
+    console.log(`${wanted} finished: scoring's winners ${event.result.match.winners}`);
+    if (!left.length) process.exit(0);
+    wanted = await seek(left.shift());
+  }
+}
