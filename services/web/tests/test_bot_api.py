@@ -10,9 +10,10 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from meldstream_web import ndjson
 from meldstream_web.app import create_app
 from meldstream_web.config import WebConfig
 from meldstream_web.openapi import DOCUMENT
@@ -152,3 +153,19 @@ def test_cors_refusals_and_limits(identity: IdentityProcess) -> None:
     assert int(headers["retry-after"]) >= 1
     assert headers["access-control-allow-origin"] == BOTS  # a browser client can read it
     assert "Retry-After" in headers["access-control-expose-headers"]
+
+
+async def _streamed(heartbeat_s: float) -> list[str]:
+    async def items() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "gameStart"}
+        await asyncio.sleep(heartbeat_s * 5)
+        yield {"type": "gameFinish"}
+
+    response = ndjson.stream(items(), heartbeat_s)
+    return [str(chunk) async for chunk in response.body_iterator]  # ndjson yields text
+
+
+def test_an_ndjson_stream_is_one_object_a_line_with_empty_lines_while_quiet() -> None:
+    chunks = asyncio.run(_streamed(0.02))
+    assert chunks[0] == '{"type":"gameStart"}\n' and chunks[-1] == '{"type":"gameFinish"}\n'
+    assert set(chunks[1:-1]) == {"\n"} and len(chunks) >= 4, chunks

@@ -16,6 +16,7 @@ code are being rebuilt), so challenge, accept and decline are left for that mech
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from meldstream_web.api import BadRequest, Gateway
 from meldstream_web.jsonpb import action_from_json, to_json
 from meldstream_web.tokens import small_json
 
+log = logging.getLogger("meldstream_web")
 MOVE_BODY: Final = 16 * 1024  # bytes of a move: a whole going-out turn of melds is a few KiB
 LIMITS: Final[Mapping[str, int]] = {
     "api_token": 512,  # identity's limit on tokens
@@ -127,7 +129,13 @@ class BotApi:
         scoring = self.gateway().scoring
         playing: set[str] = set()
         while True:
-            mine = {g.game_id: g for g in await self.live.games(scoring) if player in g.player_ids}
+            try:
+                listed = await self.live.games(scoring)
+            except grpc.aio.AioRpcError as error:  # scoring away for a moment: the stream waits for it
+                log.warning("event streams: scoring's live games failed (%s)", error.code().name)
+                await asyncio.sleep(self.live.poll_s)
+                continue
+            mine = {g.game_id: g for g in listed if player in g.player_ids}
             for game_id, game in mine.items():
                 if game_id not in playing:
                     seat = list(game.player_ids).index(player)
@@ -203,14 +211,15 @@ def _replayed(request: Request, body: dict[str, Any]) -> Request:
 
 
 async def _result(scoring: grpc.aio.Channel, game_id: str) -> dict[str, Any] | None:
-    """Scoring's result of `game_id` (its queries need no token), or None while the match goes on."""
+    """Scoring's result of `game_id` (its queries need no token), or None while the match goes on (or
+    scoring cannot say now: asked again at the next look)."""
     try:
         reply = await sc_grpc.ScoringServiceStub(scoring).GetMatchResult(
             sc.GetMatchResultRequest(game_id=game_id)
         )
     except grpc.aio.AioRpcError as error:
         if error.code() != grpc.StatusCode.NOT_FOUND:
-            raise
+            log.warning("event streams: scoring's result of a game failed (%s)", error.code().name)
         return None
     return to_json(reply) if reply.HasField("match") else None
 
