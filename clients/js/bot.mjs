@@ -1,6 +1,6 @@
 // A meldstream bot over the HTTP bot API (docs/clients/http-api.md), on Node's own fetch (Node 20+),
 // no dependency: it signs in with a bot's API token, seeks a short game of every variant against the
-// platform's bots, and plays each to its end, choosing among the legal actions the game stream lists.
+// platform's bots and plays them to their end, choosing among the legal actions their streams list.
 // Usage: node bot.mjs https://play.example.org <bot API token>   (or MELDSTREAM_BOT_TOKEN in the env)
 const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN] = process.argv.slice(2);
 if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN");
@@ -82,15 +82,19 @@ console.log(`signed in as ${me.player} (${me.kind}); variants ${variants.join(" 
 const events = lines(await send("GET", "/api/v1/stream/event"));
 const seek = async (variant) =>
   (await expect(await send("POST", "/api/v1/seek", { variant, length: "short" }), "seek")).game_id;
-let left = [...variants], wanted = await seek(left.shift());
+const wanted = new Set(await Promise.all(variants.map(seek))); // a game of each, played side by side
+const playing = [];
 for await (const event of events) {
-  if (event.game.game_id !== wanted) continue; // a game of this account's from before
+  const id = event.game.game_id;
+  if (!wanted.has(id)) continue; // a game of this account's from before
   if (event.type === "gameStart") {
-    const { view, moves } = await play(event.game);
-    console.log(`${view.variant} ${wanted} over after ${moves} moves of mine: winners ${view.winners}`);
+    const over = ({ view, moves }) => `${view.variant} ${id} over after ${moves} moves of mine: winners ${view.winners}`;
+    playing.push(play(event.game).then((ended) => console.log(over(ended))));
   } else if (event.type === "gameFinish") {
-    console.log(`${wanted} finished: scoring's winners ${event.result.match.winners}`);
-    if (!left.length) process.exit(0);
-    wanted = await seek(left.shift());
+    console.log(`${id} finished: scoring's winners ${event.result.match.winners}`);
+    wanted.delete(id);
+    if (!wanted.size) break;
   }
 }
+await Promise.all(playing);
+process.exit(0); // the event stream stays open otherwise
