@@ -29,17 +29,19 @@ pytestmark = pytest.mark.slow
 BOT = Path(__file__).resolve().parents[2] / "clients" / "js" / "bot.mjs"
 
 
-def _bot_token(platform: Platform) -> str:
-    """A person's bot account and its API token (`bot:play`, `watch`), as the account page makes them."""
+def _bot_tokens(platform: Platform, count: int = 1) -> list[str]:
+    """A person's bot accounts and an API token of each (`bot:play`, `watch`), as the account page makes
+    them."""
     suffix = uuid.uuid4().hex[:6]
+    tokens = []
     with IdentityClient(platform.identity) as identity:
         owner = identity.session_token(identity.sign_up(f"jsowner-{suffix}", PASSWORD, device="tests"))
-        bot = identity.call("CreateBotAccount", ipb.CreateBotAccountRequest(name=f"jsbot-{suffix}"), owner)
-        request = ipb.CreateApiTokenRequest(
-            account_id=bot.account.account_id, label="js bot", scopes=["bot:play", "watch"]
-        )
-        token: str = identity.call("CreateApiToken", request, owner).api_token
-        return token
+        for n in range(count):
+            made = ipb.CreateBotAccountRequest(name=f"jsbot{n}-{suffix}")
+            bot = identity.call("CreateBotAccount", made, owner).account.account_id
+            request = ipb.CreateApiTokenRequest(account_id=bot, label="js bot", scopes=["bot:play", "watch"])
+            tokens.append(identity.call("CreateApiToken", request, owner).api_token)
+    return tokens
 
 
 def _call(platform: Platform, path: str, body: object = None, token: str = "") -> tuple[int, Any]:
@@ -60,7 +62,7 @@ def test_the_javascript_bot_plays_every_variant_to_its_end(platform: Platform) -
     node = shutil.which("node")
     assert node, "Node 20 is part of make setup (tools/web)"
     assert len(BOT.read_text().splitlines()) <= 100
-    api_token = _bot_token(platform)
+    (api_token,) = _bot_tokens(platform)
     run = subprocess.run(
         [node, str(BOT), platform.url, api_token], capture_output=True, text=True, timeout=240, check=False
     )
@@ -75,14 +77,15 @@ def test_the_javascript_bot_plays_every_variant_to_its_end(platform: Platform) -
 
 def test_the_bot_api_s_refusals(platform: Platform) -> None:
     with IdentityClient(platform.identity) as identity:
-        token, stranger = (identity.exchange(_bot_token(platform)).token for _ in range(2))
+        token, stranger = (identity.exchange(api_token).token for api_token in _bot_tokens(platform, 2))
     checks: list[tuple[str, object, tuple[int, str]]] = [
         ("/api/v1/seek", {"variant": "v" * 33}, (400, "too_long")),
         ("/api/v1/seek", {"variant": "snap"}, (400, "unknown_variant")),  # the engine's own refusal
         ("/api/v1/seek", {"variant": "kalooki", "length": "forever"}, (400, "")),
         ("/api/v1/games/" + "g" * 65 + "/stream", None, (400, "too_long")),
-        ("/api/v1/games/no-such-game/stream", None, (404, "no_such_game")),
         ("/api/v1/games/no-such-game/move", {"action": {"fly": {}}}, (400, "")),
+        ("/api/v1/games/g/move", {"action": {"draw_from_stock": {}}, "seat": 2**40}, (400, "")),
+        ("/api/v1/games/g/stream?after=" + "9" * 20, None, (400, "")),  # past a uint64: refused here
     ]
     for path, body, expected in checks:
         status, answer = _call(platform, path, body, token)

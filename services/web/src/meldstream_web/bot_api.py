@@ -45,6 +45,7 @@ LIMITS: Final[Mapping[str, int]] = {
     "length": 8,
     "command_id": 128,
 }
+MAX_SEAT: Final = 64  # more than any table seats: a larger number is refused here, not by protobuf
 LIVE_POLL_S: Final = 1.0
 """How often the account event streams look at scoring's live games (one call a second per replica,
 shared by every stream it serves)."""
@@ -189,8 +190,10 @@ class BotApi:
         except ValueError as exc:
             raise BadRequest(f"not an action: {str(exc)[:200]!r}") from None
         seat = body.get("seat")
-        if seat is not None and (not isinstance(seat, int) or isinstance(seat, bool)):
-            raise BadRequest("seat is a whole number")
+        if seat is not None and (
+            not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < MAX_SEAT
+        ):
+            raise BadRequest(f"seat is a whole number from 0 to {MAX_SEAT - 1}")
         if seat is None:
             async with gateway.client(caller.token) as client:
                 seat = _seat_of(await client.view(game), caller.principal.subject)
@@ -243,8 +246,9 @@ def _text(body: Mapping[str, Any], name: str) -> str:
 
 
 def _whole(value: str, name: str) -> int:
-    if not value.isdigit() or len(value) > 20:
-        raise BadRequest(f"{name} is a whole number, not {value[:20]!r}")
+    """A seq from outside: digits of a number a uint64 holds (a larger one would fail in the stream)."""
+    if not value.isdigit() or len(value) > 19:
+        raise BadRequest(f"{name} is a whole number of at most 19 digits, not {value[:20]!r}")
     return int(value)
 
 
