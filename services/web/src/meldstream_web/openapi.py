@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of the bot API (bot_api.py), served at `/api/openapi.json` and
 `/api/v1/openapi.json`, so a bot writer's tools generate a client from it. Written by hand next to the
-routes (tests/web/test_openapi.py checks each documented path against the app's routes and each
+routes (services/web/tests/test_bot_api.py checks each documented path against the app's routes and each
 /api/v1 route against the document); the JSON bodies of the game are protobuf's JSON mapping of the
 protos' messages, referred to by name rather than restated."""
 
