@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pexpect
@@ -125,3 +126,18 @@ def test_contract_in_the_terminal_buying_from_the_buy_window(platform: dict[str,
     offered = next(screen for screen in screens if "1) Buy" in screen)
     assert re.search(r"buy window: \S+ \((discarded by bot-ada|the upcard)\) is on offer", offered), offered
     assert set(totals) == {"tess", "bot-ada", "bot-ben"}
+
+
+def test_ctrl_c_at_a_prompt_that_shows_the_clock_leaves_at_once(platform: dict[str, str]) -> None:
+    """The prompt says the time left to move (the engine's default 30 s turn limit); Ctrl-C there ends
+    the game's client at once, with no Enter, no traceback and the Ctrl-C status."""
+    play = _play(platform, "rummy40", "--players", "2", "--short")
+    play.expect(r"\((\d+) s left\) Your move \[1-\d+\]: ")
+    assert 0 < int(_groups(play)[0]) <= 30
+    play.sendintr()
+    interrupted = time.monotonic()
+    play.expect(pexpect.EOF, timeout=10)
+    took = time.monotonic() - interrupted
+    play.close()
+    assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before
+    assert took < 5, took  # it was never: it waited for Enter

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import sys
 import uuid
 from typing import Any
 
@@ -28,6 +28,7 @@ from rummy_service.limits import PLAYER_ID
 from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
+from meldstream_cli.prompt import Lines, clock
 from meldstream_cli.signing_in import add_identity_options, sign_in
 
 
@@ -56,9 +57,11 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"meldstream play: --players is 2 to {len(NAMES) + 1}")
     if len(args.name) > PLAYER_ID:  # refused here, before anything is asked of identity
         raise SystemExit(f"meldstream play: --name is at most {PLAYER_ID} characters, not {len(args.name)}")
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         return asyncio.run(_play(args))
-    return 130
+    except KeyboardInterrupt:  # at once, even at a prompt (meldstream_cli.prompt)
+        print()  # the shell's prompt on a line of its own, not after ours
+        return 130
 
 
 def terminal(**options: Any) -> Console:
@@ -110,6 +113,7 @@ async def _seat(
 ) -> int:
     """Follow seat 0's stream; on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
+    lines = Lines(sys.stdin.fileno())
     async for update in client.updates(game, 0):
         view = update.view
         if view.phase == gs.PHASE_GAME_OVER:
@@ -127,7 +131,7 @@ async def _seat(
         for number, offered in enumerate(actions, start=1):
             console.print(f" {number:>2}) {table_text.action(offered, view)}")
         while True:
-            answer = await asyncio.to_thread(console.input, f"Your move [1-{len(actions)}]: ")
+            answer = await lines.ask(console, f"{clock(view)}Your move [1-{len(actions)}]: ")
             if answer.strip().isdigit() and 1 <= int(answer) <= len(actions):
                 break
             console.print("[yellow]a number from the list, please[/]")
