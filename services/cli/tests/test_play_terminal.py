@@ -136,8 +136,8 @@ def test_ctrl_c_at_a_prompt_that_shows_the_clock_leaves_at_once(platform: dict[s
     assert 0 < int(_groups(play)[0]) <= 30
     play.sendintr()
     interrupted = time.monotonic()
-    play.expect(pexpect.EOF, timeout=10)
+    play.expect(pexpect.EOF, timeout=30)  # never, before: it waited for Enter
     took = time.monotonic() - interrupted
     play.close()
     assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before
-    assert took < 5, took  # it was never: it waited for Enter
+    assert took < 10, took  # about a second; the margin is for a machine busy with other tests
