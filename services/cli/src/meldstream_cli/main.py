@@ -48,13 +48,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
     try:
-        result: int = args.handler(args)
-        sys.stdout.flush()  # here, so a reader gone is seen below and not at exit
+        try:
+            result = _run(parser().parse_args(argv))
+        finally:
+            sys.stdout.flush()  # here, even on the way out (SystemExit), so a reader gone is seen below
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left unflushed goes nowhere
         return READER_GONE
+    return result
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        result: int = args.handler(args)
+    except BrokenPipeError:
+        raise  # the reader gone: `main` ends quietly
     except WrongForm as exc:
         print(f"meldstream {args.command}: {exc}", file=sys.stderr)
         return USAGE
