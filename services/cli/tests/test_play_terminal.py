@@ -141,3 +141,18 @@ def test_ctrl_c_at_a_prompt_that_shows_the_clock_leaves_at_once(platform: dict[s
     play.close()
     assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before
     assert took < 10, took  # about a second; the margin is for a machine busy with other tests
+
+
+def test_ctrl_c_at_the_password_prompt_leaves_at_once_with_the_echo_back_on() -> None:
+    """No platform needed: the password is asked before identity is called."""
+    env = {name: value for name, value in os.environ.items() if name != PASSWORD_VARIABLE}
+    command = ["-m", "meldstream_cli.main", "play", "kalooki", "--name", "tess"]
+    command += ["--identity", f"127.0.0.1:{free_port()}"]
+    play = pexpect.spawn(sys.executable, command, env=env, encoding="utf-8", timeout=30)
+    play.expect("password for tess: ")
+    assert not play.getecho()  # getpass turned it off
+    play.sendintr()
+    play.expect(pexpect.EOF, timeout=10)  # it waited for Enter: asked in a worker thread
+    assert play.getecho()
+    play.close()
+    assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before
