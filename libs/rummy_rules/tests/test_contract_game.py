@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -34,6 +35,7 @@ from rummy_rules.events import (
 )
 from rummy_rules.game import apply, buyers, decide, legal_actions, replay, start
 from rummy_rules.melds import End, make_meld
+from rummy_rules.serialize import from_dict, to_dict
 from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import rules_for
@@ -297,3 +299,12 @@ def test_every_round_plays_alone_to_one_closer_with_random_bots() -> None:
         assert not any(isinstance(event, DealStarted) for event in result.events)
         winner = ends[0].winner
         assert winner is None or not result.final.hands[winner]  # the closer emptied their hand
+
+
+def test_the_buy_window_is_contract_state_not_shared_state() -> None:
+    """Issue 28: the shared GameState names no contract idea; the window survives a snapshot."""
+    assert not {field for field in ContractState.__dataclass_fields__} & set(GameState._fields)
+    state, _ = apply(offered(), BuyDiscard(2), seed=SEED)
+    assert buying(state) == ContractState((0, 0, 0, 0), parse_card("7H"), 0, 2)
+    assert from_dict(json.loads(json.dumps(to_dict(state)))) == state
+    assert buying(replay([start("kalooki", 3, SEED)])) == ContractState((0, 0, 0))  # nothing to buy
