@@ -33,8 +33,8 @@ from rummy_service.config import (
     check_redis_url,
     check_store_pair,
     dev_mode,
-    secrets,
 )
+from rummy_service.config import secrets as checked_secrets
 from rummy_store import EventLog
 from rummy_store.locations import FORMS, KAFKA, LocationError, StoreLocation
 
@@ -111,7 +111,9 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
 
 def _with_secrets(config: EngineConfig) -> EngineConfig:
     """`config` with the engine's seed key, once it and identity's key secret are both found good."""
-    found = secrets({"ENGINE_SEED_KEY": DEV_SEED_KEY, "IDENTITY_KEY_SECRET": DEV_KEY_SECRET}, dev=dev_mode())
+    found = checked_secrets(
+        {"ENGINE_SEED_KEY": DEV_SEED_KEY, "IDENTITY_KEY_SECRET": DEV_KEY_SECRET}, dev=dev_mode()
+    )
     return replace(config, seed_key=found["ENGINE_SEED_KEY"])
 
 
