@@ -66,6 +66,13 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     assert main(["replay", game, "--data-dir", str(data)]) == 0
     assert re.search(rf"^seq {events} +[\d:.]+ game_ended: ", capsys.readouterr().out, re.M)
     assert main(["verify", "no-such-game", "--data-dir", str(data)]) == 1
+    # `meldstream replay GAME | head`: the reader gone, it stops quietly with 141 as `cat` would
+    command = [sys.executable, "-m", "meldstream_cli.main", "replay", game, "--data-dir", str(data)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as replay:
+        assert replay.stdout is not None
+        replay.stdout.close()  # before its imports are done: its first write finds no reader
+        _, stderr = replay.communicate(timeout=60)
+    assert (replay.returncode, stderr) == (141, b"")
 
 
 def test_kafka_without_redis_is_refused_with_how_to_set_both(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_identity import config as identity_config
 from rummy_identity.config import DEV_KEY_SECRET
 from rummy_matchmaking import config as matchmaking_config
-from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret
+from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret, secrets
 from rummy_service.tls import load_tls
 
 GOOD = "0123456789abcdef0123456789abcdef"  # 32 bytes
@@ -57,6 +57,18 @@ def test_a_secret_outside_development_mode_must_be_set_real_and_long() -> None:
         secret("S", "public", {"S": "public"}, dev=False)
     with pytest.raises(ConfigError, match="S is 31 bytes, too short"):
         secret("S", "public", {"S": GOOD[:31]}, dev=False)
+
+
+def test_every_secret_wrong_is_named_at_once() -> None:
+    wanted = {"A": "public-a", "B": "public-b", "C": "public-c", "D": "public-d"}
+    with pytest.raises(ConfigError) as refused:
+        secrets(wanted, {"B": "public-b", "C": "short", "D": GOOD}, dev=False)
+    assert str(refused.value) == (
+        "A is not set; B is the public development value, refused outside development mode; C is 5 bytes, "
+        "too short: set each to a random secret of 32 bytes or more (`openssl rand -hex 32`), or "
+        "MELDSTREAM_DEV=1 for local development"
+    )
+    assert secrets(wanted, {"D": GOOD}, dev=True) == {**wanted, "D": GOOD}
 
 
 def test_development_mode_takes_the_public_value_but_still_refuses_a_short_secret() -> None:

@@ -193,6 +193,25 @@ def mistakes(at: Places) -> dict[str, Mistake]:
             {"MELDSTREAM_DEV": "1"},
             rf"^meldstream run: --store='kafka://127.0.0.1:{at.closed}' names no Redis: Kafka needs one "
             "beside it",
+            code=2,
+        ),
+        "meldstream run: Redis as host:port": Mistake(
+            (*CLI, "run", "--kafka", f"127.0.0.1:{at.closed}", "--redis", "127.0.0.1:6379"),
+            {"MELDSTREAM_DEV": "1"},
+            r"^meldstream run: --redis='127.0.0.1:6379' is not a Redis URL: write redis://HOST:PORT/0",
+            code=2,
+        ),
+        "meldstream replay: REDIS_URL as host:port": Mistake(
+            (*CLI, "replay", "g"),
+            {"KAFKA_BOOTSTRAP": f"127.0.0.1:{at.closed}", "REDIS_URL": "127.0.0.1:6379"},
+            r"^meldstream replay: REDIS_URL='127.0.0.1:6379' is not a Redis URL: write redis://HOST:PORT/0",
+            code=2,
+        ),
+        "meldstream run: every secret missing": Mistake(
+            (*CLI, "run", "--store", f"kafka://127.0.0.1:{at.closed}?redis=redis://127.0.0.1:{at.closed}/0"),
+            {"MELDSTREAM_DEV": "0"},
+            r"^meldstream run: ENGINE_SEED_KEY is not set; IDENTITY_KEY_SECRET is not set: set each to a "
+            r"random secret .* or MELDSTREAM_DEV=1",
         ),
         "meldstream run: port in use": Mistake(
             (*CLI, "run", "--address", busy, "--data-dir", str(at.tmp / "run-busy" / "engine")),
@@ -243,6 +262,8 @@ def attempt(mistake: Mistake, cwd: Path) -> Outcome:
         "TLS_CERT_FILE",
         "TLS_KEY_FILE",
         "TLS_CA_FILE",
+        "ENGINE_SEED_KEY",
+        "IDENTITY_KEY_SECRET",
     ):
         if name not in mistake.env:
             env.pop(name, None)

@@ -38,7 +38,7 @@ from rummy_rules.melds import Meld
 from rummy_rules.seat_view import Bot, SeatView
 from rummy_rules.serialize import to_dict
 from rummy_rules.simulate import bot_rng
-from rummy_rules.state import GameState, Phase
+from rummy_rules.state import GameState, Phase, others_may_act
 from rummy_rules.variants import VARIANTS, variant_named
 
 GOLDEN: Final = Path(__file__).parent / "golden"
@@ -117,7 +117,7 @@ def play(table: Table, game: str, choose: Callable[[Table], Bot], limit: int | N
     decision = 0
     while state.phase is not Phase.GAME_OVER and (limit is None or decision < limit):
         seat = state.turn
-        if state.offer is not None:  # contract buying: each eligible seat is asked once, in order
+        if others_may_act(state):  # contract buying: each eligible seat is asked once, in order
             waiting = [buyer for buyer in buyers(state) if buyer not in asked]
             if waiting:
                 seat = waiting[0]

@@ -52,6 +52,7 @@ import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rummy_rules import contract_state
 from rummy_rules.bots import greedy
 from rummy_rules.cards import STANDARD_PACK, Card, make_deck
 from rummy_rules.commands import (
@@ -80,7 +81,7 @@ from rummy_rules.events import (
 from rummy_rules.game import buyers, decide, evolve, legal_actions, replay, start
 from rummy_rules.seat_view import SeatView
 from rummy_rules.serialize import from_dict, to_dict
-from rummy_rules.state import GameState, Phase
+from rummy_rules.state import GameState, Phase, others_may_act
 from rummy_rules.variants import MatchMode, Rules
 from rummy_rules.views import observe
 
@@ -262,7 +263,7 @@ def play(
     while state.phase is not Phase.GAME_OVER:
         assert decisions < MAX_DECISIONS, f"{variant} did not finish in {MAX_DECISIONS} decisions"
         actor = state.turn
-        if buying and state.offer is not None:
+        if buying and others_may_act(state):
             may_buy = buyers(state)
             actor = next((seat for seat in may_buy if seat not in asked), state.turn)
             # Once an offer, when every buyer has been asked; one offer in OFFER_CHECK_EVERY.
@@ -347,7 +348,7 @@ def _check_out_of_turn(state: GameState, may_buy: tuple[int, ...], seed: bytes, 
         if seat in may_buy or state.phase is not Phase.DRAW or state.rules.variant != "contract":
             continue
         # The discarder, a seat at its buy limit, a second request (D12), anyone in round 8 (src ¶30).
-        if state.offer is not None or state.deal == ROUNDS:
+        if others_may_act(state) or state.deal == ROUNDS:
             refused(tally, state, BuyDiscard(seat), seed)
 
 
@@ -361,7 +362,11 @@ def _count(state: GameState, action: Command, produced: list[Event], tally: Tall
         tally[name] += 1
         if isinstance(event, BuyGranted) and event.penalty:
             tally["fourth buy penalised"] += 1
-        elif isinstance(event, BuyPassed) and event.taken_by_forehand and state.buy_request is not None:
+        elif (
+            isinstance(event, BuyPassed)
+            and event.taken_by_forehand
+            and contract_state.buying(state).buy_request is not None
+        ):
             tally["forehand overrode a buy request"] += 1
         elif isinstance(event, DealEnded):
             if event.stalemate:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -18,6 +19,7 @@ from rummy_rules.commands import (
     SwapJoker,
     TakeDiscard,
 )
+from rummy_rules.contract_state import ContractState, buying
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import (
     BuyGranted,
@@ -33,6 +35,7 @@ from rummy_rules.events import (
 )
 from rummy_rules.game import apply, buyers, decide, legal_actions, replay, start
 from rummy_rules.melds import End, make_meld
+from rummy_rules.serialize import from_dict, to_dict
 from rummy_rules.simulate import simulate
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import rules_for
@@ -71,9 +74,8 @@ def position(
         opened=tuple(opened),
         turn=turn,
         phase=phase,
-        buys=tuple(buys),
         totals=tuple(totals),
-        offer=None,
+        variant_state=ContractState(tuple(buys)),
     )
 
 
@@ -108,7 +110,7 @@ def test_discard_is_offered_and_the_first_request_is_granted_as_the_forehand_dra
         CardDrawn(1, parse_card("3C"), False),
     ]
     assert sorted(state.hands[2]) == sorted(parse_cards(f"{OTHERS} 7H 2C"))
-    assert state.buys == (0, 0, 1, 0) and state.offer is None and state.turn == 1  # D24
+    assert buying(state).buys == (0, 0, 1, 0) and buying(state).offer is None and state.turn == 1  # D24
 
 
 def test_a_pass_is_final_for_the_card_on_offer_and_only_for_it() -> None:
@@ -119,7 +121,7 @@ def test_a_pass_is_final_for_the_card_on_offer_and_only_for_it() -> None:
     assert refused(state, PassBuy(3)) == "buy_waived"
     assert legal_actions(state, 2) == (BuyDiscard(2), PassBuy(2))  # the others may still buy
     state, events = apply(state, DrawFromStock(1), seed=SEED)
-    assert events[0] == BuyPassed(parse_card("7H"), False) and state.waived == ()
+    assert events[0] == BuyPassed(parse_card("7H"), False) and buying(state).waived == ()
     discard = state.hands[1][0]
     state, events = apply(state, Discard(1, discard), seed=SEED)
     assert events[-1] == BuyOffered(discard, 2, 1) and 3 in buyers(state)  # the next card is offered
@@ -130,7 +132,7 @@ def test_forehand_priority_beats_a_request() -> None:
     state, _ = apply(state, BuyDiscard(3), seed=SEED)
     state, events = apply(state, TakeDiscard(1), seed=SEED)
     assert events == [BuyPassed(parse_card("7H"), True), CardDrawn(1, parse_card("7H"), True)]  # src ¶21
-    assert state.buys == (0, 0, 0, 0)
+    assert buying(state).buys == (0, 0, 0, 0)
 
 
 def test_offer_lapses_when_nobody_asks() -> None:
@@ -158,7 +160,7 @@ def test_fourth_buy_costs_200_at_the_end_of_the_round() -> None:
     assert ended.winner == 0
     assert ended.penalties == (200, 25, 25, 25)  # §3.13, D17: the closer pays 200 too; K Q 2 = 25
     assert isinstance(events[-1], DealStarted) and events[-1].dealer == 0  # D2: the deal rotates
-    assert state.deal == 2 and state.totals == (200, 25, 25, 25) and state.buys == (0, 0, 0, 0)
+    assert state.deal == 2 and state.totals == (200, 25, 25, 25) and buying(state).buys == (0, 0, 0, 0)
 
 
 def test_laydown_is_exactly_the_contract_once() -> None:
@@ -232,15 +234,15 @@ def test_empty_stock_and_no_discards_to_reshuffle_ends_the_round_without_closer(
 
 def test_upcard_offered_with_the_deal_but_not_in_round_eight() -> None:
     state = replay([start("contract", 4, SEED)])
-    assert state.offer is state.discard[-1]  # src ¶25, D15
-    assert state.offer_from is None and len(buyers(state)) == 3
+    assert buying(state).offer is state.discard[-1]  # src ¶25, D15
+    assert buying(state).offer_from is None and len(buyers(state)) == 3
 
 
 def test_single_round_game_plays_its_contract_and_ends_after_it() -> None:
     first = start("contract", 4, SEED, first_round=3, last_round=3, first_dealer=1)
     state = replay([first])
     assert (state.deal, state.dealer, state.turn) == (3, 1, 2)  # §3.14.4: the dealer the rotation sets
-    assert state.offer is state.discard[-1]  # round 3 buys as usual (src ¶25)
+    assert buying(state).offer is state.discard[-1]  # round 3 buys as usual (src ¶25)
     state = position("2H 3H 4H 5H 9S 10S JS QS KC", first_round=3, last_round=3, totals=(0, 5, 0, 0))
     assert (
         refused(state, LayMelds(0, (parse_cards("2H 3H 4H 5H"),))) == "not_the_contract"
@@ -263,7 +265,7 @@ def test_game_of_rounds_two_to_three_deals_round_three_next() -> None:
 
 def test_round_eight_alone_keeps_its_rules() -> None:
     state = replay([start("contract", 4, SEED, first_round=8, last_round=8)])
-    assert state.deal == 8 and state.offer is None  # src ¶30: no buying in round 8
+    assert state.deal == 8 and buying(state).offer is None  # src ¶30: no buying in round 8
     hand = "AH 2H 3H 4H 9S 10S JS QS 5C 5D 5D KH KC JK 7C"
     melds = tuple(parse_cards(m) for m in ("AH 2H 3H 4H", "9S 10S JS QS", "5C 5D 5D", "KH KC JK"))
     state = position(hand, deal=8, first_round=8, last_round=8)
@@ -297,3 +299,12 @@ def test_every_round_plays_alone_to_one_closer_with_random_bots() -> None:
         assert not any(isinstance(event, DealStarted) for event in result.events)
         winner = ends[0].winner
         assert winner is None or not result.final.hands[winner]  # the closer emptied their hand
+
+
+def test_the_buy_window_is_contract_state_not_shared_state() -> None:
+    """Issue 28: the shared GameState names no contract idea; the window survives a snapshot."""
+    assert not {field for field in ContractState.__dataclass_fields__} & set(GameState._fields)
+    state, _ = apply(offered(), BuyDiscard(2), seed=SEED)
+    assert buying(state) == ContractState((0, 0, 0, 0), parse_card("7H"), 0, 2)
+    assert from_dict(json.loads(json.dumps(to_dict(state)))) == state
+    assert buying(replay([start("kalooki", 3, SEED)])) == ContractState((0, 0, 0))  # nothing to buy

@@ -53,7 +53,6 @@ def position(
         turn=0,
         phase=phase,
         totals=tuple(totals),
-        offer=None,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from rummy_rules.cards import parse_cards
 from rummy_rules.commands import Command, Discard, DrawFromStock, LayOff, TakeDiscard
+from rummy_rules.contract_state import ContractState, buying
 from rummy_rules.events import DealEnded, DealStarted, Event, GameEnded, StockReshuffled
 from rummy_rules.game import STALEMATE_IDLE_ROUNDS, decide, evolve, legal_actions, replay, start
 from rummy_rules.melds import hand_penalty, make_meld, meld_value
@@ -49,7 +50,7 @@ def stalled(
         opened=tuple(True for _ in hands),
         turn=0,
         phase=Phase.DRAW,
-        offer=None,
+        variant_state=None if state.variant_state is None else ContractState(buying(state).buys),
     )
     return [], state
 

@@ -11,9 +11,10 @@ test_hostile_names (tests/browser) plays a whole game with a hostile display nam
 from __future__ import annotations
 
 import asyncio
-import builtins
 import io
+import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -80,11 +81,15 @@ class FakeClient:
 def test_hostile_names_print_as_text_and_no_control_character(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     console = play.terminal(file=out, force_terminal=True, color_system="truecolor", width=400)
-    monkeypatch.setattr(builtins, "input", lambda *_: "2")  # the person types 2: draw
+    typed, typing = os.pipe()  # the person types 2: draw (play reads stdin's file descriptor)
+    os.write(typing, b"2\n")
+    os.close(typing)
     client = FakeClient()
-    code = asyncio.run(
-        play._seat(console, client, "g-hostile", BuyWindows(), {"id-0": YOU})  # type: ignore[arg-type]
-    )
+    with os.fdopen(typed) as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        code = asyncio.run(
+            play._seat(console, client, "g-hostile", BuyWindows(), {"id-0": YOU})  # type: ignore[arg-type]
+        )
     assert code == 0 and [a.WhichOneof("kind") for a in client.sent] == ["draw_from_stock"]
     text = SGR.sub("", out.getvalue())
     assert "\x1b" not in text, [line for line in text.split("\n") if "\x1b" in line][:3]

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pexpect
@@ -125,3 +126,33 @@ def test_contract_in_the_terminal_buying_from_the_buy_window(platform: dict[str,
     offered = next(screen for screen in screens if "1) Buy" in screen)
     assert re.search(r"buy window: \S+ \((discarded by bot-ada|the upcard)\) is on offer", offered), offered
     assert set(totals) == {"tess", "bot-ada", "bot-ben"}
+
+
+def test_ctrl_c_at_a_prompt_that_shows_the_clock_leaves_at_once(platform: dict[str, str]) -> None:
+    """The prompt says the time left to move (the engine's default 30 s turn limit); Ctrl-C there ends
+    the game's client at once, with no Enter, no traceback and the Ctrl-C status."""
+    play = _play(platform, "rummy40", "--players", "2", "--short")
+    play.expect(r"\((\d+) s left\) Your move \[1-\d+\]: ")
+    assert 0 < int(_groups(play)[0]) <= 30
+    play.sendintr()
+    interrupted = time.monotonic()
+    play.expect(pexpect.EOF, timeout=30)  # never, before: it waited for Enter
+    took = time.monotonic() - interrupted
+    play.close()
+    assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before
+    assert took < 10, took  # about a second; the margin is for a machine busy with other tests
+
+
+def test_ctrl_c_at_the_password_prompt_leaves_at_once_with_the_echo_back_on() -> None:
+    """No platform needed: the password is asked before identity is called."""
+    env = {name: value for name, value in os.environ.items() if name != PASSWORD_VARIABLE}
+    command = ["-m", "meldstream_cli.main", "play", "kalooki", "--name", "tess"]
+    command += ["--identity", f"127.0.0.1:{free_port()}"]
+    play = pexpect.spawn(sys.executable, command, env=env, encoding="utf-8", timeout=30)
+    play.expect("password for tess: ")
+    assert not play.getecho()  # getpass turned it off
+    play.sendintr()
+    play.expect(pexpect.EOF, timeout=10)  # it waited for Enter: asked in a worker thread
+    assert play.getecho()
+    play.close()
+    assert play.exitstatus == 130 and "Traceback" not in str(play.before), play.before

@@ -10,8 +10,9 @@ from typing import Final
 
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts.wire import card_from_pb, cards_from_pb, meld_from_pb, option_from_pb
+from rummy_rules.contract_state import ContractState
 from rummy_rules.state import GameState, Phase
-from rummy_rules.variants import rules_for
+from rummy_rules.variants import rules_for, variant_named
 
 _PHASES: Final = {
     gs.PHASE_DRAW: Phase.DRAW,
@@ -52,10 +53,6 @@ def position(view: gs.PlayerView) -> GameState:
         extended=False,
         took_unopened=False,
         credits=tuple(tuple(c.seats) for c in view.credits),
-        buys=tuple(view.buys),
-        offer=card_from_pb(view.offer) if view.HasField("offer") else None,
-        offer_from=view.offer_from if view.HasField("offer_from") else None,
-        buy_request=view.buy_request if view.HasField("buy_request") else None,
         active=tuple(view.active),
         totals=tuple(view.totals),
         penalties=tuple(view.last_penalties),
@@ -63,4 +60,15 @@ def position(view: gs.PlayerView) -> GameState:
         reshuffles=0,
         winners=tuple(view.winners),
         payouts=tuple(view.payouts),
+        variant_state=_buying(view) if variant_named(view.variant).buys else None,
+    )
+
+
+def _buying(view: gs.PlayerView) -> ContractState:
+    """The buys and the buy window the view shows (contract rummy)."""
+    return ContractState(
+        tuple(view.buys),
+        card_from_pb(view.offer) if view.HasField("offer") else None,
+        view.offer_from if view.HasField("offer_from") else None,
+        view.buy_request if view.HasField("buy_request") else None,
     )

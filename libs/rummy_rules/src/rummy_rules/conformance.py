@@ -15,6 +15,7 @@ from typing import Any, Final
 from rummy_rules.cards import JOKER, STANDARD_PACK, Card, CardError, parse_card, parse_cards, seed_commitment
 from rummy_rules.commands import BuyDiscard, DrawFromStock, GoOut, LayMelds, LayOff, PickFromPile, SwapJoker
 from rummy_rules.contract_rules import ROUNDS, dispute_winner, round_penalty
+from rummy_rules.contract_state import ContractState
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import BuyGranted, CardDrawn, CardsLaidOff, DealEnded, Event, JokerSwapped, MeldsLaid
 from rummy_rules.game import decide, evolve
@@ -133,10 +134,6 @@ def _position(
         extended=False,
         took_unopened=False,
         credits=tuple((owner,) * len(meld.cards) for meld, owner in table),
-        buys=tuple(0 for _ in range(players)),
-        offer=None,
-        offer_from=None,
-        buy_request=None,
         active=tuple(True for _ in range(players)),
         totals=tuple(0 for _ in range(players)),
         penalties=tuple(0 for _ in range(players)),
@@ -327,9 +324,7 @@ def _buy(case: Case, rules: Rules) -> dict[str, Any]:
     state = state._replace(
         turn=1,
         discard=(STANDARD_PACK[40], discard),
-        buys=buys,
-        offer=discard if offered else None,
-        offer_from=0 if offered else None,
+        variant_state=ContractState(buys, discard if offered else None, 0 if offered else None),
     )
     try:
         events = decide(state, BuyDiscard(seat), seed=_SEED)

@@ -59,8 +59,6 @@ def dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> G
     rest = deck[dealt:]
     upcard = rest[:1] if rules.upcard else ()  # kalooki src ¶5; rummy40 §3.3.3 has none
     stock = tuple(reversed(rest[len(upcard) :]))
-    # contract src ¶25, D15: the turned upcard may be bought, except in round 8.
-    offer = upcard[0] if upcard and REGISTRY[rules.variant].buying(rules, deal) else None
     return state._replace(
         deal=deal,
         dealer=dealer,
@@ -77,11 +75,9 @@ def dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> G
         extended=False,
         took_unopened=False,
         credits=(),
-        buys=tuple(0 for _ in state.active),
-        offer=offer,
-        offer_from=None,
-        buy_request=None,
-        waived=(),
+        variant_state=REGISTRY[rules.variant].dealt_state(
+            rules, deal, len(hands), upcard[0] if upcard else None
+        ),
         penalties=tuple(0 for _ in state.active),
         progressed=False,
         stale_cycles=0,

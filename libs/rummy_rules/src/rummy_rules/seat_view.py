@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rummy_rules.cards import Card
 from rummy_rules.commands import Command
+from rummy_rules.contract_state import buying
 from rummy_rules.melds import Meld
 from rummy_rules.rules import Rules
 from rummy_rules.state import GameState
@@ -66,7 +67,7 @@ class SeatView:
     @property
     def buys(self) -> int:
         """This seat's buys this round (contract rummy)."""
-        return self._state.buys[self.seat]
+        return buying(self._state).buys[self.seat]
 
 
 Bot = Callable[[SeatView, Sequence[Command], random.Random], Command]

@@ -36,18 +36,18 @@ _RECORDS: Final = frozenset(_TYPES.values())
 
 
 def _known(cls: type[Any]) -> bool:
-    """Whether instances of `cls` encode as records; a variant's options class found outside
-    `options` (a variant module may keep its own) is learnt when first met."""
+    """Whether instances of `cls` encode as records; a record a variant keeps outside the modules
+    above (its options class, its part of the game state: `state.VariantState`) is learnt when first met."""
     if _TYPES.get(cls.__name__) is cls:
         return True
-    if issubclass(cls, options.VariantOptions):
+    if issubclass(cls, options.VariantOptions) or state.VARIANT_STATES.get(cls.__name__) is cls:
         _TYPES[cls.__name__] = cls
         return True
     return False
 
 
 def _type_named(name: str) -> type[Any]:
-    known = _TYPES.get(name)
+    known = _TYPES.get(name) or state.VARIANT_STATES.get(name)
     if known is not None:
         return known
     for cls in options.VariantOptions.__subclasses__():
@@ -88,7 +88,7 @@ def _encode(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     if _TYPES.get(type(value).__name__) is type(value) or (
-        isinstance(value, options.VariantOptions) and _known(type(value))
+        isinstance(value, options.VariantOptions | state.VariantState) and _known(type(value))
     ):
         out: dict[str, Any] = {"type": type(value).__name__}
         for name in _field_names(type(value)):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rummy_rules.events import Event, OptionValue
 from rummy_rules.game import buyers, decide, evolve, legal_actions, start
 from rummy_rules.seat_view import Bot, SeatView
-from rummy_rules.state import GameState, Phase
+from rummy_rules.state import GameState, Phase, others_may_act
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def simulate(
     asked: set[int] = set()
     while state.phase is not Phase.GAME_OVER and decisions < max_decisions:
         seat = state.turn
-        if state.offer is not None:
+        if others_may_act(state):
             waiting = [buyer for buyer in buyers(state) if buyer not in asked]
             if waiting:
                 seat = waiting[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from rummy_rules.cards import Card
 from rummy_rules.melds import Meld
@@ -29,6 +29,30 @@ GAME_OVER: Final = Phase.GAME_OVER
 SEATS: Final = range(8)
 
 
+class VariantState:
+    """A variant's own part of the game state, in `GameState.variant_state` (None for a variant that
+    keeps none), so the shared fields name no variant's ideas. A subclass is a frozen dataclass kept
+    with its variant (contract rummy's buy window: `contract_state.ContractState`); `serialize` finds
+    it by its class name.
+
+    `open_to_others`: whether seats other than the one to move may act now (a card on offer), the
+    one thing the shared turn code and the engine ask of it."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # By name, the last class wins: a slotted dataclass replaces the class it was made from.
+        VARIANT_STATES[cls.__name__] = cls
+
+    def open_to_others(self) -> bool:
+        return False
+
+
+VARIANT_STATES: Final[dict[str, type[VariantState]]] = {}
+"""Every `VariantState` subclass imported, by class name (how `serialize` finds one)."""
+
+
 class GameState(NamedTuple):
     """Everything the rules need. `stock` and `discard` keep their top card last.
 
@@ -40,10 +64,8 @@ class GameState(NamedTuple):
     it (what a Kalooki is, kalooki D14); `took_unopened` whether the discard was taken before
     opening (kalooki option discard_draw_before_opening).
 
-    `credits[i][j]` is the seat credited with card j of table meld i (rummy500 D12). Contract
-    buying: `buys` per seat this round; `offer` is the exposed card that may be bought until the
-    forehand (`turn`) draws, `offer_from` its discarder (None for the upcard), `buy_request` the
-    first seat that asked for it (D12), `waived` the seats that passed on it (D27), in order.
+    `credits[i][j]` is the seat credited with card j of table meld i (rummy500 D12).
+    `variant_state` is the variant's own part (`VariantState`: contract rummy's buys and buy window).
 
     meldstream M1 (stalled deals): `progressed` says whether a card was melded, laid off or swapped
     since the last stock rebuild of the deal (or its start), `stale_cycles` counts the consecutive
@@ -74,10 +96,6 @@ class GameState(NamedTuple):
     extended: bool
     took_unopened: bool
     credits: tuple[tuple[int, ...], ...]
-    buys: tuple[int, ...]
-    offer: Card | None
-    offer_from: int | None
-    buy_request: int | None
     active: tuple[bool, ...]
     totals: tuple[int, ...]
     penalties: tuple[int, ...]
@@ -91,4 +109,20 @@ class GameState(NamedTuple):
     revealed_seed: bytes | None = None
     turn_idle: bool = True
     idle_turns: int = 0
-    waived: tuple[int, ...] = ()
+    variant_state: VariantState | None = None
+
+
+def shape() -> str:
+    """The field names of the game state and of each variant's part of it (those imported): what a
+    stored state must match to be read back (the engine keys its snapshots by it)."""
+    parts = [",".join(GameState._fields)]
+    for name, cls in sorted(VARIANT_STATES.items()):
+        fields: dict[str, object] = getattr(cls, "__dataclass_fields__", {})  # a frozen dataclass
+        parts.append(f"{name}({','.join(fields)})")
+    return ";".join(parts)
+
+
+def others_may_act(state: GameState) -> bool:
+    """Whether seats other than the one to move may act now (contract rummy's buy window)."""
+    extra = state.variant_state
+    return extra is not None and extra.open_to_others()

@@ -47,7 +47,7 @@ from rummy_rules.openings import opens_with
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import idle_stalemate
-from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, SEATS, GameState
+from rummy_rules.state import DEAL_OVER, DRAW, GAME_OVER, PLAY, SEATS, GameState, others_may_act
 from rummy_rules.stock import rebuild, refill
 from rummy_rules.variant import REGISTRY
 
@@ -73,7 +73,7 @@ def decide_command(state: GameState, command: Command, seed: Seed) -> list[Event
 
 def _draw_stock(state: GameState, command: DrawFromStock, seed: Seed) -> list[Event]:
     events: list[Event] = []
-    if state.offer is not None:
+    if others_may_act(state):
         # contract D12: the forehand draws from the stock, so the first buy request is granted now,
         # before the forehand's card (or the offer lapses).
         events = REGISTRY[state.rules.variant].close_offer(state, seed, taken_by_forehand=False)
@@ -103,7 +103,7 @@ def take_discard(state: GameState, command: TakeDiscard, seed: Seed) -> list[Eve
     if not state.stock and rules.reshuffle is END_IMMEDIATELY:
         # rummy500 option end_immediately: an empty stock ends the deal at the next draw (D10).
         raise RuleViolation("stock_empty", "the stock is empty: the deal is over", rules.cite("reshuffle"))
-    if state.offer is not None:  # contract §3.7.1: the forehand's first right ends the offer
+    if others_may_act(state):  # contract §3.7.1: the forehand's first right ends the offer
         closed = REGISTRY[rules.variant].close_offer(state, seed, taken_by_forehand=True)
         return [*closed, PILE_DRAWS[seat][card.code]]
     if rules.discard_draw_must_open and not state.opened[seat] and not opens_with(state, seat, card):

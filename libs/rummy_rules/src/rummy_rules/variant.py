@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rummy_rules.melds import Meld
     from rummy_rules.seat_view import Bot
     from rummy_rules.secret import Seed
-    from rummy_rules.state import GameState
+    from rummy_rules.state import GameState, VariantState
 
 
 class Variant(Protocol):
@@ -38,7 +38,7 @@ class Variant(Protocol):
     spread_pile: bool  # the whole discard pile is public, not just its top card
     table_rotation: bool  # a tournament rotates players between tables each round
     melds_after_opening: bool  # new melds may be laid after a seat's opening (not in contract)
-    buys: bool  # discards may be bought out of turn (`buying`, `offer_discard`, `close_offer`)
+    buys: bool  # discards may be bought out of turn (`dealt_state`, `offer_discard`, `close_offer`)
     round_contracts: tuple[Contract, ...]  # each round's contract, round 1 first (empty: no contracts)
     # Command type -> (the phase it needs, the handler returning the events it causes): the shared
     # commands' (`turn.HANDLERS`) plus the variant's own.
@@ -68,8 +68,9 @@ class Variant(Protocol):
         """The melds a LayMelds names and the hand left, checked as this variant lays and opens."""
         ...
 
-    def buying(self, rules: Rules, deal: int) -> bool:
-        """Whether discards (and the upcard) are offered for sale in this deal."""
+    def dealt_state(self, rules: Rules, deal: int, players: int, upcard: Card | None) -> VariantState | None:
+        """The variant's own part of the state (`GameState.variant_state`) as deal `deal` starts,
+        `upcard` turned (None: no upcard); None for a variant that keeps none."""
         ...
 
     def buyers(self, state: GameState) -> tuple[int, ...]:

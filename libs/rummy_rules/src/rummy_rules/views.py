@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rummy_rules.cards import Card
+from rummy_rules.contract_state import buying
 from rummy_rules.melds import Meld
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variant import REGISTRY
@@ -61,6 +62,7 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
     """Exactly what `seat` may see: own hand, others' card counts, the table, pile tops, stock size."""
     own = seat is not None and 0 <= seat < len(state.hands)
     over = state.phase is Phase.GAME_OVER
+    window = buying(state)
     return PlayerView(
         variant=state.rules.variant,
         seat=seat if own else None,
@@ -82,10 +84,10 @@ def observe(state: GameState, seat: int | None) -> PlayerView:
         # The card taken from the discard pile was face up, so everyone saw it go.
         taken=state.taken,
         credits=state.credits,
-        buys=state.buys,
-        offer=state.offer,
-        offer_from=state.offer_from,
-        buy_request=state.buy_request,
+        buys=window.buys,
+        offer=window.offer,
+        offer_from=window.offer_from,
+        buy_request=window.buy_request,
         active=state.active,
         totals=state.totals,
         last_penalties=state.penalties,

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from typing import Final
 
 from rummy_store.kafka_topic import Replication
-from rummy_store.locations import LocationError, StoreLocation, is_redis_url
+from rummy_store.locations import LocationError, StoreLocation, is_redis_url, redacted
+
+from rummy_service.text import clipped
 
 DEV_VARIABLE: Final = "MELDSTREAM_DEV"
 STORE_VARIABLE: Final = "MELDSTREAM_STORE"
@@ -24,6 +26,11 @@ DEFAULT_CONNECT_WAIT_S: Final = 15
 
 class ConfigError(ValueError):
     """A setting the service cannot use: a bad environment variable, or a store it cannot read."""
+
+
+class WrongForm(ConfigError):
+    """A setting not written in the form it takes (a Redis or store URL): the command line's usage
+    error, so `meldstream` exits 2 for it as argparse does for a bad option."""
 
 
 class OtherFormat(ConfigError):
@@ -101,7 +108,7 @@ def store_location(
     try:
         return StoreLocation.parse(url, STORE_VARIABLE, redis_required=redis_required)
     except LocationError as exc:
-        raise ConfigError(str(exc)) from None
+        raise WrongForm(str(exc)) from None
 
 
 def kafka_replication(env: Mapping[str, str] | None = None) -> Replication:
@@ -138,23 +145,31 @@ def dev_mode(env: Mapping[str, str] | None = None) -> bool:
 def secret(name: str, development: str, env: Mapping[str, str] | None = None, *, dev: bool) -> str:
     """The secret in variable `name`: required outside development mode, where its public `development`
     value is refused too (anyone could sign tokens or predict deals with it); at least 32 bytes when set."""
-    value = env_str(name, "", env)
-    hint = f"set it to a random secret of {MIN_SECRET_BYTES} bytes or more (`openssl rand -hex 32`)"
-    if not value:
-        if dev:
-            return development
-        state = "empty" if name in (os.environ if env is None else env) else "not set"
-        raise ConfigError(f"{name} is {state}: {hint}, or {DEV_VARIABLE}=1 for local development")
-    if value == development:
-        if dev:
-            return value
-        raise ConfigError(
-            f"{name} is the public development value, refused outside development mode: {hint}, "
-            f"or {DEV_VARIABLE}=1 for local development"
-        )
-    if len(value.encode()) < MIN_SECRET_BYTES:
-        raise ConfigError(f"{name} is {len(value.encode())} bytes, too short: {hint}")
-    return value
+    return secrets({name: development}, env, dev=dev)[name]
+
+
+def secrets(wanted: Mapping[str, str], env: Mapping[str, str] | None = None, *, dev: bool) -> dict[str, str]:
+    """Each secret of `wanted` (variable: its public development value) as `secret` checks it, all
+    checked before any is refused: one `ConfigError` names every one to set, not the first alone."""
+    source = os.environ if env is None else env
+    found: dict[str, str] = {}
+    wrong: list[str] = []
+    short: list[str] = []  # development mode would not help these
+    for name, development in wanted.items():
+        value = source.get(name, "")
+        if not value and not dev:
+            wrong.append(f"{name} is {'empty' if name in source else 'not set'}")
+        elif value == development and not dev:
+            wrong.append(f"{name} is the public development value, refused outside development mode")
+        elif value and value != development and len(value.encode()) < MIN_SECRET_BYTES:
+            short.append(f"{name} is {len(value.encode())} bytes, too short")
+        found[name] = value or development
+    if wrong or short:
+        each = "it" if len(wrong) + len(short) == 1 else "each"
+        hint = f"set {each} to a random secret of {MIN_SECRET_BYTES} bytes or more (`openssl rand -hex 32`)"
+        local = f", or {DEV_VARIABLE}=1 for local development" if wrong else ""
+        raise ConfigError(f"{'; '.join(wrong + short)}: {hint}{local}")
+    return found
 
 
 def connect_wait_s(env: Mapping[str, str] | None = None) -> int:
@@ -181,9 +196,18 @@ def check_address(value: str, setting: str) -> None:
 
 
 def redis_url(name: str, env: Mapping[str, str] | None = None) -> str:
-    """A Redis URL ("" = none): redis://, rediss:// or unix://, so a bare host:port is caught here and
-    not as a connection error later."""
+    """The Redis URL in variable `name` ("" = none), checked by `check_redis_url`."""
     value = env_str(name, "", env)
-    if value and not is_redis_url(value):
-        raise ConfigError(f"{name}={value!r} is not a Redis URL (e.g. redis://127.0.0.1:6379/0)")
+    if value:
+        check_redis_url(value, name)
     return value
+
+
+def check_redis_url(value: str, setting: str) -> None:
+    """`value` is a Redis URL (redis://, rediss:// or unix://), so a bare host:port is caught here and
+    not as redis-py's ValueError or a connection error later; `setting` names its source."""
+    if not is_redis_url(value):
+        shown = repr(clipped(redacted(value), 80))
+        raise WrongForm(
+            f"{setting}={shown} is not a Redis URL: write redis://HOST:PORT/0 (or rediss://, unix://)"
+        )

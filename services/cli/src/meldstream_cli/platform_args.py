@@ -21,14 +21,20 @@ from pathlib import Path
 from rummy_engine import config as engine_config
 from rummy_engine import refusals
 from rummy_engine.config import EngineConfig
+from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.stores import EVENTS_FILE
+from rummy_identity.config import DEV_KEY_SECRET
 from rummy_service import preflight
 from rummy_service.config import (
     DEV_VARIABLE,
     STORE_VARIABLE,
     ConfigError,
+    WrongForm,
+    check_redis_url,
     check_store_pair,
+    dev_mode,
 )
+from rummy_service.config import secrets as checked_secrets
 from rummy_store import EventLog
 from rummy_store.locations import FORMS, KAFKA, LocationError, StoreLocation
 
@@ -68,9 +74,11 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
     """The environment's configuration (ENGINE_*), overridden by command-line options: `--store` in
     place of the environment's store, or `--kafka`, `--redis`, `--data-dir` each in place of its own.
 
-    `secrets=False` for the commands that only read the log (replay, verify): they need no secret."""
+    `secrets=False` for the commands that only read the log (replay, verify): they need no secret.
+    Otherwise the platform's secrets (the engine's and identity's) are checked together, so a start
+    missing several names them all."""
     embedded_is_development(on_kafka(args.store, args.kafka))
-    config = engine_config.load(secrets=secrets)
+    config = engine_config.load(secrets=False)
     if args.topic:
         config = replace(config, topic=args.topic)
     if args.store:
@@ -79,14 +87,17 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
         try:
             store = StoreLocation.parse(args.store, "--store")
         except LocationError as exc:
-            raise ConfigError(str(exc)) from None
-        return replace(
+            raise WrongForm(str(exc)) from None
+        config = replace(
             config,
             kafka=store.kafka,
             redis=store.redis,
             data_dir=store.directory or config.data_dir,
             store_setting=store.setting,
         )
+        return _with_secrets(config) if secrets else config
+    if args.redis:
+        check_redis_url(args.redis, "--redis")
     changes = {
         name: value
         for name, value in (("kafka", args.kafka), ("redis", args.redis), ("data_dir", args.data_dir))
@@ -95,7 +106,15 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
     if changes:
         config = replace(config, **changes, store_setting="")
     check_store_pair(config.kafka, config.redis, "--kafka and --redis (or KAFKA_BOOTSTRAP and REDIS_URL)")
-    return config
+    return _with_secrets(config) if secrets else config
+
+
+def _with_secrets(config: EngineConfig) -> EngineConfig:
+    """`config` with the engine's seed key, once it and identity's key secret are both found good."""
+    found = checked_secrets(
+        {"ENGINE_SEED_KEY": DEV_SEED_KEY, "IDENTITY_KEY_SECRET": DEV_KEY_SECRET}, dev=dev_mode()
+    )
+    return replace(config, seed_key=found["ENGINE_SEED_KEY"])
 
 
 def wait_for_stores(config: EngineConfig, *data_dirs: str, write: bool = True) -> None:

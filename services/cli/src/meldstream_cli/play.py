@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import sys
 import uuid
 from typing import Any
 
@@ -25,10 +25,11 @@ from rummy_client import GameClient, RpcFailure
 from rummy_contracts.house import NAMES, house_bots
 from rummy_engine import config as engine_config
 from rummy_service.limits import PLAYER_ID
-from rummy_service.tls import load_tls
+from rummy_service.tls import Tls, load_tls
 
 from meldstream_cli import table_text
-from meldstream_cli.signing_in import add_identity_options, sign_in
+from meldstream_cli.prompt import Lines, clock
+from meldstream_cli.signing_in import SignedIn, add_identity_options, sign_in
 
 
 def register(commands: Any) -> None:
@@ -56,9 +57,15 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"meldstream play: --players is 2 to {len(NAMES) + 1}")
     if len(args.name) > PLAYER_ID:  # refused here, before anything is asked of identity
         raise SystemExit(f"meldstream play: --name is at most {PLAYER_ID} characters, not {len(args.name)}")
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(_play(args))
-    return 130
+    try:
+        tls = load_tls(ca_file=args.ca_file)
+        # Signed in before the loop, in this thread: Ctrl-C at the password prompt ends it at once
+        # and getpass turns the echo back on (asked in a worker thread, it waited for Enter).
+        me = sign_in(args, tls, device="meldstream play")
+        return asyncio.run(_play(args, tls, me))
+    except KeyboardInterrupt:  # at once, even at a prompt (meldstream_cli.prompt)
+        print()  # the shell's prompt on a line of its own, not after ours
+        return 130
 
 
 def terminal(**options: Any) -> Console:
@@ -68,11 +75,9 @@ def terminal(**options: Any) -> Console:
     return Console(highlight=False, emoji=False, **options)
 
 
-async def _play(args: argparse.Namespace) -> int:
+async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
     console = terminal()
     engine = args.engine or engine_config.load(secrets=False).address
-    tls = load_tls(ca_file=args.ca_file)
-    me = await asyncio.to_thread(sign_in, args, tls, device="meldstream play")
     bots = house_bots(args.players)
     windows = BuyWindows()
     async with GameClient(
@@ -110,6 +115,7 @@ async def _seat(
 ) -> int:
     """Follow seat 0's stream; on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
+    lines = Lines(sys.stdin.fileno())
     async for update in client.updates(game, 0):
         view = update.view
         if view.phase == gs.PHASE_GAME_OVER:
@@ -127,7 +133,7 @@ async def _seat(
         for number, offered in enumerate(actions, start=1):
             console.print(f" {number:>2}) {table_text.action(offered, view)}")
         while True:
-            answer = await asyncio.to_thread(console.input, f"Your move [1-{len(actions)}]: ")
+            answer = await lines.ask(console, f"{clock(view)}Your move [1-{len(actions)}]: ")
             if answer.strip().isdigit() and 1 <= int(answer) <= len(actions):
                 break
             console.print("[yellow]a number from the list, please[/]")

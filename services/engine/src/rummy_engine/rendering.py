@@ -23,7 +23,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import wire
 from rummy_rules.events import OptionValue
 from rummy_rules.game import legal_actions
-from rummy_rules.state import GameState, Phase
+from rummy_rules.state import GameState, Phase, others_may_act
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView, observe
 
@@ -94,7 +94,7 @@ def stream_update(
         if actions is None:
             game = update.game
             # Out of turn only a contract buy (or pass) can be open to a seat: nothing to list.
-            may_act = game.phase in _ACTING and (game.turn == seat or game.offer is not None)
+            may_act = game.phase in _ACTING and (game.turn == seat or others_may_act(game))
             acting = update.settled and may_act
             actions = cache[seat] = actions_pb(update.state, seat) if acting else []
         message.legal_actions.extend(actions)

@@ -25,7 +25,7 @@ from rummy_rules.rules import Rules
 from rummy_rules.scoring import loser_penalty, match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import GameState
+from rummy_rules.state import GameState, VariantState
 from rummy_rules.turn import HANDLERS, parse_melds
 
 
@@ -100,8 +100,8 @@ class StandardVariant:
                 )
         return melds, rest
 
-    def buying(self, rules: Rules, deal: int) -> bool:
-        return False
+    def dealt_state(self, rules: Rules, deal: int, players: int, upcard: Card | None) -> VariantState | None:
+        return None
 
     def buyers(self, state: GameState) -> tuple[int, ...]:
         return ()

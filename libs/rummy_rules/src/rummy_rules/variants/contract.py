@@ -33,6 +33,7 @@ from rummy_rules.contract_rules import (
     laydowns,
     round_penalty,
 )
+from rummy_rules.contract_state import buying, dealt
 from rummy_rules.deal import next_seat
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import (
@@ -55,7 +56,7 @@ from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, 
 from rummy_rules.scoring import match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import DRAW, SEATS, GameState
+from rummy_rules.state import DRAW, SEATS, GameState, VariantState
 from rummy_rules.stock import refill
 from rummy_rules.variants.base import StandardVariant
 
@@ -95,14 +96,14 @@ _BUY_ACTIONS: Final = tuple((BuyDiscard(seat), PassBuy(seat)) for seat in SEATS)
 
 def _buy_actions(state: GameState, seat: int) -> tuple[Command, ...]:
     """A seat's moves out of turn: buy or pass while it may still ask for the card on offer."""
-    if state.offer is not None and seat in buyers(state):
+    if buying(state).offer is not None and seat in buyers(state):
         return _BUY_ACTIONS[seat]
     return ()
 
 
 def _offer_discard(state: GameState, seat: int, card: Card) -> Event | None:
     """BuyOffered for a discard (§3.7.1: the next player has first right to it), or None."""
-    if state.deal >= ROUNDS or state.buy_request is not None:
+    if state.deal >= ROUNDS or buying(state).buy_request is not None:
         return None
     forehand = next_seat(state.active, seat)
     if not _eligible_buyers(state, forehand, seat):
@@ -115,9 +116,10 @@ _BUY_PASSED: Final = tuple(tuple(BuyPassed(card, taken) for card in CARD_BY_CODE
 
 def _close_offer(state: GameState, seed: Seed, taken_by_forehand: bool) -> list[Event]:
     """Close the contract buy window: the first request is granted unless the forehand takes the card."""
-    card = state.offer
+    window = buying(state)
+    card = window.offer
     assert card is not None
-    buyer = state.buy_request
+    buyer = window.buy_request
     if taken_by_forehand or buyer is None:
         return [_BUY_PASSED[taken_by_forehand][card.code]]
     events: list[Event] = []
@@ -128,7 +130,7 @@ def _close_offer(state: GameState, seed: Seed, taken_by_forehand: bool) -> list[
         state = evolved(state, more)
         if not isinstance(more[-1], StockReshuffled):
             return events  # the deal ended (D16, meldstream M1)
-    buys = state.buys[buyer] + 1
+    buys = buying(state).buys[buyer] + 1
     penalty = buy_penalty(state.deal, buys - 1, BuyRole.OTHER, state.rules)
     events.append(BuyGranted(buyer, card, state.stock[-1], buys, penalty))
     return events
@@ -137,32 +139,33 @@ def _close_offer(state: GameState, seed: Seed, taken_by_forehand: bool) -> list[
 def _buy_role(state: GameState, seat: int) -> BuyRole:
     if seat == state.turn:
         return BuyRole.FOREHAND
-    return BuyRole.DISCARDER if seat == state.offer_from else BuyRole.OTHER
+    return BuyRole.DISCARDER if seat == buying(state).offer_from else BuyRole.OTHER
 
 
 def _check_buyer(state: GameState, seat: int) -> Card:
     """The card `seat` may buy now, or RuleViolation (contract §3.7, §3.15)."""
+    window = buying(state)
     if seat in buyers(state):  # memoised per state; a seat it names passes every check below
-        card = state.offer
+        card = window.offer
         assert card is not None
         return card
     rules = state.rules
-    if state.offer is None and state.deal != ROUNDS:
+    if window.offer is None and state.deal != ROUNDS:
         raise RuleViolation(
             "nothing_to_buy",
             "no card is on offer: only the top discard, before the forehand draws, can be bought",
             "contract §3.7.3 D23",
         )
-    buy_penalty(state.deal, state.buys[seat], _buy_role(state, seat), rules)
-    card = state.offer
+    buy_penalty(state.deal, window.buys[seat], _buy_role(state, seat), rules)
+    card = window.offer
     assert card is not None
-    if state.buy_request is not None:
+    if window.buy_request is not None:
         raise RuleViolation(
             "buy_already_requested",
-            f"seat {state.buy_request} asked to buy {card.text} first",
+            f"seat {window.buy_request} asked to buy {card.text} first",
             "contract §3.7.2 src ¶26 D12",
         )
-    if seat in state.waived:
+    if seat in window.waived:
         raise RuleViolation("buy_waived", f"you passed on buying {card.text}", "contract §3.7.3 D27")
     return card
 
@@ -184,12 +187,13 @@ def buyers(state: GameState) -> tuple[int, ...]:
     last = _LAST_BUYERS[0]
     if last is not None and last[0] is state:
         return last[1]
-    if state.offer is None or state.buy_request is not None or state.phase is not DRAW:
+    window = buying(state)
+    if window.offer is None or window.buy_request is not None or state.phase is not DRAW:
         seats: tuple[int, ...] = ()
     else:
-        seats = _eligible_buyers(state, state.turn, state.offer_from)
-        if state.waived:  # D27: a pass is final for the card on offer
-            seats = tuple(seat for seat in seats if seat not in state.waived)
+        seats = _eligible_buyers(state, state.turn, window.offer_from)
+        if window.waived:  # D27: a pass is final for the card on offer
+            seats = tuple(seat for seat in seats if seat not in window.waived)
     _LAST_BUYERS[0] = (state, seats)
     return seats
 
@@ -205,7 +209,7 @@ def _eligible_buyers(state: GameState, forehand: int, discarder: int | None) -> 
         limit = _LAST_BUY_LIMIT[0] = (rules, buy_limit(rules))
     most = limit[1]
     active = state.active
-    buys = state.buys
+    buys = buying(state).buys
     return tuple(
         [
             seat
@@ -360,15 +364,16 @@ class Contract(StandardVariant):
         melds = _contract_melds(state, command)
         return melds, take(state, command.seat, [card for meld in melds for card in meld.cards])
 
-    def buying(self, rules: Rules, deal: int) -> bool:
-        return deal < ROUNDS  # src ¶21, ¶30: no buying in round 8
+    def dealt_state(self, rules: Rules, deal: int, players: int, upcard: Card | None) -> VariantState | None:
+        # src ¶25, D15: the turned upcard may be bought, except in round 8 (src ¶21, ¶30: no buying).
+        return dealt(players, upcard if deal < ROUNDS else None)
 
     def deal_points(self, state: GameState, winner: int | None, bonus: bool) -> tuple[int, ...]:
         # §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
         rules = state.rules
         return tuple(
             round_penalty(hand_penalty(hand, rules), buys, rules)
-            for hand, buys in zip(state.hands, state.buys, strict=True)
+            for hand, buys in zip(state.hands, buying(state).buys, strict=True)
         )
 
     def match_over(
