@@ -183,13 +183,25 @@ async def _games(
     players: list[Player],
     ops: Player,
     rate: float = 0.0,
+    warmup: float = 0.0,
+    at_window: Callable[[], None] = lambda: None,
 ) -> tuple[list[float], float, int, Counter[str]]:
-    """Latencies, wall time, games finished, and how bots' streams failed (by status)."""
+    """Latencies, wall time, games finished, and how bots' streams failed (by status), over `seconds`
+    after `warmup` seconds not counted (the opening burst of CreateGame and streams); `at_window` is
+    called as the counted window opens."""
     ids = [p.id for p in players]
     latencies: list[float] = []
     finished = 0
     failed: Counter[str] = Counter()
-    stop_at = time.perf_counter() + seconds
+    stop_at = time.perf_counter() + warmup + seconds
+    window = [time.perf_counter()]
+
+    def open_window() -> None:
+        latencies.clear()
+        window[0] = time.perf_counter()
+        at_window()
+
+    asyncio.get_running_loop().call_later(warmup, open_window)
     operator = GameClient(address, ops.token)  # seats the players at every table
     pacer = Pacer(rate) if rate else None
 
@@ -212,12 +224,11 @@ async def _games(
             for client in clients:
                 await client.close()
 
-    began = time.perf_counter()
     try:
         await asyncio.gather(*(table(n) for n in range(tables)))
     finally:
         await operator.close()
-    return latencies, time.perf_counter() - began, finished, failed
+    return latencies, time.perf_counter() - window[0], finished, failed
 
 
 def progress(message: str) -> None:
@@ -318,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds played before each phase's counted --seconds (the opening burst not counted)",
+    )
+    parser.add_argument(
         "--rate",
         type=float,
         default=0.0,
@@ -354,10 +371,14 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(f"floor: bare kafka-python transaction of 1 record, acks=all {latency(transactions)}")
             floor_s += p99(transactions)
             rows.append(f"floor: p99 gRPC round trip + p99 transaction = {floor_s * 1000:.3f} ms")
+        at: dict[str, float] = {}  # CPU seconds of the engine and of this process as a window opens
+
+        def mark() -> None:
+            at.update(engine=cpu_s(engine.pid), driver=cpu_s(os.getpid()))
+
         for games in args.games:
             how = f"open loop at {args.rate:g} actions/s" if args.rate else "closed loop"
             progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s, {how}")
-            cpu, driver = cpu_s(engine.pid), cpu_s(os.getpid())
             act_lat, act_wall, finished, failed = asyncio.run(
                 _games(
                     address,
@@ -368,11 +389,13 @@ def main(argv: list[str] | None = None) -> int:
                     players=players,
                     ops=ops,
                     rate=args.rate,
+                    warmup=args.warmup,
+                    at_window=mark,
                 )
             )
             actions = max(1, len(act_lat))
-            cpu_ms = (cpu_s(engine.pid) - cpu) * 1000 / actions
-            driver_ms = (cpu_s(os.getpid()) - driver) * 1000 / actions
+            cpu_ms = (cpu_s(engine.pid) - at["engine"]) * 1000 / actions
+            driver_ms = (cpu_s(os.getpid()) - at["driver"]) * 1000 / actions
             rows.append(
                 f"SubmitAction, {games:>3} games (3 {args.bot} bots each), {how}: {latency(act_lat)}  "
                 f"p99/floor x{p99(act_lat) / floor_s:.1f}  {len(act_lat) / act_wall:,.0f} actions/s  "
