@@ -855,7 +855,7 @@ class GameApp:
         if watcher:
             self._watchers.check(live.fanout.watchers)
             self._watchers.open += 1
-        queue = live.fanout.open(self._config.stream_queue, watcher=watcher)
+        subscription = live.fanout.open(self._config.stream_queue, watcher=watcher)
         try:
             now_seq, now_state = live.seq, live.state
             if after_seq == 0 or after_seq > now_seq:
@@ -869,7 +869,7 @@ class GameApp:
             if now_state.game.phase is Phase.GAME_OVER:
                 return
             while True:
-                next_update = await queue.next()
+                next_update = await subscription.next()
                 if next_update is None:
                     await self._check_owner(game_id)  # names the new owner once it is known
                     raise Unavailable("not_owner", "the game moved to another engine: resume the stream")
@@ -880,5 +880,5 @@ class GameApp:
                 if next_update.game.phase is Phase.GAME_OVER:
                     return
         finally:
-            live.fanout.close(queue)
+            live.fanout.close(subscription)
             self._watchers.open -= watcher
