@@ -31,6 +31,7 @@ from rummy_client.identity import RenewingToken
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 OWNER_TRAILER: Final = "meldstream-owner"
 RETRY_AFTER_TRAILER: Final = "retry-after-ms"  # a rate limit's delay (rummy_service.rate_limits)
+SLOW_READER: Final = "slow_reader"  # a stream closed for falling behind its game: resumed at once
 LIMITED_FOR_S: Final = 30.0  # how long a call waits out rate limits (retry-after-ms) at most
 ROUTES_KEPT: Final = 1024  # games whose owner this client remembers (most recently used)
 
@@ -290,7 +291,11 @@ class GameClient:
                     continue  # resume at the owner at once
                 if error.code() in RETRYABLE:
                     self._forget(game_id, address)
-                if error.code() not in RETRYABLE or loop.time() > deadline:
+                # Fell behind the game (`slow_reader`): resume at once. Over a limit (spectators,
+                # rates): after the delay the engine gives.
+                behind = (error.details() or "").startswith(SLOW_READER)
+                wait = 0.0 if behind else _retry_after(error)
+                if (error.code() not in RETRYABLE and wait is None) or loop.time() > deadline:
                     raise _failure(error) from None
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2 if wait is None else wait)
             self.resumes += 1

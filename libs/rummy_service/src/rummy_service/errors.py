@@ -61,6 +61,12 @@ class Unavailable(ServiceError):
     status = grpc.StatusCode.UNAVAILABLE
 
 
+class ResourceExhausted(ServiceError):
+    """A limit of the service, not of the request: retry later (a delay in the trailers when one helps)."""
+
+    status = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 async def abort(context: grpc.aio.ServicerContext[object, object], error: ServiceError) -> NoReturn:
     """End the call with the error's status; the message starts with the code so clients can switch on it."""
     await context.abort(error.status, str(error), error.trailers)

@@ -10,7 +10,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -141,6 +141,19 @@ def check_listen(address: str) -> None:
                 raise ConfigError(f"cannot listen on {address!r}: {exc.strerror or exc}") from None
 
 
+PENDING_CALLS: Final = 100_000
+"""Calls arrived but not yet taken by the server's loop, beyond which gRPC core ends them CANCELLED.
+
+Core's default (`grpc.server.max_pending_requests`, 1,000) cancelled calls of a burst, such as 2,000
+spectators opening streams at once, before the service saw them; the services' own limits (rates,
+spectators) answer instead, with a reason and a retry delay."""
+SERVER_OPTIONS: Final = (
+    ("grpc.so_reuseport", 0),
+    ("grpc.server.max_pending_requests", PENDING_CALLS),
+    ("grpc.server.max_pending_requests_hard_limit", PENDING_CALLS),
+)
+
+
 class ServiceHost:
     """One aio server with health and reflection; health is SERVING only while `probe` says ready.
 
@@ -163,7 +176,7 @@ class ServiceHost:
         self._limits = limits
         if limits is not None:  # `rate_limits.RateLimiting`
             interceptors.append(limits)
-        self.server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
+        self.server = grpc.aio.server(interceptors=interceptors, options=SERVER_OPTIONS)
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self.server)
         names = (*services, health.SERVICE_NAME, reflection.SERVICE_NAME)

@@ -59,7 +59,7 @@ from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import game_seed
 from rummy_engine.stores import Stores
-from rummy_engine.streams import Fanout, Update, update_for
+from rummy_engine.streams import Fanout, Update, Watchers, update_for
 from rummy_engine.timers import default_action
 from rummy_engine.verify import Verification, verify_shuffles
 
@@ -138,6 +138,7 @@ class GameApp:
         self._games: OrderedDict[str, LiveGame] = OrderedDict()  # least recently used first
         self._loading: dict[str, asyncio.Lock] = {}
         self._limits = Limits(config.max_games, config.idle_evict_ms / 1000, config.finished_grace_ms / 1000)
+        self._watchers = Watchers(config.max_watchers_per_game, config.max_watchers)
         self._sweeper: asyncio.Task[None] | None = None
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="engine-store")
         self.commits = GroupCommitter(stores.log, self._pool)
@@ -843,10 +844,18 @@ class GameApp:
         except ValueError as exc:
             raise FailedPrecondition("game_not_over", str(exc)) from None
 
-    async def watch(self, game_id: str, after_seq: int) -> AsyncGenerator[Update, None]:
-        """The opening view (after_seq 0) or the missed updates, then every new one, until the game ends."""
+    async def watch(
+        self, game_id: str, after_seq: int, *, watcher: bool = True
+    ) -> AsyncGenerator[Update, None]:
+        """The opening view (after_seq 0) or the missed updates, then every new one, until the game ends.
+
+        A spectator (`watcher`) past the limits is refused (`streams.TooManyWatchers`); a player's own
+        stream never is."""
         live = await self.game(game_id)
-        queue = live.fanout.open()
+        if watcher:
+            self._watchers.check(live.fanout.watchers)
+            self._watchers.open += 1
+        subscription = live.fanout.open(self._config.stream_queue, watcher=watcher)
         try:
             now_seq, now_state = live.seq, live.state
             if after_seq == 0 or after_seq > now_seq:
@@ -860,7 +869,7 @@ class GameApp:
             if now_state.game.phase is Phase.GAME_OVER:
                 return
             while True:
-                next_update = await queue.get()
+                next_update = await subscription.next()
                 if next_update is None:
                     await self._check_owner(game_id)  # names the new owner once it is known
                     raise Unavailable("not_owner", "the game moved to another engine: resume the stream")
@@ -871,4 +880,5 @@ class GameApp:
                 if next_update.game.phase is Phase.GAME_OVER:
                     return
         finally:
-            live.fanout.close(queue)
+            live.fanout.close(subscription)
+            self._watchers.open -= watcher

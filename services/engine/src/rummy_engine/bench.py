@@ -5,9 +5,15 @@ rummy_infra) or, with `--store embedded`, on the sqlite store. Greedy bots play 
 each N of `--games` through the client SDK for `--seconds`; each SubmitAction is timed at the client
 (legal-action queries are not counted), and the engine process's CPU seconds (from /proc) are divided
 by the actions (stream fan-out to every seat included). Beside it, in the same run: the floor, a bare
-gRPC round trip (`grpc.health.v1.Health/Check`: no store, no rules) and a bare kafka-python acks=all
-produce; and the start cost (CreateGame plus the first action) with `--start-records` records
-already in the topic.
+gRPC round trip (`grpc.health.v1.Health/Check`: no store, no rules), a bare kafka-python acks=all
+produce and a bare transaction of one record (begin, produce, commit, as the engine's appends); and the
+start cost (CreateGame plus the first action) with `--start-records` records already in the topic.
+
+With `--rate R` the load is open-loop: actions are sent at R a second in all (each bot waits for its
+slot), not as fast as bots answer, so latency is the engine's and not the queue bots build at
+saturation; it is printed beside the floor of the same run (the p99 of a bare gRPC round trip plus the
+p99 of a bare transaction). The load driver (this process: the bots) shares the box with the engine,
+so its CPU per action is printed beside the engine's.
 
 Tokens come from an identity service started for the run (`rummy_identity.testing`, on a throwaway
 embedded store); the engine verifies them with its public keys. Every table seats the same three
@@ -22,10 +28,12 @@ import argparse
 import asyncio
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +42,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import GameClient
+from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
 from rummy_identity.testing import IdentityProcess, Player, running_identity
 from rummy_infra import provide_kafka, provide_redis
@@ -50,12 +58,33 @@ UNLIMITED = {ACCOUNT_VARIABLE: "1000000/second", MOVES_VARIABLE: "1000000/second
 """The engine environment lifting the per-account limits: a bench's few accounts play every table."""
 
 
-class TimedClient(GameClient):
-    """A client that records the latency of every accepted action."""
+class Pacer:
+    """Send times `1 / rate` apart for every action of the run: open-loop load.
 
-    def __init__(self, target: str, token: Callable[[], str], latencies: list[float]) -> None:
+    A slot is never handed out in the past: when every bot was busy (the engine saturated, or the
+    bots' own CPU), the rate achieved falls below the one asked, and the bench prints both.
+    """
+
+    def __init__(self, rate: float) -> None:
+        self._interval = 1 / rate
+        self._next = time.perf_counter()
+
+    async def turn(self) -> None:
+        now = time.perf_counter()
+        slot = max(self._next, now)
+        self._next = slot + self._interval
+        await asyncio.sleep(slot - now)
+
+
+class TimedClient(GameClient):
+    """A client that records the latency of every accepted action (sent at its `pacer`'s slot)."""
+
+    def __init__(
+        self, target: str, token: Callable[[], str], latencies: list[float], pacer: Pacer | None = None
+    ) -> None:
         super().__init__(target, token)
         self._latencies = latencies
+        self._pacer = pacer
 
     async def submit(
         self,
@@ -66,6 +95,8 @@ class TimedClient(GameClient):
         *,
         include_view: bool = False,
     ) -> gs.SubmitActionResponse:
+        if self._pacer is not None:
+            await self._pacer.turn()
         began = time.perf_counter()
         response = await super().submit(game_id, seat, action, command_id, include_view=include_view)
         self._latencies.append(time.perf_counter() - began)
@@ -151,16 +182,32 @@ async def _games(
     *,
     players: list[Player],
     ops: Player,
-) -> tuple[list[float], float, int]:
+    rate: float = 0.0,
+    warmup: float = 0.0,
+    at_window: Callable[[], None] = lambda: None,
+) -> tuple[list[float], float, int, Counter[str]]:
+    """Latencies, wall time, games finished, and how bots' streams failed (by status), over `seconds`
+    after `warmup` seconds not counted (the opening burst of CreateGame and streams); `at_window` is
+    called as the counted window opens."""
     ids = [p.id for p in players]
     latencies: list[float] = []
     finished = 0
-    stop_at = time.perf_counter() + seconds
+    failed: Counter[str] = Counter()
+    stop_at = time.perf_counter() + warmup + seconds
+    window = [time.perf_counter()]
+
+    def open_window() -> None:
+        latencies.clear()
+        window[0] = time.perf_counter()
+        at_window()
+
+    asyncio.get_running_loop().call_later(warmup, open_window)
     operator = GameClient(address, ops.token)  # seats the players at every table
+    pacer = Pacer(rate) if rate else None
 
     async def table(n: int) -> None:
         nonlocal finished
-        clients = [TimedClient(address, p.token, latencies) for p in players]
+        clients = [TimedClient(address, p.token, latencies, pacer) for p in players]
         try:
             while time.perf_counter() < stop_at:
                 created = await operator.create_game(variant, ids)
@@ -169,18 +216,19 @@ async def _games(
                 done, _ = await asyncio.wait(tasks, timeout=max(0.0, stop_at - time.perf_counter()))
                 for task in tasks:
                     task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+                    if isinstance(outcome, RpcFailure):
+                        failed[outcome.status.name] += 1
                 finished += len(done) == len(tasks)
         finally:
             for client in clients:
                 await client.close()
 
-    began = time.perf_counter()
     try:
         await asyncio.gather(*(table(n) for n in range(tables)))
     finally:
         await operator.close()
-    return latencies, time.perf_counter() - began, finished
+    return latencies, time.perf_counter() - window[0], finished, failed
 
 
 def progress(message: str) -> None:
@@ -198,6 +246,31 @@ def _produce_floor(bootstrap: str, topic: str, count: int) -> list[float]:
             producer.send(topic, key=f"floor-{i}".encode(), value=bytes(200)).get(timeout=30)
             samples.append(time.perf_counter() - began)
         return samples
+    finally:
+        producer.close()
+
+
+def _transaction_floor(bootstrap: str, topic: str, count: int) -> list[float]:
+    """A bare kafka-python transaction of one acks=all record (begin, produce, commit): the floor under
+    an append, which the engine writes so (one transaction per group commit)."""
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        transactional_id=f"{topic}.floor",
+        acks="all",
+        linger_ms=0,
+        retry_backoff_ms=5,  # as the engine's producers: the next transaction starts sooner
+        metrics_enabled=False,
+    )
+    try:
+        producer.init_transactions()
+        samples = []
+        for i in range(count + 1):
+            began = time.perf_counter()
+            producer.begin_transaction()
+            producer.send(topic, key=f"floor-{i}".encode(), value=bytes(200))
+            producer.commit_transaction()
+            samples.append(time.perf_counter() - began)
+        return samples[1:]  # the first adds the partition to the transaction's broker state
     finally:
         producer.close()
 
@@ -255,6 +328,18 @@ def main(argv: list[str] | None = None) -> int:
         help="topic sizes to measure the start cost at",
     )
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds played before each phase's counted --seconds (the opening burst not counted)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="open loop: send actions at this rate (per second, all games together); 0: as fast as bots",
+    )
     parser.add_argument("--variant", default="kalooki")
     parser.add_argument(
         "--bot",
@@ -277,20 +362,45 @@ def main(argv: list[str] | None = None) -> int:
             f"floor: bare gRPC round trip (Health/Check), sequential     {latency(seq_lat)}  "
             f"engine CPU {cpu_ms:.2f} ms/call"
         )
+        floor_s = p99(seq_lat)
         if "KAFKA_BOOTSTRAP" in engine.env:
-            floor = _produce_floor(engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"] + ".floor", 500)
+            bootstrap, topic = engine.env["KAFKA_BOOTSTRAP"], engine.env["ENGINE_TOPIC"] + ".floor"
+            floor = _produce_floor(bootstrap, topic, 500)
             rows.append(f"floor: bare kafka-python produce, acks=all, sequential   {latency(floor)}")
+            transactions = _transaction_floor(bootstrap, topic, 300)
+            rows.append(f"floor: bare kafka-python transaction of 1 record, acks=all {latency(transactions)}")
+            floor_s += p99(transactions)
+            rows.append(f"floor: p99 gRPC round trip + p99 transaction = {floor_s * 1000:.3f} ms")
+        at: dict[str, float] = {}  # CPU seconds of the engine and of this process as a window opens
+
+        def mark() -> None:
+            at.update(engine=cpu_s(engine.pid), driver=cpu_s(os.getpid()))
+
         for games in args.games:
-            progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s")
-            cpu = cpu_s(engine.pid)
-            act_lat, act_wall, finished = asyncio.run(
-                _games(address, games, args.seconds, args.variant, args.bot, players=players, ops=ops)
+            how = f"open loop at {args.rate:g} actions/s" if args.rate else "closed loop"
+            progress(f"bench-engine: {games} concurrent {args.variant} games for {args.seconds:g} s, {how}")
+            act_lat, act_wall, finished, failed = asyncio.run(
+                _games(
+                    address,
+                    games,
+                    args.seconds,
+                    args.variant,
+                    args.bot,
+                    players=players,
+                    ops=ops,
+                    rate=args.rate,
+                    warmup=args.warmup,
+                    at_window=mark,
+                )
             )
-            cpu_ms = (cpu_s(engine.pid) - cpu) * 1000 / max(1, len(act_lat))
+            actions = max(1, len(act_lat))
+            cpu_ms = (cpu_s(engine.pid) - at["engine"]) * 1000 / actions
+            driver_ms = (cpu_s(os.getpid()) - at["driver"]) * 1000 / actions
             rows.append(
-                f"SubmitAction, {games:>3} games (3 {args.bot} bots each): {latency(act_lat)}  "
-                f"{len(act_lat) / act_wall:,.0f} actions/s  engine CPU {cpu_ms:.2f} ms/action  "
-                f"({finished} games finished)"
+                f"SubmitAction, {games:>3} games (3 {args.bot} bots each), {how}: {latency(act_lat)}  "
+                f"p99/floor x{p99(act_lat) / floor_s:.1f}  {len(act_lat) / act_wall:,.0f} actions/s  "
+                f"engine CPU {cpu_ms:.2f} ms/action  driver CPU {driver_ms:.2f} ms/action  "
+                f"({finished} games finished; streams failed: {dict(failed) or 'none'})"
             )
         if "KAFKA_BOOTSTRAP" in engine.env:
             for records in args.start_records:
@@ -301,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print(row)
     return 0
+
+
+def p99(samples_s: list[float]) -> float:
+    return statistics.quantiles(samples_s, n=100, method="inclusive")[98] if len(samples_s) > 1 else 0.0
 
 
 def _ints(text: str) -> list[int]:

@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                     for engine in engines if rep % 2 == 0 else engines[::-1]:
                         load = os.getloadavg()[0]
                         cpu = cpu_s(engine.proc.pid)
-                        latencies, wall, _ = asyncio.run(
+                        latencies, wall, _, _ = asyncio.run(
                             _games(engine.address, games, args.seconds, "kalooki", players=players, ops=ops)
                         )
                         ms = (cpu_s(engine.proc.pid) - cpu) * 1000 / max(1, len(latencies))

@@ -71,6 +71,9 @@ class EngineConfig:
     max_games: int = 10_000  # loaded games beyond this are dropped, least recently used first
     idle_evict_ms: int = 600_000  # an unfinished game nobody used this long is dropped from memory
     finished_grace_ms: int = 60_000  # a finished game is dropped this long after its last use
+    max_watchers_per_game: int = 1_000  # spectator streams (WatchGame) of one game; more: too_many_watchers
+    max_watchers: int = 10_000  # spectator streams of all the games of this engine
+    stream_queue: int = 256  # updates a stream may fall behind before it is dropped (slow_reader)
 
     @property
     def store(self) -> StoreLocation:
@@ -133,6 +136,9 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_MAX_GAMES", "max_games", 1),
     ("ENGINE_IDLE_EVICT_MS", "idle_evict_ms", 1),
     ("ENGINE_FINISHED_GRACE_MS", "finished_grace_ms", 1),
+    ("ENGINE_MAX_WATCHERS_PER_GAME", "max_watchers_per_game", 0),
+    ("ENGINE_MAX_WATCHERS", "max_watchers", 0),
+    ("ENGINE_STREAM_QUEUE", "stream_queue", 1),
     (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
 _SECRETS: Final = ("seed_key",)  # refused outside development mode when unset or public

@@ -190,7 +190,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     ) -> AsyncIterator[R]:
         """Each update as a `response` (StreamGameResponse or WatchGameResponse), built in place."""
         live = (await self._caller(context, game_id, seat)).live
-        async for update in self._app.watch(game_id, after_seq):
+        async for update in self._app.watch(game_id, after_seq, watcher=seat is None):
             message = response()
             deadline = live.deadline if update.seq == live.seq else None
             stream_update(live.game_id, update, seat, deadline, into=message.update)
