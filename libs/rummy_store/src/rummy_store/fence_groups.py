@@ -70,7 +70,13 @@ class FenceGroups:
 
 
 def resolve(
-    client: Backend, bootstrap: str, topic: str, partitions: int, wanted: int | None, replication: Replication
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    wanted: int | None,
+    replication: Replication,
+    *,
+    client: Backend,
 ) -> FenceGroups:
     """The topic's fence groups: its control topic's partition count when one exists (whatever
     `wanted` says: every writer follows the one count), else `wanted` groups (at most one per

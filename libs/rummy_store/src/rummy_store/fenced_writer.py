@@ -63,13 +63,13 @@ class FencedWriter:
 
     def __init__(
         self,
-        backend: Backend,
         bootstrap: str,
         fences: FenceGroups,
         group: int,
         reader: Reader,
         checkpoints: CheckpointStore | None = None,
         *,
+        backend: Backend,
         timeout_s: float = 10.0,
         checkpoint_every_s: float = 5.0,
         closing_types: frozenset[str] = CLOSING_TYPES,

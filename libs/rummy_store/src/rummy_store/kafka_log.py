@@ -78,7 +78,7 @@ class KafkaEventLog(EventLog):
             raise _no_partitions(topic, bootstrap)
         self.partitions = adopt_partitions(topic, bootstrap, partitions, actual)
         self.fences = (
-            resolve(self.backend, bootstrap, topic, self.partitions, fence_groups, replication)
+            resolve(bootstrap, topic, self.partitions, fence_groups, replication, client=self.backend)
             if writer
             else FenceGroups(topic, self.partitions)
         )
@@ -171,7 +171,6 @@ class KafkaEventLog(EventLog):
                     f"{self._topic}{list(self.fences.partitions_of(group))} is not owned by this writer"
                 )
             writer = FencedWriter(
-                self.backend,
                 self._bootstrap,
                 self.fences,
                 group,
@@ -179,6 +178,7 @@ class KafkaEventLog(EventLog):
                 self._checkpoints,
                 timeout_s=self._timeout_s,
                 reclaim=self._on_demand,
+                backend=self.backend,
                 compacted=self._compacted,
             )
             self._writers[group] = writer
