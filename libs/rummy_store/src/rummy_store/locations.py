@@ -61,6 +61,11 @@ class LocationError(ValueError):
     """A store location that names no store this build can open; the message is one line."""
 
 
+def is_kafka_url(url: str) -> bool:
+    """Whether `url` names a Kafka store, on either client (not whether it is well formed)."""
+    return url.startswith(tuple(KAFKA_SCHEMES))
+
+
 def is_redis_url(url: str) -> bool:
     return url.partition("://")[0] in REDIS_SCHEMES and "://" in url
 
