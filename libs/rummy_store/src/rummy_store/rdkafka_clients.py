@@ -11,8 +11,8 @@ quarter of kafka-python's CPU. What differs, and how the contract is kept:
   of this member's assignments, None between a revocation (or a lost assignment: `on_lost`, its session
   expired) and the next assignment, and None while a pause is suspected: a ticker thread that did not
   run for MEMBERSHIP_LEASE_S means the process was stopped (SIGSTOP, a stall), and the member stays in
-  doubt for PAUSE_DOUBT_S after it wakes, time for librdkafka's heartbeat to learn whether the group
-  went on without it (then `on_lost`/`on_revoke` follow and a new assignment is a new generation).
+  doubt for PAUSE_DOUBT_S (1.5 s) after it wakes, three heartbeats for librdkafka to learn whether the
+  group went on without it (then `on_lost`/`on_revoke` follow and a new assignment is a new generation).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ _FENCED_CODES: Final = frozenset(
 )
 ADMIN_TIMEOUT_S: Final = 10.0
 PAUSE_TICK_S: Final = 0.25
-PAUSE_DOUBT_S: Final = MEMBERSHIP_SESSION_MS / 2000  # a dozen heartbeats after waking
+PAUSE_DOUBT_S: Final = 3 * MEMBERSHIP_HEARTBEAT_MS / 1000  # three heartbeats after waking
 _COMMON: Final[dict[str, Any]] = {"socket.nagle.disable": True, "log_level": 3}
 # librdkafka's default partitioner is crc32; this one is Java's (and kafka-python's) murmur2 for keyed
 # records. The store names every record's partition itself; this keeps a record sent without one in step.
@@ -142,7 +142,11 @@ class _TransactionalProducer(TransactionalProducer):
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 0,
-                "retry.backoff.ms": 5,  # CONCURRENT_TRANSACTIONS right after a commit: retry soon
+                # The next transaction's AddPartitionsToTxn is answered CONCURRENT_TRANSACTIONS until the
+                # broker wrote the last one's markers (a few ms): retry soon, and never back off past
+                # 20 ms (librdkafka doubles the backoff up to a second by default: 80 ms commits here).
+                "retry.backoff.ms": 5,
+                "retry.backoff.max.ms": 20,
                 "request.timeout.ms": min(5_000, timeout_ms),
                 "message.timeout.ms": timeout_ms,
                 "transaction.timeout.ms": max(timeout_ms * 3, 30_000),
@@ -269,8 +273,14 @@ class _PartitionReader(PartitionReader):
         if self._positions != offsets:  # re-position only when moved: an assign drops prefetched data
             consumer.assign([TopicPartition(topic, p, o) for p, o in offsets.items()])
             self._positions = dict(offsets)
+        else:
+            consumer.resume([TopicPartition(topic, p) for p in offsets])
         messages: list[Message] = []
-        for m in consumer.consume(num_messages=2_000, timeout=READ_POLL_MS / 1000):
+        found = consumer.consume(num_messages=2_000, timeout=READ_POLL_MS / 1000)
+        # librdkafka fetches in its own threads while a partition is assigned and not paused: left so
+        # between reads, with fetch.wait.max.ms 5, it cost the engine more CPU than its appends.
+        consumer.pause([TopicPartition(topic, p) for p in offsets])
+        for m in found:
             err, partition = m.error(), m.partition()
             if partition is None or partition not in self._positions:
                 continue
