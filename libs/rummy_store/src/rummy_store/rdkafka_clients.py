@@ -273,13 +273,14 @@ class _PartitionReader(PartitionReader):
         if self._positions != offsets:  # re-position only when moved: an assign drops prefetched data
             consumer.assign([TopicPartition(topic, p, o) for p, o in offsets.items()])
             self._positions = dict(offsets)
-        else:
-            consumer.resume([TopicPartition(topic, p) for p in offsets])
-        messages: list[Message] = []
-        found = consumer.consume(num_messages=2_000, timeout=READ_POLL_MS / 1000)
         # librdkafka fetches in its own threads while a partition is assigned and not paused: left so
-        # between reads, with fetch.wait.max.ms 5, it cost the engine more CPU than its appends.
-        consumer.pause([TopicPartition(topic, p) for p in offsets])
+        # between reads, with fetch.wait.max.ms 5, it cost the engine more CPU than its appends. A
+        # partition assigned again keeps its pause: resumed each time, not only when it stayed.
+        partitions = [TopicPartition(topic, p) for p in offsets]
+        consumer.resume(partitions)
+        found = consumer.consume(num_messages=2_000, timeout=READ_POLL_MS / 1000)
+        consumer.pause(partitions)
+        messages: list[Message] = []
         for m in found:
             err, partition = m.error(), m.partition()
             if partition is None or partition not in self._positions:
