@@ -30,7 +30,6 @@ from rummy_contracts.event_format import message_of
 from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
-from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 from rummy_store.partitioning import partition_for
@@ -133,22 +132,14 @@ async def until(condition: Callable[[], bool], what: str, tables: Tables, timeou
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("kafka_client", BACKENDS)  # the same fault on each Kafka backend
 def test_games_survive_an_engine_killed_one_joining_and_one_stopped(
-    kafka_bootstrap: str,
-    redis_url: str,
-    unique_prefix: str,
-    tmp_path: Path,
-    identity: IdentityProcess,
-    *,
-    kafka_client: str,
+    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
 ) -> None:
     players, ops = [identity.player("ann"), identity.player("bob")], identity.operator()
     topic = f"{unique_prefix}.rummy.game.events.v1"
     env = {
         **os.environ,
         "KAFKA_BOOTSTRAP": kafka_bootstrap,
-        "KAFKA_CLIENT": kafka_client,
         "REDIS_URL": redis_url,
         "ENGINE_TOPIC": topic,
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",
