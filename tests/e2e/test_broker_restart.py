@@ -23,6 +23,7 @@ from rummy_client import GameClient, RpcFailure
 from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port, restartable_kafka
 from rummy_infra.serving import ServiceProcess
+from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
 
 
@@ -62,8 +63,9 @@ _clients: dict[str, GameClient] = {}
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("kafka_client", BACKENDS)  # the same fault on each Kafka backend
 def test_the_engine_rides_out_a_broker_kill(
-    redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
+    redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess, kafka_client: str
 ) -> None:
     players = [identity.player("ann"), identity.player("bob")]
     ids = [p.id for p in players]
@@ -74,6 +76,7 @@ def test_the_engine_rides_out_a_broker_kill(
         env = {
             **os.environ,
             "KAFKA_BOOTSTRAP": broker.address,
+            "KAFKA_CLIENT": kafka_client,
             "REDIS_URL": redis_url,
             "ENGINE_TOPIC": topic,
             "ENGINE_KEY_PREFIX": f"{unique_prefix}:",

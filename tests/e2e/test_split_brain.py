@@ -23,6 +23,7 @@ from rummy_client import GameClient, RpcFailure
 from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
+from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
 
 DRAW = gs.Action(draw_from_stock=gs.DrawFromStock())
@@ -67,8 +68,15 @@ async def _rejoined(old: str, new: str, player: Player, seat: int) -> str | int:
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("kafka_client", BACKENDS)  # the same fault on each Kafka backend
 def test_a_paused_engine_that_resumes_writes_nothing(
-    kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path, identity: IdentityProcess
+    kafka_bootstrap: str,
+    redis_url: str,
+    unique_prefix: str,
+    tmp_path: Path,
+    identity: IdentityProcess,
+    *,
+    kafka_client: str,
 ) -> None:
     ann, bob, ops = identity.player("ann"), identity.player("bob"), identity.operator()
     players = [ann, bob]
@@ -76,6 +84,7 @@ def test_a_paused_engine_that_resumes_writes_nothing(
     env = {
         **os.environ,
         "KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "KAFKA_CLIENT": kafka_client,
         "REDIS_URL": redis_url,
         "ENGINE_TOPIC": topic,
         "ENGINE_KEY_PREFIX": f"{unique_prefix}:",

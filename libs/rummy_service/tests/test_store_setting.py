@@ -26,6 +26,16 @@ def test_the_separate_settings_and_the_one_url_name_the_same_store() -> None:
     assert (separate.setting, one.setting) == ("", "MELDSTREAM_STORE")
 
 
+def test_the_kafka_backend_is_the_urls_scheme_or_kafka_client() -> None:
+    rdkafka = {"MELDSTREAM_STORE": "kafka+rdkafka://k1:9092?redis=redis://r:6379/0"}
+    assert store_location("ENGINE_DATA_DIR", ".local/engine", rdkafka).client == "rdkafka"
+    assert store_location("ENGINE_DATA_DIR", ".local/engine", KAFKA).client == "kafka-python"
+    separate = store_location("ENGINE_DATA_DIR", ".local/engine", KAFKA | {"KAFKA_CLIENT": "rdkafka"})
+    assert separate.client == "rdkafka" and separate.open().kafka_client == "rdkafka"  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"^KAFKA_CLIENT='java' is not one of kafka-python, rdkafka$"):
+        store_location("ENGINE_DATA_DIR", ".local/engine", KAFKA | {"KAFKA_CLIENT": "java"})
+
+
 def test_neither_setting_is_the_embedded_store_in_the_services_directory() -> None:
     assert store_location("SCORING_DATA_DIR", ".local/scoring", {}) == StoreLocation(
         directory=".local/scoring"
@@ -39,7 +49,7 @@ def test_neither_setting_is_the_embedded_store_in_the_services_directory() -> No
     ).directory == ("/data")
 
 
-@pytest.mark.parametrize("other", ["KAFKA_BOOTSTRAP", "REDIS_URL", "ENGINE_DATA_DIR"])
+@pytest.mark.parametrize("other", ["KAFKA_BOOTSTRAP", "KAFKA_CLIENT", "REDIS_URL", "ENGINE_DATA_DIR"])
 def test_the_one_url_beside_a_setting_it_stands_for_is_refused(other: str) -> None:
     env = {"MELDSTREAM_STORE": "sqlite:///data", other: "redis://r:6379/0"}
     with pytest.raises(ConfigError) as refused:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from rummy_store import ConcurrencyError, EventLog, EventRecord, NewEvent, StoreError, Subscription
 from rummy_store.embedded_log import EmbeddedEventLog
+from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
 
 MakeLog = Callable[[], EventLog]
@@ -198,14 +199,15 @@ class TestEmbeddedEventLog(EventLogContract):
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("client", BACKENDS)
 class TestKafkaEventLog(EventLogContract):
     @pytest.fixture
-    def make_log(self, kafka_bootstrap: str, unique_prefix: str) -> Iterator[MakeLog]:
+    def make_log(self, kafka_bootstrap: str, unique_prefix: str, client: str) -> Iterator[MakeLog]:
         opened: list[EventLog] = []
         topic = f"{unique_prefix}.rummy.game.events.v1"
 
         def make() -> EventLog:  # claims a partition on its first append to it, fencing the others
-            opened.append(KafkaEventLog(kafka_bootstrap, topic, partitions=3, writer=True))
+            opened.append(KafkaEventLog(kafka_bootstrap, topic, partitions=3, writer=True, client=client))
             return opened[-1]
 
         yield make

@@ -20,6 +20,7 @@ from rummy_store import AppendResult, NewEvent, NotWriterError, StoreError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.fence_groups import control_topic
 from rummy_store.fenced_writer import FencedWriter
+from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_records import Skipped, headers
 from rummy_store.records import Append, EventRecord
@@ -95,10 +96,13 @@ def test_partitions_claimed_together_fence_each_old_owner(kafka_bootstrap: str, 
         assert history(new, "g1") == [(1, "c1"), (2, "c2")]
 
 
-def test_a_paused_writers_open_transaction_never_counts(kafka_bootstrap: str, topic: str) -> None:
+@pytest.mark.parametrize("client", BACKENDS)
+def test_a_paused_writers_open_transaction_never_counts(
+    kafka_bootstrap: str, topic: str, client: str
+) -> None:
     """The split brain of the reserve-produce window: the old owner had sent its records and was paused
-    before committing; clients failed over to the new owner with the same command id."""
-    with owner(kafka_bootstrap, topic) as new:
+    before committing; clients failed over to the new owner (on either backend) with the same command id."""
+    with owner(kafka_bootstrap, topic, client=client) as new:
         partition = new.partition_for("g1")
         new.claim([partition])
         new.append("g1", "c1", 0, one("E1"))
@@ -169,15 +173,16 @@ def test_a_new_owner_starts_from_the_checkpoint_and_reads_the_tail(
         client.close()
 
 
+@pytest.mark.parametrize("kafka_client", BACKENDS)
 def test_a_failed_batch_reads_again_from_the_commit_in_doubt_not_from_the_start(
-    kafka_bootstrap: str, topic: str, redis_url: str, unique_prefix: str
+    kafka_bootstrap: str, topic: str, redis_url: str, unique_prefix: str, kafka_client: str
 ) -> None:
     """After a failed batch only the last commit is in doubt: the next claim reads from it, not the
     partition's whole history, and no checkpoint holds it until a later commit makes it certain."""
     client = redis.Redis.from_url(redis_url)
     checkpoints = RedisCheckpoints(client, f"{unique_prefix}:")
     reads: list[dict[int, int]] = []
-    with KafkaEventLog(kafka_bootstrap, topic, 3) as log:
+    with KafkaEventLog(kafka_bootstrap, topic, 3, client=kafka_client) as log:
 
         def reader(starts: Mapping[int, int]) -> Iterator[EventRecord]:
             reads.append(dict(starts))  # the real reads, counted
@@ -185,7 +190,9 @@ def test_a_failed_batch_reads_again_from_the_commit_in_doubt_not_from_the_start(
 
         partition = log.partition_for("g1")
         group = log.fences.group_of(partition)
-        writer = FencedWriter(kafka_bootstrap, log.fences, group, reader, checkpoints, checkpoint_every_s=0)
+        writer = FencedWriter(
+            kafka_bootstrap, log.fences, group, reader, checkpoints, backend=log.backend, checkpoint_every_s=0
+        )
         try:
             writer.claim()
             for n in range(20):  # history before the commit in doubt

@@ -27,6 +27,10 @@ FORMS = "write sqlite:///DIR or kafka://HOST:PORT?redis=redis://HOST:6379/0"
             "kafka://k1:9092,k2:9092?redis=redis://r:6379/0",
             StoreLocation(kafka="k1:9092,k2:9092", redis="redis://r:6379/0"),
         ),
+        (  # the same store through confluent-kafka (librdkafka)
+            "kafka+rdkafka://k1:9092?redis=redis://r:6379/0",
+            StoreLocation(kafka="k1:9092", redis="redis://r:6379/0", client="rdkafka"),
+        ),
         (  # the Redis URL as written: its password and its own query are not split
             "kafka://[::1]:9092?redis=rediss://:p&ss=w@r:6380/1?ssl_cert_reqs=none",
             StoreLocation(kafka="[::1]:9092", redis="rediss://:p&ss=w@r:6380/1?ssl_cert_reqs=none"),

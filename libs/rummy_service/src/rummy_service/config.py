@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+from rummy_store.kafka_clients import BACKENDS, KAFKA_PYTHON
 from rummy_store.kafka_topic import Replication
 from rummy_store.locations import LocationError, StoreLocation, is_redis_url, redacted
 
@@ -17,6 +18,7 @@ from rummy_service.text import clipped
 
 DEV_VARIABLE: Final = "MELDSTREAM_DEV"
 STORE_VARIABLE: Final = "MELDSTREAM_STORE"
+CLIENT_VARIABLE: Final = "KAFKA_CLIENT"
 MIN_SECRET_BYTES: Final = 32
 SERVICE_CREDENTIAL_VARIABLE: Final = "MELDSTREAM_SERVICE_CREDENTIAL"
 """A service's own credential at identity (`mss_...`), exchanged for its access tokens."""
@@ -86,7 +88,9 @@ def store_location(
     redis_required: bool = True,
 ) -> StoreLocation:
     """The service's store (`rummy_store.locations`): MELDSTREAM_STORE, or the settings it stands for,
-    KAFKA_BOOTSTRAP and REDIS_URL, or neither of them for the embedded store in `data_dir_variable`.
+    KAFKA_BOOTSTRAP and REDIS_URL (and KAFKA_CLIENT, the Kafka backend: kafka-python or rdkafka, as
+    the URL's scheme kafka:// or kafka+rdkafka:// says), or neither for the embedded store in
+    `data_dir_variable`.
 
     The one URL or the separate settings, not both: two answers to where the records are would leave
     one of them silently unused. `redis_required=False`: Kafka without Redis is a deployment too
@@ -98,8 +102,11 @@ def store_location(
         redis = redis_url("REDIS_URL", env)
         if redis_required:
             check_store_pair(kafka, redis)
-        return StoreLocation(kafka, redis, env_str(data_dir_variable, default_dir, env))
-    for name in ("KAFKA_BOOTSTRAP", "REDIS_URL", data_dir_variable):
+        client = env_str(CLIENT_VARIABLE, KAFKA_PYTHON, env)
+        if client not in BACKENDS:
+            raise ConfigError(f"{CLIENT_VARIABLE}={client[:40]!r} is not one of {', '.join(BACKENDS)}")
+        return StoreLocation(kafka, redis, env_str(data_dir_variable, default_dir, env), client=client)
+    for name in ("KAFKA_BOOTSTRAP", CLIENT_VARIABLE, "REDIS_URL", data_dir_variable):
         if env_str(name, "", env):
             raise ConfigError(
                 f"{STORE_VARIABLE} and {name} are both set: {STORE_VARIABLE} names the whole store, "

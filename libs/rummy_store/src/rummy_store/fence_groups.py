@@ -24,8 +24,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from kafka import KafkaAdminClient
-
+from rummy_store.kafka_clients import Backend
 from rummy_store.kafka_topic import Replication, ensure_topic
 
 log = logging.getLogger("rummy_store")
@@ -71,19 +70,25 @@ class FenceGroups:
 
 
 def resolve(
-    bootstrap: str, topic: str, partitions: int, wanted: int | None, replication: Replication
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    wanted: int | None,
+    replication: Replication,
+    *,
+    client: Backend,
 ) -> FenceGroups:
     """The topic's fence groups: its control topic's partition count when one exists (whatever
     `wanted` says: every writer follows the one count), else `wanted` groups (at most one per
     partition), creating the control topic; with neither, one group per partition."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = client.admin(bootstrap)
     try:
-        existing = _partition_count(admin, control_topic(topic))
+        existing = admin.partition_count(control_topic(topic))
         if existing is None and wanted is not None:
             count = max(1, min(wanted, partitions))
-            ensure_topic(bootstrap, control_topic(topic), count, replication)
+            ensure_topic(bootstrap, control_topic(topic), count, replication, client=client)
             deadline = time.monotonic() + METADATA_WAIT_S
-            while (existing := _partition_count(admin, control_topic(topic))) is None:
+            while (existing := admin.partition_count(control_topic(topic))) is None:
                 if time.monotonic() > deadline:
                     return FenceGroups(topic, partitions, count)  # created: its count is the one asked
                 time.sleep(0.1)
@@ -98,11 +103,3 @@ def resolve(
             *(topic, existing, control_topic(topic), wanted, existing),
         )
     return FenceGroups(topic, partitions, existing)
-
-
-def _partition_count(admin: KafkaAdminClient, name: str) -> int | None:
-    """The topic's partition count, None when it does not exist (asked without creating it)."""
-    for described in admin.describe_topics([name]):
-        if described.get("error_code") == 0 and described.get("partitions"):
-            return len(described["partitions"])
-    return None

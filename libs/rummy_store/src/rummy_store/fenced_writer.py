@@ -35,14 +35,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kafka import KafkaProducer
-from kafka import errors as kafka_errors
-
-from rummy_store import kafka_fixes  # noqa: F401  (kafka-python's selector, fixed before first use)
 from rummy_store.checkpoints import CheckpointStore
 from rummy_store.errors import ConcurrencyError, NotWriterError, StoreError
 from rummy_store.event_log import validate_append
 from rummy_store.fence_groups import FenceGroups
+from rummy_store.kafka_clients import Backend, Outgoing, TransactionalProducer
 from rummy_store.kafka_records import headers
 from rummy_store.partition_index import CLOSING_TYPES, PartitionIndex, Savepoint
 from rummy_store.partitioning import partition_for
@@ -51,7 +48,6 @@ from rummy_store.records import Append, AppendResult, EventRecord, LogPosition
 log = logging.getLogger("rummy_store")
 Reader = Callable[[Mapping[int, int]], Iterator[EventRecord]]
 """{partition: from_offset} -> those partitions' committed records up to their ends."""
-_FENCED = (kafka_errors.ProducerFencedError, kafka_errors.InvalidProducerEpochError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +69,14 @@ class FencedWriter:
         reader: Reader,
         checkpoints: CheckpointStore | None = None,
         *,
+        backend: Backend,
         timeout_s: float = 10.0,
         checkpoint_every_s: float = 5.0,
         closing_types: frozenset[str] = CLOSING_TYPES,
         reclaim: bool = True,
         compacted: bool = False,
     ) -> None:
+        self._backend = backend
         self._bootstrap = bootstrap
         self._fences = fences
         self.group = group
@@ -95,7 +93,7 @@ class FencedWriter:
         # writer fence the group's new owner back; the owner of the assignment calls `claim`.
         self._reclaim = reclaim
         self._lock = threading.Lock()  # one transaction at a time: one producer, in order
-        self._producer: KafkaProducer | None = None
+        self._producer: TransactionalProducer | None = None
         self._indexes: dict[int, PartitionIndex] = {}  # by partition; empty: fold from a checkpoint
         self._in_doubt: dict[int, Savepoint] = {}  # by partition: the indexes before the last commit
         self._ready_once = False
@@ -131,12 +129,12 @@ class FencedWriter:
         try:
             producer = self._new_producer()
             try:
-                producer.init_transactions()  # fences the previous owner, settles its open transaction
+                producer.init()  # fences the previous owner, settles its open transaction
                 indexes = self._indexes or {p: self._from_checkpoint(p) for p in self.partitions}
                 for record in self._reader({p: index.offset for p, index in indexes.items()}):
                     indexes[record.position.partition].fold((record,))
             except BaseException:
-                _abandon(producer)
+                producer.abandon()
                 raise
         except NotWriterError:
             raise
@@ -147,24 +145,9 @@ class FencedWriter:
         self._ready_once = True
         return indexes
 
-    def _new_producer(self) -> KafkaProducer:
-        timeout_ms = int(self._timeout_s * 1000)
-        return KafkaProducer(
-            bootstrap_servers=self._bootstrap,
-            transactional_id=self._fences.transactional_id(self.group),
-            acks="all",
-            linger_ms=0,
-            # The next transaction's AddPartitionsToTxn is answered CONCURRENT_TRANSACTIONS until the
-            # broker has written the last one's markers (a few ms): retry soon, not after 100 ms.
-            retry_backoff_ms=5,
-            request_timeout_ms=min(5_000, timeout_ms),
-            delivery_timeout_ms=timeout_ms,
-            max_block_ms=timeout_ms,
-            transaction_timeout_ms=max(timeout_ms * 3, 30_000),
-            # Its sensors are recorded on every request and batch, and nothing reads them: 20-30 % of
-            # a transaction's CPU (begin, produce, commit) measured on this box.
-            metrics_enabled=False,
-        )
+    def _new_producer(self) -> TransactionalProducer:
+        tid = self._fences.transactional_id(self.group)
+        return self._backend.transactional_producer(self._bootstrap, tid, self._timeout_s)
 
     def _from_checkpoint(self, partition: int) -> PartitionIndex:
         index = self._new_index(partition)
@@ -240,26 +223,22 @@ class FencedWriter:
         producer = self._producer
         assert producer is not None
         deadline = time.monotonic() + self._timeout_s
+        records = [
+            Outgoing(
+                p.partition,
+                p.append.game_id.encode(),
+                event.payload,
+                headers(event, p.first_seq + n, p.append.command_id),
+            )
+            for p in planned
+            for n, event in enumerate(p.append.events)
+        ]
         try:
-            producer.begin_transaction()
-            futures = [
-                [
-                    producer.send(
-                        self._fences.topic,
-                        key=p.append.game_id.encode(),
-                        value=event.payload,
-                        partition=p.partition,
-                        headers=headers(event, p.first_seq + n, p.append.command_id),
-                    )
-                    for n, event in enumerate(p.append.events)
-                ]
-                for p in planned
-            ]
-            # No flush first: the producer sends EndTxn only once every record of the transaction is
-            # acknowledged (a failed one fails the commit), so its sender thread goes from the produce
-            # answer to the commit without handing back to this thread in between.
-            _commit_within(producer, deadline)
-            offsets = [[f.get(timeout=_left(deadline)).offset for f in fs] for fs in futures]
+            flat = producer.transact(self._fences.topic, records, deadline)
+            offsets, at = [], 0
+            for p in planned:
+                offsets.append(flat[at : at + len(p.append.events)])
+                at += len(p.append.events)
         except Exception as exc:
             return [self._failed(exc)] * len(planned)
         touched: dict[int, set[str]] = {}
@@ -285,9 +264,9 @@ class FencedWriter:
         for partition, point in self._in_doubt.items():
             self._indexes[partition].rollback(point)
         self._in_doubt = {}
-        fenced = isinstance(exc, _FENCED) or (producer is not None and _was_fenced(producer))
+        fenced = producer is not None and producer.fenced(exc)
         if producer is not None:
-            _abandon(producer)
+            producer.abandon()
         if fenced:
             self._fenced = True
             self._failure = f"{self._name}: fenced by a newer writer"
@@ -321,35 +300,8 @@ class FencedWriter:
         with self._lock:
             self._checkpoint(force=True)
             if self._producer is not None:
-                self._producer.close(timeout=self._timeout_s)
+                self._producer.close(self._timeout_s)
                 self._producer = None
 
 
 _ACCEPTED: Any = object()
-
-
-def _commit_within(producer: KafkaProducer, deadline: float) -> None:
-    """`commit_transaction` with a bound: kafka-python's waits forever for a broker that went away."""
-    result = producer._transaction_manager.begin_commit()
-    producer._sender.wakeup()
-    if not result.wait(timeout_ms=int(_left(deadline) * 1000)):
-        raise kafka_errors.KafkaTimeoutError("commit not acknowledged in time")
-
-
-def _abandon(producer: KafkaProducer) -> None:
-    """Close a producer that failed without waiting for it: a stuck one may raise on the way out too."""
-    try:
-        producer.close(timeout=0)
-    except Exception as exc:
-        log.info("closing a failed producer: %r", exc)
-
-
-def _was_fenced(producer: KafkaProducer) -> bool:
-    """A fence can surface as another error (an EndTxn refused after AddPartitionsToTxn was fenced):
-    the transaction manager keeps the error that made it fail."""
-    last = producer._transaction_manager.last_error
-    return isinstance(last, _FENCED)
-
-
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())

@@ -13,48 +13,22 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-
-from kafka import KafkaConsumer, TopicPartition
-from kafka.errors import KafkaError
 
 from rummy_store.checkpoints import CheckpointStore
 from rummy_store.errors import NotWriterError, StoreError
 from rummy_store.event_log import TOPIC, EventLog, Subscription, validate_append
 from rummy_store.fence_groups import FenceGroups, resolve
 from rummy_store.fenced_writer import FencedWriter
+from rummy_store.kafka_clients import KAFKA_PYTHON, GroupReader, backend
 from rummy_store.kafka_records import decode
+from rummy_store.kafka_settings import METADATA_WAIT_S
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
 from rummy_store.partition_index import PartitionIndex
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 from rummy_store.records import Append, AppendResult, EventRecord, LogPosition, NewEvent
 
-# A consumer that joins a group with the 45 s default can stall when members join together
-# (shared/notes/infra.md section 3); 10 s keeps rebalances short.
-CONSUMER_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 10_000, "heartbeat_interval_ms": 1_000}
-# How long a log waits at construction for a just-created topic's partitions to show in the metadata.
-METADATA_WAIT_S = 30.0
-# A read's poll returns as soon as records come, but a fetch that brings only a transaction's commit
-# marker (a read from a checkpoint, which ends where the writer's last records did) returns none, and
-# the poll then waits out its whole timeout: 1 s per partition made a takeover's tail reads take 3 s.
-# The position has moved past the marker by then, so a short poll, looped, is enough.
-READ_POLL_MS = 20
 # Fence groups claimed at once (`claim_each`): the claims wait on the network, not on this process.
 CLAIMS_AT_ONCE = 8
-
-
-def await_partitions(consumer: KafkaConsumer, topic: str) -> set[int]:
-    """The topic's partitions as the consumer's metadata shows them. Just after a topic is created the
-    broker can answer with none yet (a bench run died on `partitions set()`; a group member joining
-    then is assigned nothing), and the client caches that empty answer: refresh the metadata until
-    partitions show, for up to METADATA_WAIT_S; empty after that."""
-    deadline = time.monotonic() + METADATA_WAIT_S
-    actual = consumer.partitions_for_topic(topic)
-    while not actual and time.monotonic() < deadline:
-        time.sleep(0.1)
-        consumer.topics()  # a metadata request for every topic, this one included
-        actual = consumer.partitions_for_topic(topic)
-    return set(actual)
 
 
 def _no_partitions(topic: str, bootstrap: str) -> StoreError:
@@ -89,30 +63,22 @@ class KafkaEventLog(EventLog):
         checkpoints: CheckpointStore | None = None,
         timeout_s: float = 10.0,
         compacted: bool = False,
+        client: str = KAFKA_PYTHON,
     ) -> None:
-        ensure_topic(bootstrap, topic, partitions, replication, compacted=compacted)
+        self.backend = backend(client)
+        ensure_topic(bootstrap, topic, partitions, replication, compacted=compacted, client=self.backend)
         self._compacted = compacted
         self._bootstrap = bootstrap
         self._topic = topic
         self._timeout_s = timeout_s
-        # Reads scan one partition at a time (catch-up, rebuilds): fetch more of it per round trip, and
-        # never wait at a partition's end for more (a read stops at the end it saw when it began).
-        self._reader = KafkaConsumer(
-            bootstrap_servers=bootstrap,
-            enable_auto_commit=False,
-            group_id=None,
-            isolation_level="read_committed",
-            max_partition_fetch_bytes=8 * 1024 * 1024,
-            fetch_max_wait_ms=5,
-            request_timeout_ms=int(timeout_s * 1000) + 1_000,
-        )
-        actual = await_partitions(self._reader, topic)
+        self._reader = self.backend.partition_reader(bootstrap, timeout_s)
+        actual = self._reader.partitions(topic)
         if not actual:
             self._reader.close()
             raise _no_partitions(topic, bootstrap)
         self.partitions = adopt_partitions(topic, bootstrap, partitions, actual)
         self.fences = (
-            resolve(bootstrap, topic, self.partitions, fence_groups, replication)
+            resolve(bootstrap, topic, self.partitions, fence_groups, replication, client=self.backend)
             if writer
             else FenceGroups(topic, self.partitions)
         )
@@ -212,6 +178,7 @@ class KafkaEventLog(EventLog):
                 self._checkpoints,
                 timeout_s=self._timeout_s,
                 reclaim=self._on_demand,
+                backend=self.backend,
                 compacted=self._compacted,
             )
             self._writers[group] = writer
@@ -297,25 +264,14 @@ class KafkaEventLog(EventLog):
                 raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
         ends = self._committed_ends(list(starts))
         offsets = {p: o for p, o in starts.items() if o < ends[p]}
-        tps = {p: TopicPartition(self._topic, p) for p in offsets}
         stalled_since = time.monotonic()
         while offsets:
-            wanted = {tps[p] for p in offsets}
             with self._reader_lock:
-                # Re-position only when another read moved the shared reader: a seek drops prefetched data.
-                if self._reader.assignment() != wanted or any(
-                    self._reader.position(tps[p]) != o for p, o in offsets.items()
-                ):
-                    self._reader.assign(list(wanted))
-                    for partition, offset in offsets.items():
-                        self._reader.seek(tps[partition], offset)
-                batches = self._reader.poll(timeout_ms=READ_POLL_MS, max_records=2_000)
-                positions = {p: self._reader.position(tps[p]) for p in offsets}
-            for tp, messages in batches.items():
-                for message in messages:
-                    if message.offset < ends[tp.partition] and (record := decode(message)) is not None:
-                        yield record
-            moved = {p: at for p, at in positions.items() if at is not None and at > offsets[p]}
+                messages, positions = self._reader.fetch(self._topic, offsets)
+            for message in messages:
+                if message.offset < ends[message.partition] and (record := decode(message)) is not None:
+                    yield record
+            moved = {p: at for p, at in positions.items() if p in offsets and at > offsets[p]}
             if moved:
                 stalled_since = time.monotonic()
                 offsets.update(moved)
@@ -344,16 +300,11 @@ class KafkaEventLog(EventLog):
         return self._end_offsets([partition])[partition]
 
     def _end_offsets(self, partitions: list[int]) -> dict[int, int]:
-        tps = [TopicPartition(self._topic, p) for p in partitions]
-        try:
-            with self._reader_lock:
-                ends = self._reader.end_offsets(tps, timeout_ms=int(self._timeout_s * 1000))
-        except KafkaError as exc:
-            raise StoreError(f"{self._topic}{partitions}: end offsets unknown ({exc!r})") from exc
-        return {tp.partition: int(end) for tp, end in ends.items()}
+        with self._reader_lock:
+            return self._reader.end_offsets(self._topic, partitions, self._timeout_s)
 
     def subscribe(self, group_id: str) -> Subscription:
-        return _KafkaSubscription(self._bootstrap, self._topic, group_id)
+        return _KafkaSubscription(self.backend.group_reader(self._bootstrap, self._topic, group_id))
 
     def close(self) -> None:
         self.drop(list(self._writers))
@@ -363,33 +314,19 @@ class KafkaEventLog(EventLog):
 class _KafkaSubscription(Subscription):
     """A member of a Kafka consumer group (classic protocol): partitions are split between members."""
 
-    def __init__(self, bootstrap: str, topic: str, group_id: str) -> None:
-        self._consumer = KafkaConsumer(
-            topic,
-            bootstrap_servers=bootstrap,
-            group_id=group_id,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            **CONSUMER_TIMEOUTS,
-        )
-        # The group is joined at the first poll: a leader whose metadata shows no partitions of the topic
-        # then assigns nothing until its next metadata refresh (minutes; seen in the platform e2e).
-        if not await_partitions(self._consumer, topic):
-            self._consumer.close()
-            raise _no_partitions(topic, bootstrap)
+    def __init__(self, reader: GroupReader) -> None:
+        self._reader = reader
 
     def poll(self, timeout_s: float) -> list[EventRecord]:
         deadline = time.monotonic() + timeout_s
         while True:
-            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            batches = self._consumer.poll(timeout_ms=remaining_ms)
-            records = [r for messages in batches.values() for m in messages if (r := decode(m)) is not None]
-            if records or remaining_ms == 0:
+            remaining = max(0.0, deadline - time.monotonic())
+            records = [r for m in self._reader.poll(remaining) if (r := decode(m)) is not None]
+            if records or remaining == 0:
                 return records
 
     def commit(self) -> None:
-        self._consumer.commit()
+        self._reader.commit()
 
     def close(self) -> None:
-        self._consumer.close()
+        self._reader.close()

@@ -18,11 +18,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from kafka import KafkaAdminClient
-from kafka.admin import ConfigResource, ConfigResourceType
-from kafka.errors import TopicAlreadyExistsError
-
 from rummy_store.errors import StoreError
+from rummy_store.kafka_clients import Admin, Backend, backend
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 log = logging.getLogger("rummy_store")
@@ -65,41 +62,33 @@ def ensure_topic(
     replication: Replication = FROM_CLUSTER,
     *,
     compacted: bool = False,
+    client: Backend | None = None,
 ) -> None:
     """Create the topic if missing, with `partitions` partitions and `replication`; an existing topic
     is left as it is (see the module docstring). `compacted`: each record is its key's whole state
-    (identity's accounts), so the broker keeps the last record per key instead of every record."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    (identity's accounts), so the broker keeps the last record per key instead of every record.
+    `client`: the Kafka backend to ask with (kafka-python when None)."""
+    admin = (client or backend()).admin(bootstrap)
     try:
-        factor, min_insync = replication.resolve(len(admin.describe_cluster()["brokers"]))
-        admin.create_topics(
-            {
-                topic: {
-                    "num_partitions": partitions,
-                    "replication_factor": factor,
-                    "configs": {
-                        "min.insync.replicas": str(min_insync),
-                        RETENTION: KEEP_FOREVER,
-                        **({CLEANUP: "compact"} if compacted else {}),
-                    },
-                }
-            }
-        )
-        log.info(
-            "created topic %s: %d partitions, %d replicas, min.insync.replicas %d",
-            *(topic, partitions, factor, min_insync),
-        )
-    except TopicAlreadyExistsError:
-        if not compacted:
+        factor, min_insync = replication.resolve(admin.brokers())
+        configs = {
+            "min.insync.replicas": str(min_insync),
+            RETENTION: KEEP_FOREVER,
+            **({CLEANUP: "compact"} if compacted else {}),
+        }
+        if admin.create_topic(topic, partitions, factor, configs):
+            log.info(
+                "created topic %s: %d partitions, %d replicas, min.insync.replicas %d",
+                *(topic, partitions, factor, min_insync),
+            )
+        elif not compacted:
             _warn_if_records_expire(admin, topic)
     finally:
         admin.close()
 
 
-def _warn_if_records_expire(admin: KafkaAdminClient, topic: str) -> None:
-    resource = ConfigResource(ConfigResourceType.TOPIC, topic, {RETENTION: None})
-    described = admin.describe_configs([resource], config_filter="all")
-    value = described.get("topic", {}).get(topic, {}).get(RETENTION, {}).get("value")
+def _warn_if_records_expire(admin: Admin, topic: str) -> None:
+    value = admin.config(topic, RETENTION)
     if value is not None and value != KEEP_FOREVER:
         log.warning(
             "topic %s deletes records older than %.0f hours (retention.ms %s): games older than that "

@@ -3,7 +3,10 @@
     sqlite:///DIR                         the embedded store: sqlite files in DIR (relative to the
     sqlite:////abs/DIR                    working directory with three slashes, absolute with four)
     kafka://HOST:PORT[,HOST:PORT]?redis=redis://HOST:6379/0
-                                          Kafka topics, with Redis beside them
+                                          Kafka topics, with Redis beside them (kafka-python)
+    kafka+rdkafka://HOST:PORT[,...]?redis=...
+                                          the same topics through confluent-kafka (librdkafka):
+                                          same records, ids and group, a quarter of the client's CPU
 
 Every service and the `meldstream` command choose between the two here and nowhere else: a caller
 says what it needs (a topic's log, a publisher, snapshots, checkpoints, a key-value store) under both
@@ -33,6 +36,7 @@ from rummy_store.checkpoints import CheckpointStore, RedisCheckpoints
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.embedded_snapshots import EmbeddedSnapshotStore
 from rummy_store.event_log import EventLog
+from rummy_store.kafka_clients import KAFKA_PYTHON, RDKAFKA
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.partitioning import DEFAULT_PARTITIONS
@@ -43,6 +47,8 @@ from rummy_store.sqlite_kv import SqliteKV
 
 SQLITE: Final = "sqlite://"
 KAFKA: Final = "kafka://"
+KAFKA_SCHEMES: Final = {KAFKA: KAFKA_PYTHON, "kafka+rdkafka://": RDKAFKA}
+"""Kafka store URL scheme -> the client library (`kafka_clients` backend) that opens it."""
 REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 KAFKA_TIMEOUT_S: Final = 10.0  # a Kafka log's bound on each call unless its caller sets one
 FORMS: Final = "sqlite:///DIR or kafka://HOST:PORT?redis=redis://HOST:6379/0"
@@ -53,6 +59,11 @@ KeyValue = Redis | SqliteKV
 
 class LocationError(ValueError):
     """A store location that names no store this build can open; the message is one line."""
+
+
+def is_kafka_url(url: str) -> bool:
+    """Whether `url` names a Kafka store, on either client (not whether it is well formed)."""
+    return url.startswith(tuple(KAFKA_SCHEMES))
 
 
 def is_redis_url(url: str) -> bool:
@@ -69,6 +80,7 @@ class StoreLocation:
     redis: str = ""
     directory: str = ""
     setting: str = field(default="", compare=False)
+    client: str = KAFKA_PYTHON  # the Kafka backend (`kafka_clients`), named by the URL's scheme
 
     @classmethod
     def parse(cls, url: str, setting: str, *, redis_required: bool = True) -> StoreLocation:
@@ -79,15 +91,17 @@ class StoreLocation:
         said = f"{setting}={redacted(url)!r}"
         if url.startswith(SQLITE):
             return cls(directory=_directory(url[len(SQLITE) :], said), setting=setting)
-        if url.startswith(KAFKA):
-            servers, _, query = url[len(KAFKA) :].partition("?")
+        scheme = next((s for s in KAFKA_SCHEMES if url.startswith(s)), None)
+        if scheme is not None:
+            servers, _, query = url[len(scheme) :].partition("?")
             redis_url = _redis(query, said)
             if redis_required and not redis_url:
                 raise LocationError(
                     f"{said} names no Redis: Kafka needs one beside it, e.g. "
                     f"{url.partition('?')[0]}?redis=redis://HOST:6379/0"
                 )
-            return cls(kafka=_servers(servers, said), redis=redis_url, setting=setting)
+            kafka = _servers(servers, said)
+            return cls(kafka=kafka, redis=redis_url, setting=setting, client=KAFKA_SCHEMES[scheme])
         scheme, sep, _ = url.partition("://")
         unknown = f" (unknown scheme {scheme!r})" if sep else ""
         raise LocationError(f"{said} is not a store location{unknown}: write {FORMS}")
@@ -105,7 +119,7 @@ class StoreLocation:
             client = Redis.from_url(
                 self.redis, socket_timeout=redis_timeout_s, socket_connect_timeout=redis_timeout_s
             )
-        return KafkaStore(self.kafka, client)
+        return KafkaStore(self.kafka, client, self.client)
 
 
 def redacted(url: str) -> str:
@@ -249,9 +263,10 @@ class SqliteStore(Store):
 class KafkaStore(Store):
     """Topics on one Kafka cluster; snapshots, checkpoints and keys in one Redis client."""
 
-    def __init__(self, bootstrap: str, client: Redis | None) -> None:
+    def __init__(self, bootstrap: str, client: Redis | None, kafka_client: str = KAFKA_PYTHON) -> None:
         self.bootstrap = bootstrap
         self._redis = client
+        self.kafka_client = kafka_client
 
     @property
     def redis(self) -> Redis | None:
@@ -287,6 +302,7 @@ class KafkaStore(Store):
             checkpoints=checkpoints,
             timeout_s=timeout_s,
             compacted=compacted,
+            client=self.kafka_client,
         )
 
     def publisher(
@@ -297,7 +313,9 @@ class KafkaStore(Store):
         *,
         replication: Replication = FROM_CLUSTER,
     ) -> Publisher:
-        return KafkaPublisher(self.bootstrap, topic, partitions, replication=replication)
+        return KafkaPublisher(
+            self.bootstrap, topic, partitions, replication=replication, client=self.kafka_client
+        )
 
     def snapshots(self, prefix: str, file: str) -> SnapshotStore:
         return RedisSnapshotStore(self._client(), prefix)

@@ -4,7 +4,7 @@ Every instance of a service (the engines on the game topic) joins one consumer g
 ownership topic, whose partitions are its fence groups (`fence_groups`: the topic itself when each
 partition is its own group). The group's assignment gives each instance whole fence groups, and an
 instance writes, times and streams only what lives in their partitions. A thread keeps the membership
-(the member reads nothing: its partitions are paused; kafka-python heartbeats in its own thread). On
+(the member reads nothing: its partitions are paused; the client heartbeats in its own thread). On
 assignment it claims each fence group (`KafkaEventLog.claim`: the broker fences the previous writer,
 the tails are read from checkpoints) and only then tells the app which partitions it now has; a claim
 that fails (broker down) is retried every second. On revocation the writers are dropped first, so
@@ -23,27 +23,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import redis
-from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
-from kafka.coordinator.base import MemberState
 
-from rummy_store import StoreError
-from rummy_store.kafka_log import KafkaEventLog, await_partitions
+from rummy_store.kafka_clients import Rebalance
+from rummy_store.kafka_log import KafkaEventLog
 
 log = logging.getLogger("rummy_store")
 Notify = Callable[[set[int]], None]
 REFRESH_S = 2.0  # how often an instance re-reads where the other partitions are
-# A killed instance's partitions move once its session expires: 6 s (the broker's default minimum,
-# group.min.session.timeout.ms) instead of other consumers' 10 s, so a killed engine's games play again
-# within the 15 s target (bench-scale). Safe when a live member misses it (a long stall): its partitions
-# move needlessly, but the broker fences its writers, so nothing it writes after that counts.
-MEMBERSHIP_TIMEOUTS: dict[str, Any] = {"session_timeout_ms": 6_000, "heartbeat_interval_ms": 500}
-# A member is sure of its membership while its last heartbeat answer is younger than this: the broker
-# counts the session from when it received that heartbeat (a little earlier), and another instance
-# still has to rejoin and claim before it writes, so this leaves the network a second and a half.
-MEMBERSHIP_LEASE_S = MEMBERSHIP_TIMEOUTS["session_timeout_ms"] / 1000 - 1.5
 
 
 class OwnerDirectory:
@@ -61,7 +49,10 @@ class OwnerDirectory:
         return {int(p): address.decode() for p, address in raw.items()}
 
 
-class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
+class PartitionOwnership:
+    """This instance's share of `kafka`'s fence groups, through a consumer group on the log's own
+    Kafka backend (`kafka_clients.Membership`); `assigned`/`revoked` get the topic's partitions."""
+
     def __init__(
         self,
         bootstrap: str,
@@ -82,7 +73,6 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self._assigned = assigned
         self._revoked = revoked
         self._joined = joined
-        self._member: tuple[str, int] | None = None  # (member id, generation) of the last assignment
         # Fence groups (the ownership topic's partitions), not the topic's partitions:
         self._pending: set[int] = set()  # assigned, not claimed yet
         self._revoking: set[int] = set()  # taken back by a rebalance in progress
@@ -90,16 +80,9 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         self.settled = threading.Event()  # set once the first assignment is claimed in full
         self._assigned_once = False  # until then nothing pending does not mean settled
         self._assigned_at = 0.0  # when the last assignment came (monotonic): claims are timed from it
-        self._consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **MEMBERSHIP_TIMEOUTS
-        )
-        # Joined with no partitions in its metadata yet (a topic just created), the group would first
-        # assign nothing, and the instance would look settled while owning nothing.
         topic = kafka.fences.ownership_topic
-        if not await_partitions(self._consumer, topic):
-            self._consumer.close()
-            raise StoreError(f"topic {topic} at {bootstrap}: no partition metadata")
-        self._consumer.subscribe(topics=[topic], listener=self)
+        rebalance = Rebalance(revoked=self._on_revoked, assigned=self._on_assigned)
+        self._member = kafka.backend.membership(bootstrap, group, topic, rebalance)
         self._thread = threading.Thread(target=self._run, name=f"ownership-{topic}", daemon=True)
 
     def _partitions(self, groups: Iterable[int]) -> set[int]:
@@ -121,20 +104,9 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
 
     def generation(self) -> int | None:
         """The group generation this instance is a member of now, or None when in doubt: joining, or no
-        heartbeat answered for MEMBERSHIP_LEASE_S (a pause or a cut-off: the group may have moved on).
-        Read from kafka-python's coordinator (3.0.12), whose attributes are swapped whole, so a read
-        from another thread sees a consistent value; tests/e2e/test_split_brain.py pins the behaviour."""
-        coordinator = self._consumer._coordinator
-        if coordinator.state is not MemberState.STABLE or coordinator.rejoin_needed:
-            return None
-        if coordinator.coordinator_id is None:  # marked dead, e.g. on waking past the session
-            return None
-        # The last answer, not the last reset: kafka-python resets its timers when it marks the
-        # coordinator dead, before it learns the member is gone.
-        if time.monotonic() - coordinator.heartbeat.last_receive > MEMBERSHIP_LEASE_S:
-            return None
-        generation: int = coordinator._generation.generation_id
-        return generation
+        sign of the group for MEMBERSHIP_LEASE_S (a pause or a cut-off: the group may have moved on).
+        tests/e2e/test_split_brain.py pins the behaviour."""
+        return self._member.generation()
 
     def claimed_elsewhere(self, partition: int) -> bool:
         """Whether the directory, read now, names another instance as `partition`'s last claimer. An
@@ -158,7 +130,7 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         try:
             while not self._stop.is_set():
                 try:
-                    self._consumer.poll(timeout_ms=500)
+                    self._member.poll(0.5)
                 except Exception as exc:  # the broker is away: membership resumes when it is back
                     log.warning("group %s poll failed: %s", self._group, exc)
                     self._stop.wait(1.0)
@@ -179,25 +151,23 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         finally:
             owned = self._kafka.owned
             self._kafka.drop(owned)
-            self._consumer.close()
+            self._member.close()
             if owned:
                 self._revoked(self._partitions(owned))
 
-    # --- ConsumerRebalanceListener (called inside poll, on this thread) ----------------------------
+    # --- rebalance callbacks (called inside the membership's poll, on this thread) -----------------
 
-    def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+    def _on_revoked(self, groups: set[int]) -> None:
         """The classic protocol takes every partition back at each rebalance (and kafka-python
         rebalances once more right after a first join); the writers stay until the new assignment
         says which partitions really moved, so a rebalance moves only those. Safe while it lasts: a
         partition given to another instance is fenced at the broker the moment that instance claims it."""
-        self._revoking |= {tp.partition for tp in revoked}
+        self._revoking |= groups
 
-    def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+    def _on_assigned(self, groups: set[int]) -> None:
         self._assigned_once = True
-        self._consumer.pause(*assigned)  # membership only: the records are read by the log
-        groups = {tp.partition for tp in assigned}
         moved, self._revoking = self._revoking - groups, set()
-        if self._lapsed():  # another instance may have claimed and written what this one holds
+        if self._member.lapsed():  # another instance may have claimed and written what this one holds
             held = self._kafka.owned & groups
             log.warning("group membership lapsed: claiming what it held again", extra={"group": self._group})
             moved |= held
@@ -217,8 +187,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
             self._revoked(self._partitions(moved))
         # Claimed by `_run` once poll returns, not here: a listener blocks the consumer's IO loop and
         # its heartbeats, and 64 claims on a busy cluster outlasted the session (a needless rebalance).
-        self._joined(self._consumer._coordinator._generation.generation_id)  # after `_revoked` above
-        if not assigned:
+        self._joined(self._member.joined_generation())  # after `_revoked` above
+        if not groups:
             self.settled.set()
 
     def _rejoin_if_fenced(self) -> None:
@@ -227,21 +197,8 @@ class PartitionOwnership(ConsumerRebalanceListener):  # type: ignore[misc]
         partitions are still its own (claimed again) and which moved (dropped, the owner named);
         waiting for the next rebalance left it refusing calls for a minute with no owner to name."""
         fenced = self._kafka.fenced - self._pending - self._revoking
-        coordinator = self._consumer._coordinator
-        if fenced and not coordinator.rejoin_needed:
+        if fenced and self._member.rejoin():
             log.warning("fence groups %s fenced by another writer: rejoining the group", sorted(fenced))
-            coordinator.request_rejoin()
-
-    def _lapsed(self) -> bool:
-        """Whether this member missed a generation since its last assignment (its session expired in a
-        pause and it joined again as a new member, or a rebalance went on without it): what it holds
-        may have been given to, claimed and written by another instance meanwhile."""
-        current = self._consumer._coordinator._generation
-        previous, self._member = self._member, (current.member_id, current.generation_id)
-        if previous is None:
-            return False
-        member_id, generation = previous
-        return bool(current.member_id != member_id or current.generation_id != generation + 1)
 
     def _claim_pending(self) -> None:
         failed = self._kafka.claim_each(self._pending)

@@ -10,16 +10,14 @@ headers), which `EventLog.subscribe` and `read_partition` read like any other.
 from __future__ import annotations
 
 import abc
-import time
 from collections.abc import Sequence
-from typing import Any
-
-from kafka import KafkaProducer
 
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.errors import StoreError
 from rummy_store.event_log import validate_append
-from rummy_store.kafka_log import METADATA_WAIT_S
+from rummy_store.kafka_clients import KAFKA_PYTHON, Outgoing, backend
+from rummy_store.kafka_records import headers
+from rummy_store.kafka_settings import METADATA_WAIT_S
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication, adopt_partitions, ensure_topic
 from rummy_store.partitioning import DEFAULT_PARTITIONS, partition_for
 from rummy_store.records import NewEvent
@@ -51,25 +49,17 @@ class KafkaPublisher(Publisher):
         partitions: int = DEFAULT_PARTITIONS,
         *,
         replication: Replication = FROM_CLUSTER,
+        client: str = KAFKA_PYTHON,
     ) -> None:
-        ensure_topic(bootstrap, topic, partitions, replication)
+        clients = backend(client)
+        ensure_topic(bootstrap, topic, partitions, replication, client=clients)
         self._topic = topic
-        self._producer = KafkaProducer(
-            bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=0
-        )
-        self._partitions = adopt_partitions(topic, bootstrap, partitions, self._topic_partitions())
-
-    def _topic_partitions(self) -> set[int]:
-        """The topic's partitions from the producer's metadata; a topic created an instant before can
-        show none yet (as `await_partitions` says), so ask again for up to METADATA_WAIT_S."""
-        deadline = time.monotonic() + METADATA_WAIT_S
-        while not (actual := self._producer.partitions_for(self._topic)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            self._producer._metadata.request_update()
+        self._producer = clients.producer(bootstrap)
+        actual = self._producer.partitions(topic)
         if not actual:
             self._producer.close()
-            raise StoreError(f"topic {self._topic}: no partition metadata after {METADATA_WAIT_S:g} s")
-        return set(actual)
+            raise StoreError(f"topic {topic}: no partition metadata after {METADATA_WAIT_S:g} s")
+        self._partitions = adopt_partitions(topic, bootstrap, partitions, actual)
 
     def publish(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> None:
         self.publish_all([(key, command_id, first_seq, events)])
@@ -78,30 +68,17 @@ class KafkaPublisher(Publisher):
         """Send every record of the batch, then wait for all acknowledgements (one round, not one each)."""
         for key, command_id, first_seq, events in batch:
             validate_append(key, command_id, first_seq - 1, events)
-        futures = [
-            f
-            for key, command_id, first_seq, events in batch
-            for f in self._send(key, command_id, first_seq, events)
-        ]
-        for future in futures:
-            future.get(timeout=30)
-
-    def _send(self, key: str, command_id: str, first_seq: int, events: Sequence[NewEvent]) -> list[Any]:
-        return [
-            self._producer.send(
-                self._topic,
-                key=key.encode(),
-                value=event.payload,
-                partition=partition_for(key, self._partitions),
-                headers=[
-                    ("event-type", event.event_type.encode()),
-                    ("schema-version", str(event.schema_version).encode()),
-                    ("seq", str(first_seq + i).encode()),
-                    ("command-id", command_id.encode()),
-                ],
+        records = [
+            Outgoing(
+                partition_for(key, self._partitions),
+                key.encode(),
+                event.payload,
+                headers(event, first_seq + i, command_id),
             )
+            for key, command_id, first_seq, events in batch
             for i, event in enumerate(events)
         ]
+        self._producer.send_all(self._topic, records, timeout_s=30)
 
     def close(self) -> None:
         self._producer.close()

@@ -36,7 +36,7 @@ from rummy_service.config import (
 )
 from rummy_service.config import secrets as checked_secrets
 from rummy_store import EventLog
-from rummy_store.locations import FORMS, KAFKA, LocationError, StoreLocation
+from rummy_store.locations import FORMS, LocationError, StoreLocation, is_kafka_url
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -53,10 +53,10 @@ def on_kafka(store: str = "", kafka: str = "") -> bool:
     """Whether the options (`store`, `kafka`), or else the environment, choose Kafka; asked before
     either is checked, to know the mode to check them in."""
     if store:
-        return store.startswith(KAFKA)
+        return is_kafka_url(store)
     return (
         bool(kafka)
-        or os.environ.get(STORE_VARIABLE, "").startswith(KAFKA)
+        or is_kafka_url(os.environ.get(STORE_VARIABLE, ""))
         or bool(os.environ.get("KAFKA_BOOTSTRAP"))
     )
 
@@ -91,6 +91,7 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
         config = replace(
             config,
             kafka=store.kafka,
+            kafka_client=store.client,
             redis=store.redis,
             data_dir=store.directory or config.data_dir,
             store_setting=store.setting,

@@ -54,6 +54,7 @@ async def start_platform_identity(config: EngineConfig) -> tuple[RunningIdentity
         loaded,
         address=address,
         kafka=config.kafka,
+        kafka_client=config.kafka_client,
         redis=config.redis,
         data_dir=str(identity_dir(config)),
         store_setting="",

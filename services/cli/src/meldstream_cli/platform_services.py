@@ -77,6 +77,7 @@ async def start_services(config: EngineConfig) -> PlatformServices:
     scoring = replace(
         scoring_config.load(),
         kafka=config.kafka,
+        kafka_client=config.kafka_client,
         redis=config.redis,
         game_topic=config.topic,
         matchmaking_topic=config.tables,
@@ -88,6 +89,7 @@ async def start_services(config: EngineConfig) -> PlatformServices:
     mm_config = replace(
         matchmaking_config.load(),
         kafka=config.kafka,
+        kafka_client=config.kafka_client,
         topic=config.tables if not config.embedded else matchmaking_config.MATCHMAKING_TOPIC,
         data_dir=str(matchmaking_dir(config)),
         scoring_file=str(scoring_dir(config) / "scores.sqlite") if config.embedded else "",

@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -118,6 +118,9 @@ class Engine:
     env: dict[str, str]
 
 
+KAFKA_STORES: Final = {"kafka": "kafka-python", "kafka+rdkafka": "rdkafka"}  # --store -> KAFKA_CLIENT
+
+
 @contextlib.contextmanager
 def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
     address = f"127.0.0.1:{free_port()}"
@@ -129,7 +132,7 @@ def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
         **identity.service_env(),
     }
     with contextlib.ExitStack() as stack:
-        if store == "kafka":
+        if store in KAFKA_STORES:
             kafka = stack.enter_context(provide_kafka())
             redis = stack.enter_context(provide_redis())
             tag = f"bench-{os.getpid()}-{int(time.time())}"
@@ -138,8 +141,10 @@ def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
                 "REDIS_URL": redis.address,
                 "ENGINE_TOPIC": f"{tag}.rummy.game.events.v1",
                 "ENGINE_KEY_PREFIX": f"{tag}:",
+                "KAFKA_CLIENT": KAFKA_STORES[store],
             }
             where = f"Kafka {kafka.address} ({kafka.origin}), Redis {redis.address} ({redis.origin})"
+            where += f", client {KAFKA_STORES[store]}"
         else:
             data = stack.enter_context(tempfile.TemporaryDirectory(prefix="meldstream-bench-"))
             env["ENGINE_DATA_DIR"] = data
@@ -317,7 +322,12 @@ async def _starts(address: str, players: list[Player], ops: Player, count: int) 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench", description=__doc__)
-    parser.add_argument("--store", choices=("kafka", "embedded"), default="kafka")
+    parser.add_argument(
+        "--store",
+        choices=(*KAFKA_STORES, "embedded"),
+        default="kafka",
+        help="kafka: the engine on kafka-python, kafka+rdkafka: on confluent-kafka (librdkafka)",
+    )
     parser.add_argument(
         "--games", type=_ints, default=[24, 100], help="tables playing at once, one phase each (24,100,500)"
     )

@@ -26,6 +26,7 @@ from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
 from rummy_store.fence_groups import DEFAULT_FENCE_GROUPS
+from rummy_store.kafka_clients import KAFKA_PYTHON
 from rummy_store.kafka_topic import Replication
 from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
@@ -54,6 +55,7 @@ class EngineConfig:
     min_insync_replicas: int = 0  # of a topic created here: 0 = 2 from 3 replicas, else 1
     data_dir: str = ".local/engine"
     store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE, --store)
+    kafka_client: str = KAFKA_PYTHON  # the Kafka backend (KAFKA_CLIENT, or the URL's scheme)
     snapshot_every: int = 50
     turn_timeout_ms: int = 30_000  # 0 = no turn timer
     away_after: int = 3  # timeouts in a row before a seat is marked away
@@ -77,7 +79,7 @@ class EngineConfig:
 
     @property
     def store(self) -> StoreLocation:
-        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting, self.kafka_client)
 
     @property
     def embedded(self) -> bool:
@@ -114,6 +116,7 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_ADDRESS", "address", 0),
     ("ENGINE_ADVERTISED_ADDRESS", "advertised", 0),
     ("KAFKA_BOOTSTRAP", "kafka", 0),
+    ("KAFKA_CLIENT", "kafka_client", 0),
     ("REDIS_URL", "redis", 0),
     ("ENGINE_TOPIC", "topic", 0),
     ("ENGINE_KEY_PREFIX", "key_prefix", 0),
@@ -142,7 +145,12 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
 _SECRETS: Final = ("seed_key",)  # refused outside development mode when unset or public
-_STORE: Final = ("kafka", "redis", "data_dir")  # or MELDSTREAM_STORE (rummy_service.config.store_location)
+_STORE: Final = (
+    "kafka",
+    "kafka_client",
+    "redis",
+    "data_dir",
+)  # or MELDSTREAM_STORE (rummy_service.config.store_location)
 
 
 def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> EngineConfig:
@@ -171,6 +179,7 @@ def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> Engin
         redis=store.redis,
         data_dir=store.directory or d.data_dir,
         store_setting=store.setting,
+        kafka_client=store.client,
     )
     checked_replication(config.replication_factor, config.min_insync_replicas)
     if not secrets:

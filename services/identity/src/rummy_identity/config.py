@@ -21,6 +21,7 @@ from rummy_service.config import (
 from rummy_service.preflight import Needs, store_needs
 from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
+from rummy_store.kafka_clients import KAFKA_PYTHON
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.locations import StoreLocation
 
@@ -49,6 +50,7 @@ class IdentityConfig:
     replication: Replication = FROM_CLUSTER
     data_dir: str = ".local/identity"
     store_setting: str = field(default="", compare=False)
+    kafka_client: str = KAFKA_PYTHON  # the Kafka backend (KAFKA_CLIENT, or the URL's scheme)
     key_secret: str = DEV_KEY_SECRET  # load refuses it outside development mode
     services: dict[str, bytes] = field(default_factory=dict)  # service -> SHA-256 of its credential
     keys: KeyPolicy = field(default_factory=KeyPolicy)
@@ -61,7 +63,7 @@ class IdentityConfig:
 
     @property
     def store(self) -> StoreLocation:
-        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting, self.kafka_client)
 
     @property
     def embedded(self) -> bool:
@@ -115,6 +117,7 @@ def load(env: Mapping[str, str] | None = None) -> IdentityConfig:
         replication=kafka_replication(env),
         data_dir=store.directory or d.data_dir,
         store_setting=store.setting,
+        kafka_client=store.client,
         key_secret=secret("IDENTITY_KEY_SECRET", DEV_KEY_SECRET, env, dev=dev_mode(env)),
         services=service_credentials(env_str(CREDENTIALS_VARIABLE, "", env)),
         keys=KeyPolicy(

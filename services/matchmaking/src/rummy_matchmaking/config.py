@@ -22,6 +22,7 @@ from rummy_service.preflight import Needs, store_needs
 from rummy_service.public_keys import DEFAULT_IDENTITY, IDENTITY_VARIABLE
 from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
+from rummy_store.kafka_clients import KAFKA_PYTHON
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
@@ -55,6 +56,7 @@ class MatchmakingConfig:
     replication: Replication = FROM_CLUSTER  # of topics created here
     data_dir: str = ".local/matchmaking"
     store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE)
+    kafka_client: str = KAFKA_PYTHON  # the Kafka backend (KAFKA_CLIENT, or the URL's scheme)
     pairing_interval_ms: int = 100
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
@@ -67,7 +69,7 @@ class MatchmakingConfig:
 
     @property
     def store(self) -> StoreLocation:
-        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting, self.kafka_client)
 
     @property
     def embedded(self) -> bool:
@@ -131,6 +133,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         replication=kafka_replication(env),
         data_dir=store.directory or d.data_dir,
         store_setting=store.setting,
+        kafka_client=store.client,
         pairing_interval_ms=env_int("MATCHMAKING_PAIRING_INTERVAL_MS", d.pairing_interval_ms, env, minimum=1),
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),

@@ -21,6 +21,7 @@ from rummy_service.preflight import Needs, store_needs
 from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 from rummy_store.event_log import TOPIC
+from rummy_store.kafka_clients import KAFKA_PYTHON
 from rummy_store.kafka_topic import FROM_CLUSTER, Replication
 from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
@@ -45,6 +46,7 @@ class ScoringConfig:
     redis: str = ""
     data_dir: str = ".local/scoring"
     store_setting: str = field(default="", compare=False)  # the URL's setting (MELDSTREAM_STORE)
+    kafka_client: str = KAFKA_PYTHON  # the Kafka backend (KAFKA_CLIENT, or the URL's scheme)
     game_file: str = ".local/engine/events.sqlite"
     tables_file: str = ".local/matchmaking/tables.sqlite"
     game_topic: str = TOPIC
@@ -63,7 +65,7 @@ class ScoringConfig:
 
     @property
     def store(self) -> StoreLocation:
-        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting)
+        return StoreLocation(self.kafka, self.redis, self.data_dir, self.store_setting, self.kafka_client)
 
     @property
     def embedded(self) -> bool:
@@ -108,6 +110,7 @@ def load(env: Mapping[str, str] | None = None) -> ScoringConfig:
         redis=store.redis,
         data_dir=store.directory or d.data_dir,
         store_setting=store.setting,
+        kafka_client=store.client,
         game_file=env_str("SCORING_GAME_FILE", games, env),
         tables_file=env_str("SCORING_TABLES_FILE", tables, env),
         game_topic=env_str("ENGINE_TOPIC", d.game_topic, env),
