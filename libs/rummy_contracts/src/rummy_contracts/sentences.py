@@ -17,6 +17,7 @@ from typing import Final
 
 from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2 as ev
+from rummy.game.v1 import game_service_pb2 as gs
 
 NAME_LIMIT: Final = 40
 """Characters of a name a sentence shows (names are limited at seating; this bounds any older log)."""
@@ -84,6 +85,15 @@ class Narrator:
         if e.from_discard:
             return f"draw from the pile: {card_words(e.card)}"
         return f"draw {card_words(e.card)} from the stock" if e.HasField("card") else "draw from the stock"
+
+    def lines(self, entries: Iterable[gs.HistoryEntry]) -> list[tuple[int, str]]:
+        """(seq, sentence) of each entry of a history (GetHistory's) that has one, in order."""
+        out = []
+        for entry in entries:
+            text = self.sentence(entry.event, entry.by_timer)
+            if text:
+                out.append((entry.event.seq, text))
+        return out
 
     # --- each kind ---------------------------------------------------------------------------------
 
