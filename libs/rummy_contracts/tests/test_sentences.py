@@ -193,7 +193,12 @@ def test_the_turns_the_engine_played_say_so() -> None:
 
 
 def test_names_are_cut_and_left_for_the_reader_to_escape() -> None:
-    narrator = Narrator(None, ("<b>\x1b[31m" + "x" * 100,))
+    narrator = Narrator(None)
+    hostile = "<b>\x1b[31m" + "x" * 100
+    narrator.sentence(_seen(TableSeated(("p",), 0, (), "p", player_names=(hostile,)), None))
     text = narrator.sentence(_seen(PlayerAway(0), None))
-    assert text.startswith("<b>\x1b[31m") and len(text) < 60
+    assert text.startswith("<b>\x1b[31m") and len(text) < 80
+    shown = Narrator(None, ("«Anna»",))  # names the caller made printable are kept, seating or not
+    shown.sentence(_seen(SEATED, None))
+    assert shown.sentence(_seen(PlayerAway(0), None)) == "«Anna» is away"
     assert Narrator(None, ()).sentence(_seen(PlayerAway(3), None)) == "Seat 4 is away"

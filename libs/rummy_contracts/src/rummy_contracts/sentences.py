@@ -19,8 +19,8 @@ from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 
-NAME_LIMIT: Final = 40
-"""Characters of a name a sentence shows (names are limited at seating; this bounds any older log)."""
+NAME_LIMIT: Final = 64
+"""Characters of a seated name a sentence shows (names are limited at seating; this bounds any log)."""
 
 _RANKS: Final = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 _SUITS: Final = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
@@ -33,6 +33,13 @@ def card_words(card: ev.Card) -> str:
     if suit is None or not 1 <= card.rank <= 13:
         return "joker"
     return _RANKS[card.rank] + suit
+
+
+def notation_words(text: str) -> str:
+    """A card in the spec's notation (`7H`, `10S`, `JK`, as replay exports' states hold them) as
+    `card_words` writes it."""
+    symbol = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}.get(text[-1:])
+    return "joker" if text == "JK" or symbol is None else text[:-1] + symbol
 
 
 def cards_words(cards: Iterable[ev.Card]) -> str:
@@ -48,11 +55,16 @@ def _points(value: int) -> str:
 
 
 class Narrator:
-    """Words the events of one game, in order, for `viewer` (their seat, or None for a spectator)."""
+    """Words the events of one game, in order, for `viewer` (their seat, or None for a spectator).
+
+    `names`: the seats' names as the caller shows them (made printable, isolated); without them, the
+    names seated in `table_seated`, cut at `NAME_LIMIT`.
+    """
 
     def __init__(self, viewer: int | None = None, names: Sequence[str] = ()) -> None:
         self.viewer = viewer
-        self.names = [name[:NAME_LIMIT] for name in names]
+        self.names = list(names)
+        self._given = bool(names)
         self.dealer = 0
 
     def name(self, seat: int, first: bool = True) -> str:
@@ -102,14 +114,18 @@ class Narrator:
         return f"A game of {_VARIANTS.get(e.variant, e.variant[:NAME_LIMIT])} for {e.players} players began."
 
     def table_seated(self, e: ev.TableSeated) -> str:
-        self.names = [
-            (name or player)[:NAME_LIMIT]
-            for name, player in zip(
-                list(e.player_names) + [""] * (len(e.player_ids) - len(e.player_names)),
-                e.player_ids,
-                strict=False,
-            )
-        ]
+        self.names = (
+            self.names
+            if self._given
+            else [
+                (name or player)[:NAME_LIMIT]
+                for name, player in zip(
+                    list(e.player_names) + [""] * (len(e.player_ids) - len(e.player_names)),
+                    e.player_ids,
+                    strict=False,
+                )
+            ]
+        )
         seated = [self.name(seat, first=False) for seat in range(len(self.names))]
         return f"At the table: {_and(seated)}. {self.name(self.dealer)} dealt deal 1."
 

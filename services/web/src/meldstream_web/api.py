@@ -348,8 +348,8 @@ class Gateway:
 
     async def updates(self, request: Request) -> Response:
         """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after
-        `Last-Event-ID` when the browser reconnects; each update with the log's lines in words up to it
-        (`game_log`: the first one the whole history so far)."""
+        `Last-Event-ID` when the browser reconnects; each update followed by the log's lines in words up
+        to it (`game_log`: after the first, the whole history so far)."""
         token = (await self.caller(request)).token
         game_id = request.path_params["game"]
         seat_param = request.query_params.get("seat", "")
@@ -358,11 +358,12 @@ class Gateway:
 
         async def messages() -> AsyncIterator[str]:
             async with self.client(token) as client:
-                lines = GameLog(client, game_id, seat, after)
+                lines = GameLog(client, game_id, seat)
                 try:
                     async for update in client.updates(game_id, seat, after):
-                        message = {**to_json(update), "log": await lines.upto(update)}
-                        yield sse.message(message, event="update", event_id=update.seq)
+                        yield sse.message(to_json(update), event="update", event_id=update.seq)
+                        # After the update, so the table is never held up by the history's read.
+                        yield sse.message({"lines": await lines.upto(update)}, event="log")
                         if update.view.phase == 4:  # PHASE_GAME_OVER: nothing follows
                             break
                 except RpcFailure as failure:

@@ -15,6 +15,8 @@ finished game's public record is not deciding moves: the gateway still holds no 
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterable
 from datetime import UTC
 from typing import Any, Final
@@ -49,15 +51,6 @@ def sight_for(finished: bool, seat: int | None, operator: bool) -> Sight:
     )
 
 
-def card_text(card: dict[str, Any]) -> str:
-    """A card of an event's JSON (`{"rank": 7, "suit": "SUIT_HEARTS"}`) in the spec's notation."""
-    rank = int(card.get("rank", 0))
-    if rank == 0:
-        return "JK"
-    names = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-    return names[rank] + str(card.get("suit", "SUIT_?"))[5]
-
-
 def _cards(cards: Iterable[Card]) -> list[str]:
     return [card.text for card in cards]
 
@@ -89,6 +82,17 @@ def _state(state: EngineState, seen: Sight) -> dict[str, Any]:
         "totals": list(game.totals),
         "away": list(state.away),
     }
+
+
+def event_message(entry: dict[str, Any]) -> events_pb2.GameEvent:
+    """An entry of `events[]` as a `GameEvent` (less what was redacted): to word it or verify it. Reads
+    the seed in hex (this export's) or base64 (an older export's)."""
+    body = dict(entry["event"])
+    seed = body.get("seed")
+    if entry["type"] == "game_ended" and isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{64}", seed):
+        body["seed"] = base64.b64encode(bytes.fromhex(seed)).decode()
+    message = {"seq": entry["seq"], "schema_version": codec.SCHEMA_VERSION, entry["type"]: body}
+    return json_format.ParseDict(message, events_pb2.GameEvent())
 
 
 def _json(message: Message) -> dict[str, Any]:
@@ -165,6 +169,8 @@ def _document(
     for message, state in applied:
         kind = str(message.WhichOneof("event"))
         body = _json(getattr(message, kind))
+        if kind == "game_ended":  # the seed in hex, as the summary, `replay` and `verify` print it
+            body["seed"] = message.game_ended.seed.hex()
         entries.append(
             {
                 "seq": message.seq,

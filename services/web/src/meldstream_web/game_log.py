@@ -2,9 +2,10 @@
 
 Each line comes from the engine's history (GetHistory, with only the cards this reader may see) worded
 by `rummy_contracts.sentences`, the module the terminal and the replay use too: the page holds no
-wording rule and no log of its own. A stream's first update carries the whole history so far (a
-reload, a late spectator), each later update the lines up to its seq; a stream resumed after
-Last-Event-ID starts after it, since the page has the lines before.
+wording rule and no log of its own. A stream's first update is followed by the whole history so far
+(a reload, a late spectator), each later one by the lines up to its seq. A stream resumed after
+Last-Event-ID sends the whole history again: the page may have lost the lines of its last update
+with the connection, and shows each seq's line once.
 """
 
 from __future__ import annotations
@@ -17,17 +18,17 @@ from rummy_contracts.sentences import Narrator
 
 
 class GameLog:
-    """The lines of one game for one reader (`seat`, or None for a spectator), after seq `after`."""
+    """The lines of one game for one reader (`seat`, or None for a spectator)."""
 
-    def __init__(self, client: GameClient, game_id: str, seat: int | None, after: int) -> None:
+    def __init__(self, client: GameClient, game_id: str, seat: int | None) -> None:
         self._client, self._game_id, self._seat = client, game_id, seat
         self._narrator: Narrator | None = None
-        self._read = after  # the last seq read from the history
+        self._read = 0  # the last seq read from the history
         self._pending: list[tuple[int, str]] = []
 
     async def upto(self, update: gs.GameUpdate) -> list[dict[str, Any]]:
         """The lines of the events up to `update.seq` not yet sent, as `{"seq", "text"}`."""
-        if self._narrator is None:  # names as seated, should the history read start after table_seated
+        if self._narrator is None:  # the names the table shows
             self._narrator = Narrator(self._seat, [seat.name or seat.player_id for seat in update.view.seats])
         if update.seq > self._read:
             history = await self._client.history(self._game_id, self._seat, after_seq=self._read)

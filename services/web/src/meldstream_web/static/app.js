@@ -212,10 +212,12 @@ const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off",
 const byKind = (a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b));
 const OUT_OF_TURN = ["buy_discard", "pass_buy"];
 
-// The "What happened" log: the gateway words each event for this reader (the first update of a stream
-// carries the whole history so far), the page only shows the lines, as text, newest first.
-function logLines(update) {
-  for (const line of update.log || []) {
+// The "What happened" log: the gateway words each event for this reader (after the first update of a
+// stream, the whole history so far), the page only shows the lines, as text, newest first, each seq's
+// once (a resumed stream sends the history again).
+function logLines(log) {
+  for (const line of log.lines) {
+    if ($("log").querySelector(`li[data-seq="${Number(line.seq)}"]`)) continue;
     const li = document.createElement("li");
     li.textContent = line.text;
     li.dataset.seq = line.seq;
@@ -436,10 +438,10 @@ function play(gameId, seat) {
     update: (update) => {
       view = update.view;
       actions = update.legal_actions || [];
-      logLines(update);
       hand.update(view.hand);
       draw();
     },
+    log: logLines,
     failure: (f) => say(f.message, true),
   });
   watchTimer = setInterval(tickTimers, 250);
@@ -458,6 +460,7 @@ function watch(gameId) {
   closeStream();
   stream = listen(`/api/games/${gameId}/updates`, {
     update: (update) => queue.push(update),
+    log: logLines,
     failure: (f) => say(f.message, true),
   });
   watchTimer = setInterval(() => {
@@ -466,11 +469,7 @@ function watch(gameId) {
     $("behind").textContent = queue.length > 1 ? `${queue.length} moves to show` : "";
     if (!queue.length || Date.now() - shownAt < pace) return;
     let update = queue.shift();
-    logLines(update);
-    while (pace === 0 && queue.length) {
-      update = queue.shift();
-      logLines(update);
-    }
+    while (pace === 0 && queue.length) update = queue.shift();
     shownAt = Date.now();
     drawTable(update.view, tableEls(), config);
     $("rules-note").textContent = rulesNote(update.view, config, null);
