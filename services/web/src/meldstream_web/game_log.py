@@ -1,4 +1,5 @@
-"""The table's "What happened" log, worded here for one stream's reader and sent with its updates.
+"""The table's "What happened" log, worded here for one stream's reader and sent with its updates (and
+printed by `meldstream play` and `watch`, the same lines).
 
 Each line comes from the engine's history (GetHistory, with only the cards this reader may see) worded
 by `rummy_contracts.sentences`, the module the terminal and the replay use too: the page holds no
