@@ -82,9 +82,9 @@ WORDED: list[tuple[Logged, str, str, str]] = [
     (CardDiscarded(2, parse_cards("KS")[0]), "Cy discarded K♠", "Cy discarded K♠", "Cy discarded K♠"),
     (
         DealEnded(1, True, (24, 0, -5)),
-        "Bo went out all at once (kalooki). Deal scores: you +24, Bo 0, Cy -5.",
-        "You went out all at once (kalooki). Deal scores: Anna +24, you 0, Cy -5.",
-        "Bo went out all at once (kalooki). Deal scores: Anna +24, Bo 0, Cy -5.",
+        "Bo went out all at once. Deal scores: you +24, Bo 0, Cy -5.",
+        "You went out all at once. Deal scores: Anna +24, you 0, Cy -5.",
+        "Bo went out all at once. Deal scores: Anna +24, Bo 0, Cy -5.",
     ),
     (
         DealEnded(None, False, (0, 0, 0)),

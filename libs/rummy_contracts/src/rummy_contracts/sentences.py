@@ -24,7 +24,12 @@ NAME_LIMIT: Final = 64
 
 _RANKS: Final = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 _SUITS: Final = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
-_VARIANTS: Final = {"kalooki": "Kalooki", "rummy500": "Rummy 500", "contract": "Contract rummy"}
+_VARIANTS: Final = {
+    "kalooki": "Kalooki",
+    "rummy40": "Rummy 40",
+    "rummy500": "Rummy 500",
+    "contract": "Contract rummy",
+}
 
 
 def card_words(card: ev.Card) -> str:
@@ -170,7 +175,7 @@ class Narrator:
         if e.HasField("winner"):
             out = f"{self.name(e.winner)} went out"
             if e.kalooki:
-                out += " all at once (kalooki)"
+                out += " all at once"
             return f"{stopped}{out}. Deal scores: {scores}."
         if not any(e.penalties):
             return f"{stopped}Nobody went out: a void deal, dealt again."

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rummy.game.v1 import game_service_pb2 as gs
-from rummy_client import GameClient
+from rummy_client import GameClient, RpcFailure
 from rummy_contracts.sentences import Narrator
 
 
@@ -32,7 +32,10 @@ class GameLog:
         if self._narrator is None:  # the names the table shows
             self._narrator = Narrator(self._seat, [seat.name or seat.player_id for seat in update.view.seats])
         if update.seq > self._read:
-            history = await self._client.history(self._game_id, self._seat, after_seq=self._read)
+            try:
+                history = await self._client.history(self._game_id, self._seat, after_seq=self._read)
+            except RpcFailure:  # the lines wait for the next update; the table goes on without them
+                return []
             if history.entries:
                 self._read = history.entries[-1].event.seq
             self._pending += self._narrator.lines(history.entries)
