@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from meldstream_cli.replay_text import event_line, for_people, narrator, summary_lines, table_lines
+from meldstream_cli.replay_text import (
+    event_line,
+    for_people,
+    narrator,
+    refused_line,
+    summary_lines,
+    table_lines,
+)
 from meldstream_cli.verify import from_file, report
 from meldstream_web.export import history_export
 from rummy.game.v1 import game_service_pb2 as gs
@@ -71,3 +78,20 @@ def test_the_replay_reads_as_sentences(
     for name, seq in re.findall(r"^(deal \d+) +seq (\d+) ", out, re.M):
         line = lines[int(seq) - 1]
         assert line.startswith(f"seq {seq} ") and ("began" in line or "dealt" in line), (name, line)
+
+
+def test_a_refusal_reads_as_the_move_sent() -> None:
+    doc = {"summary": {"players": ["Ann", "Bo"]}}
+    lay_off = {"meld": 1, "cards": [{"rank": 12, "suit": "SUIT_SPADES"}, {}], "at": "RUN_END_HIGH"}
+    refusal = {
+        "time": "2027-01-15T08:00:03.000Z",
+        "after_seq": 2,
+        "seat": 1,
+        "player": "p-bo",
+        "command_id": "c-1",
+        "action": {"lay_off": lay_off},
+        "code": "must_draw_first",
+        "message": "draw first",
+    }
+    line = refused_line(doc, refusal)
+    assert "'p-bo' sent lay_off meld 2 Q♠ joker at high (command 'c-1'): REFUSED must_draw_first" in line

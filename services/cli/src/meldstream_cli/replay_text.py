@@ -7,12 +7,13 @@ ids are as the output must show them (printable and cut in a terminal, isolated 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from google.protobuf import json_format
 from meldstream_web.export import event_message
-from rummy_contracts.sentences import Narrator, notation_words
+from rummy.game.v1 import events_pb2
+from rummy_contracts.sentences import Narrator, card_words, notation_words
 
 _FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
 
@@ -101,12 +102,38 @@ def _limit(s: dict[str, Any]) -> str:
 
 
 def _refusal(players: list[str], refusal: dict[str, Any]) -> str:
-    action = ", ".join(f"{kind} {json.dumps(body)}" for kind, body in refusal["action"].items())
+    action = ", ".join(f"{kind} {_sent(body)}".rstrip() for kind, body in refusal["action"].items())
     return (
         f"at {refusal['time']} (after seq {refusal['after_seq']}): {_who(players, refusal['seat'])}"
         f" '{refusal['player']}' sent {action} (command {refusal['command_id']!r}):"
         f" REFUSED {refusal['code']}: {refusal['message']}"
     )
+
+
+def _sent(body: Any) -> str:
+    """What an action as sent names, for people: its cards in words, then its other fields (`meld 2`,
+    1-based), never a JSON or Python dict."""
+    if isinstance(body, list):
+        return " ".join(_sent(item) for item in body)
+    if not isinstance(body, dict):
+        return str(body)
+    return " ".join(filter(None, (_field(name, value) for name, value in body.items())))
+
+
+def _field(name: str, value: Any) -> str:
+    if name in ("card", "stock_card") and isinstance(value, dict):
+        return _card(value)
+    if name == "cards" and isinstance(value, list):
+        return " ".join(_card(card) for card in value if isinstance(card, dict))
+    if isinstance(value, dict | list):
+        return _sent(value)
+    if name in ("meld", "index") and isinstance(value, int):
+        return f"{name} {value + 1}"
+    return f"{name} {str(value).removeprefix('RUN_END_').lower()}"
+
+
+def _card(card: dict[str, Any]) -> str:
+    return card_words(json_format.ParseDict(card, events_pb2.Card(), ignore_unknown_fields=True))
 
 
 def refused_after(doc: dict[str, Any], seq: int) -> list[dict[str, Any]]:
