@@ -65,7 +65,8 @@ function show(index) {
     table.append(row);
   });
   const melds = el("ul");
-  state.melds.forEach((m, i) => melds.append(el("li", `meld ${i} (seat ${m.owner}): ${m.cards.join(" ")}`)));
+  state.melds.forEach((m, i) =>
+    melds.append(el("li", `meld ${i + 1} (seat ${m.owner}): ${m.cards.join(" ")}`)));
   const pile = state.discard.slice(-8).join(" ") || "-";
   const line = el("p", `discard (top last): ${pile} · stock: ${state.stock_size} · deal ${state.deal}` +
     ` · phase ${state.phase} · totals ${state.totals.join(", ")}`);
