@@ -127,7 +127,7 @@ def test_contract_to_its_end_with_the_buy_window(browser: WebDriver, platform: P
         for offer in buyer.offers
     ), buyer.offers
     log = browser.find_element(By.ID, "log").text
-    assert "cora: buy requested" in log, log
+    assert "You asked to buy" in log, log
 
 
 def test_rummy40_to_its_end_with_its_opening_minimum(browser: WebDriver, platform: Platform) -> None:

@@ -52,7 +52,7 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
             break
         # The bot went out before she had played two turns (greedy bots on both seats: 4 games in
         # 4,000): a real game, too short to show clicking; but no move may have been made for her.
-        assert "engine played" not in browser.find_element(By.ID, "log").text, story(browser, platform)
+        assert "time ran out" not in browser.find_element(By.ID, "log").text, story(browser, platform)
     result = browser.find_element(By.ID, "result").text
     assert "winner:" in result and "zoe:" in result and "bot-ada [bot]:" in result, result
     until(browser, lambda d: d.find_elements(By.ID, "scored"))  # scoring's result reached the page
@@ -144,7 +144,7 @@ def test_the_engine_plays_for_an_idle_player_and_the_replay_marks_it(
     browser.find_element(By.ID, "return").click()
     until(browser, lambda d: not d.find_element(By.ID, "return").is_displayed())
     until(browser, game_over, timeout_s=240)
-    assert "engine played" in browser.find_element(By.ID, "log").text
+    assert "Your time ran out: auto-" in browser.find_element(By.ID, "log").text
     click(browser, "open-replay")
     until(browser, lambda d: d.find_element(By.ID, "replay-pos").text.startswith("1 / "))
     exported = browser.execute_async_script(

@@ -60,11 +60,13 @@ def test_run_demo_then_replay_and_verify_a_finished_game(
     out = capsys.readouterr().out
     assert out.startswith(f"game {game}: kalooki, 3 players: 0 demo-ada, 1 demo-ben, 2 demo-cleo\n"), out
     assert (
-        re.search(r"^seq 1 +[\d:.]+ game_started: ", out, re.M) and "\nseq 3 " in out and "\nseq 4" not in out
+        re.search(r"^seq 1 +[\d:.]+  A game of Kalooki for 3 players began", out, re.M)
+        and "\nseq 3 " in out
+        and "\nseq 4" not in out
     )
     assert "discard:" in out
     assert main(["replay", game, "--data-dir", str(data)]) == 0
-    assert re.search(rf"^seq {events} +[\d:.]+ game_ended: ", capsys.readouterr().out, re.M)
+    assert re.search(rf"^seq {events} +[\d:.]+  Game over: ", capsys.readouterr().out, re.M)
     assert main(["verify", "no-such-game", "--data-dir", str(data)]) == 1
     # `meldstream replay GAME | head`: the reader gone, it stops quietly with 141 as `cat` would
     command = [sys.executable, "-m", "meldstream_cli.main", "replay", game, "--data-dir", str(data)]

@@ -202,13 +202,13 @@ def test_stray_records_are_skipped_by_the_engine_and_the_cli(
     assert (
         code == 0
         and "SKIPPED" not in out
-        and re.search(rf"^seq {finished_last} +[\d:.]+ game_ended: ", out, re.M)
+        and re.search(rf"^seq {finished_last} +[\d:.]+  Game over: ", out, re.M)
     )
     code, out = _cli(capsys, "verify", finished, where)
     assert code == 0 and out.splitlines()[-1] == "verified", out
     code, out = _cli(capsys, "replay", poisoned, where)
     skips = [line for line in out.splitlines() if "SKIPPED" in line]
-    assert code == 0 and re.search(rf"^seq {poisoned_last} +[\d:.]+ game_ended: ", out, re.M), out
+    assert code == 0 and re.search(rf"^seq {poisoned_last} +[\d:.]+  Game over: ", out, re.M), out
     assert len(skips) == 2 and "seq 21: SKIPPED" in skips[0] and "cannot apply" in skips[0]
     assert "seq 22: SKIPPED" in skips[1] and f"event format {STRAY_FORMAT}" in skips[1]
     code, out = _cli(capsys, "verify", poisoned, where)

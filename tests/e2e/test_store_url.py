@@ -27,7 +27,7 @@ def _reads_back(game: str, options: list[str], capsys: pytest.CaptureFixture[str
     assert main(["verify", game, *options]) == 0
     assert capsys.readouterr().out.endswith("verified\n")
     assert main(["replay", game, *options, "--to", "1"]) == 0
-    assert re.search(r"^seq 1 +[\d:.]+ game_started: ", capsys.readouterr().out, re.M)
+    assert re.search(r"^seq 1 +[\d:.]+  A game of ", capsys.readouterr().out, re.M)
 
 
 def test_an_embedded_store_url_keeps_the_whole_platform_in_its_directory(

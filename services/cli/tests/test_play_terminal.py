@@ -89,10 +89,15 @@ def test_a_whole_game_against_a_bot_in_the_terminal(
 ) -> None:
     play = _play(platform, variant, "--players", "2", *short)
     moves = 0
+    shown = ""
     while play.expect([r"Your move \[1-\d+\]: ", r"Game over[^\n]*winner: (\S+)"]) == 0:
+        shown += ANSI.sub("", str(play.before))
         play.sendline(_choose(str(play.before))[0])
         moves += 1
     winner = _groups(play)[0]
+    # Every move as it happens, the bot's too, in the web table's words.
+    assert re.search(r"^  bot-ada (drew from|discarded|melded)", shown, re.M), shown[-2000:]
+    assert re.search(r"^  You (drew|discarded)", shown, re.M), shown[-2000:]
     totals = _totals(play, ("tess", "bot-ada"))
     play.expect(pexpect.EOF)
     play.close()

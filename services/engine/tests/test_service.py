@@ -17,6 +17,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
 from rummy_contracts import wire
+from rummy_contracts.sentences import Narrator, card_words
 from rummy_engine.audit import action_leaks, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
@@ -162,8 +163,8 @@ def test_bots_play_a_game_without_leaks_then_replay_and_verify(
                 watched.append(update)
 
         watching = asyncio.create_task(watch())
-        early = await refused(seats[0].history("g"))
-        assert early.status is grpc.StatusCode.FAILED_PRECONDITION
+        early = await seats[0].history("g")  # while it runs: no deck, as a spectator sees it
+        assert list(early.entries[0].redacted) == ["deck"] and not early.entries[0].event.game_started.deck
         bots = [BotPlayer(client, "g", seat, keep=True) for seat, client in enumerate(seats)]
         finals = await asyncio.gather(*(bot.play() for bot in bots))
         await asyncio.wait_for(watching, 10)
@@ -189,7 +190,8 @@ def test_bots_play_a_game_without_leaks_then_replay_and_verify(
         assert at.view.seq == middle
         outsider = people.client(engine.address, people.outsider)
         assert not (await outsider.state_at("g", middle)).hands
-        assert (await refused(outsider.history("g"))).status is grpc.StatusCode.PERMISSION_DENIED
+        as_spectator = await outsider.history("g")  # not a player: still a spectator's history
+        assert len(as_spectator.entries) == max(truth) and not as_spectator.entries[0].event.game_started.deck
         assert len((await ops.history("g")).entries) == max(truth)
         verified = await outsider.verify_shuffle("g")
         assert verified.verified and verified.commitment_matches and verified.shuffles
@@ -410,7 +412,7 @@ def test_who_may_create_a_table_act_and_read_a_finished_history(tmp_path: Path, 
         draw = gs.Action(draw_from_stock=gs.DrawFromStock())
         for impostor in (service, operator_):
             assert (await refused(impostor.submit("queued", turn, draw))).code == "not_your_seat"
-        # A finished game's full history: its players and operators, not a service or a stranger.
+        # A finished game's full history: its players and operators; a stranger's is a spectator's.
         # (the turn timer plays it out: away after one timeout, then after the 1 ms grace)
         await service.create_game(
             "rummy40", [ann.id, bob.id], "done", options={"deals_per_match": 1}, turn_timeout_ms=1
@@ -421,8 +423,8 @@ def test_who_may_create_a_table_act_and_read_a_finished_history(tmp_path: Path, 
                 break
         assert (await operator_.history("done")).entries
         assert (await people.client(engine.address, bob).history("done")).entries
-        for other in (service, stranger):
-            assert (await refused(other.history("done"))).status is grpc.StatusCode.PERMISSION_DENIED
+        assert (await refused(service.history("done"))).status is grpc.StatusCode.PERMISSION_DENIED
+        assert (await stranger.history("done")).entries[0].redacted == ["deck"]
         for client in (stranger, service, operator_):
             await client.close()
 
@@ -447,3 +449,46 @@ def test_the_seed_is_derived_by_the_engine_and_stored_nowhere_before_the_end(
         await ops.close()
 
     run(tmp_path, people, scenario)
+
+
+def test_a_live_history_shows_each_caller_only_what_they_may_see(
+    stores: dict[str, Any], people: People
+) -> None:
+    """A running game's history, as a late spectator or a reloaded page reads it: the drawer sees the
+    card it drew from the stock, the others and spectators do not, nobody sees a deck."""
+
+    async def scenario(engine: RunningEngine) -> None:
+        seats = people.clients(engine.address)
+        outsider = people.client(engine.address, people.outsider)
+        created = await operator(engine, people).create_game(
+            "kalooki", people.ids, "live", turn_timeout_ms=NO_TIMER
+        )
+        turn = created.view.turn
+        await seats[turn].submit("live", turn, gs.Action(draw_from_stock=gs.DrawFromStock()))
+        other = (turn + 1) % len(seats)
+        mine, theirs, spectator = (
+            await seats[turn].history("live", seat=turn),
+            await seats[other].history("live", seat=other),
+            await outsider.history("live"),
+        )
+        for history in (mine, theirs, spectator):
+            assert [e.redacted for e in history.entries][:2] == [["deck"], []]
+            assert not history.entries[0].event.game_started.deck
+        drawn = [h.entries[-1] for h in (mine, theirs, spectator)]
+        assert [d.event.WhichOneof("event") for d in drawn] == ["card_drawn"] * 3
+        assert drawn[0].event.card_drawn.HasField("card") and not drawn[0].redacted
+        for hidden in drawn[1:]:
+            assert not hidden.event.card_drawn.HasField("card") and list(hidden.redacted) == ["card"]
+        words = [
+            Narrator(seat).lines(h.entries)[-1][1]
+            for seat, h in zip((turn, other, None), (mine, theirs, spectator), strict=True)
+        ]
+        card = wire.card_from_pb(drawn[0].event.card_drawn.card)
+        assert words[0] == f"You drew {card_words(wire.card_to_pb(card))} from the stock"
+        assert words[1:] == [f"{people.ids[turn]} drew from the stock"] * 2  # an operator's table: ids
+        assert [e.event.seq for e in (await outsider.history("live", after_seq=2)).entries] == [3]
+        assert (await refused(outsider.history("live", seat=turn))).code == "not_your_seat"
+        for client in (*seats, outsider):
+            await client.close()
+
+    run_on(stores, scenario)

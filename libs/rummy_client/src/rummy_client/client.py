@@ -246,9 +246,13 @@ class GameClient:
         response: gs.GetStateAtResponse = await self._call("GetStateAt", request)
         return response
 
-    async def history(self, game_id: str) -> gs.GetHistoryResponse:
+    async def history(
+        self, game_id: str, seat: int | None = None, after_seq: int = 0
+    ) -> gs.GetHistoryResponse:
+        """The history so far as the caller may see it (`seat`: the caller's, to see its own cards),
+        only the events after `after_seq`."""
         response: gs.GetHistoryResponse = await self._call(
-            "GetHistory", gs.GetHistoryRequest(game_id=game_id)
+            "GetHistory", gs.GetHistoryRequest(game_id=game_id, seat=seat, after_seq=after_seq)
         )
         return response
 

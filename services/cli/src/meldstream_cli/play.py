@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from meldstream_web.bots import BuyWindows, play_paced
+from meldstream_web.game_log import GameLog
 from meldstream_web.quickplay import SHORT_MATCH, short_options
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
@@ -113,11 +114,15 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
 async def _seat(
     console: Console, client: GameClient, game: str, windows: BuyWindows, shown: dict[str, str]
 ) -> int:
-    """Follow seat 0's stream; on each update that offers moves, ask which one and send it."""
+    """Follow seat 0's stream: print each move as it happens (the others' too, in the web table's words),
+    and on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
     lines = Lines(sys.stdin.fileno())
+    log = GameLog(client, game, 0)
     async for update in client.updates(game, 0):
         view = update.view
+        for line in await log.upto(update):
+            console.print(f"  {table_text.plain(line['text'])}")
         if view.phase == gs.PHASE_GAME_OVER:
             console.print(*table_text.result(view, shown), sep="\n")
             console.print(f"replay: meldstream replay {game}")

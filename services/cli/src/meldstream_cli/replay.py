@@ -34,6 +34,7 @@ from meldstream_cli.reading import game_steps
 from meldstream_cli.replay_text import (
     event_line,
     for_people,
+    narrator,
     refused_after,
     refused_line,
     shows_table,
@@ -116,10 +117,11 @@ def _print_text(doc: dict[str, Any]) -> None:
 
     out(*summary_lines(doc), "")
     skipped = list(doc["skipped"])  # in log order, each before the events from its seq on
+    words = narrator(doc)
     for entry in doc["events"]:
         while skipped and skipped[0]["seq"] <= entry["seq"]:
             out(skipped_line(skipped.pop(0)))
-        out(event_line(doc, entry))
+        out(event_line(words, entry))
         if shows_table(entry):
             out(*table_lines(doc, entry))
         for refused in refused_after(doc, entry["seq"]):

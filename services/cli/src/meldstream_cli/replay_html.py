@@ -21,7 +21,7 @@ from typing import Any, Final
 from rummy_service.limits import DISPLAY_NAME
 from rummy_service.text import clipped
 
-from meldstream_cli.replay_text import event_line, for_people, summary_lines
+from meldstream_cli.replay_text import event_line, for_people, narrator, summary_lines
 
 # Bidi embeddings, overrides and isolates: an unpaired closer would end a name's isolation early.
 _BIDI_CONTROLS: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -65,7 +65,8 @@ function show(index) {
     table.append(row);
   });
   const melds = el("ul");
-  state.melds.forEach((m, i) => melds.append(el("li", `meld ${i} (seat ${m.owner}): ${m.cards.join(" ")}`)));
+  state.melds.forEach((m, i) =>
+    melds.append(el("li", `meld ${i + 1} (seat ${m.owner}): ${m.cards.join(" ")}`)));
   const pile = state.discard.slice(-8).join(" ") || "-";
   const line = el("p", `discard (top last): ${pile} · stock: ${state.stock_size} · deal ${state.deal}` +
     ` · phase ${state.phase} · totals ${state.totals.join(", ")}`);
@@ -127,7 +128,8 @@ def render(doc: dict[str, Any]) -> str:
     title = f"meldstream replay: {doc['game_id']}"
     shown = for_people(doc, _isolated)
     summary = html.escape("\n".join(summary_lines(shown)))
-    items = "\n".join(f"<li>{html.escape(event_line(shown, entry))}</li>" for entry in shown["events"])
+    words = narrator(shown)
+    items = "\n".join(f"<li>{html.escape(event_line(words, entry))}</li>" for entry in shown["events"])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{POLICY}">

@@ -1,4 +1,5 @@
-"""The text replay: a summary an operator reads first, then each event with its time and the table.
+"""The text replay: a summary an operator reads first, then each event with its time, in words, and the
+table after it.
 
 The lines read player ids from the document as they are: `for_people` first gives a document whose
 ids are as the output must show them (printable and cut in a terminal, isolated on a page).
@@ -6,11 +7,13 @@ ids are as the output must show them (printable and cut in a terminal, isolated 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from meldstream_web.export import card_text
+from google.protobuf import json_format
+from meldstream_web.export import event_message
+from rummy.game.v1 import events_pb2
+from rummy_contracts.sentences import Narrator, card_words, notation_words
 
 _FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
 
@@ -99,12 +102,38 @@ def _limit(s: dict[str, Any]) -> str:
 
 
 def _refusal(players: list[str], refusal: dict[str, Any]) -> str:
-    action = ", ".join(f"{kind} {json.dumps(body)}" for kind, body in refusal["action"].items())
+    action = ", ".join(f"{kind} {_sent(body)}".rstrip() for kind, body in refusal["action"].items())
     return (
         f"at {refusal['time']} (after seq {refusal['after_seq']}): {_who(players, refusal['seat'])}"
         f" '{refusal['player']}' sent {action} (command {refusal['command_id']!r}):"
         f" REFUSED {refusal['code']}: {refusal['message']}"
     )
+
+
+def _sent(body: Any) -> str:
+    """What an action as sent names, for people: its cards in words, then its other fields (`meld 2`,
+    1-based), never a JSON or Python dict."""
+    if isinstance(body, list):
+        return " ".join(_sent(item) for item in body)
+    if not isinstance(body, dict):
+        return str(body)
+    return " ".join(filter(None, (_field(name, value) for name, value in body.items())))
+
+
+def _field(name: str, value: Any) -> str:
+    if name in ("card", "stock_card") and isinstance(value, dict):
+        return _card(value)
+    if name == "cards" and isinstance(value, list):
+        return " ".join(_card(card) for card in value if isinstance(card, dict))
+    if isinstance(value, dict | list):
+        return _sent(value)
+    if name in ("meld", "index") and isinstance(value, int):
+        return f"{name} {value + 1}"
+    return f"{name} {str(value).removeprefix('RUN_END_').lower()}"
+
+
+def _card(card: dict[str, Any]) -> str:
+    return card_words(json_format.ParseDict(card, events_pb2.Card(), ignore_unknown_fields=True))
 
 
 def refused_after(doc: dict[str, Any], seq: int) -> list[dict[str, Any]]:
@@ -116,16 +145,6 @@ def refused_line(doc: dict[str, Any], refusal: dict[str, Any]) -> str:
     return f"refused  {_clock(refusal['time'])} " + _refusal(doc["summary"]["players"], refusal)
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, dict) and "rank" in value:
-        return card_text(value)
-    if isinstance(value, list) and value and isinstance(value[0], dict) and "rank" in value[0]:
-        return " ".join(card_text(card) for card in value) if len(value) <= 16 else f"[{len(value)} cards]"
-    if isinstance(value, list) and value and isinstance(value[0], dict) and "cards" in value[0]:
-        return " | ".join(_value(meld["cards"]) for meld in value)
-    return str(value)
-
-
 def skipped_line(record: dict[str, Any]) -> str:
     """A record the fold could not apply, where it lies in the log and why (the replay goes on)."""
     return (
@@ -134,15 +153,17 @@ def skipped_line(record: dict[str, Any]) -> str:
     )
 
 
-def event_line(doc: dict[str, Any], entry: dict[str, Any]) -> str:
-    players = doc["summary"]["players"]
-    fields = [f"{name}={_value(value)}" for name, value in entry["event"].items()]
-    fields += [f"{name}=(hidden)" for name in entry["redacted"]]
-    actor = f" {_who(players, entry['actor'])}" if entry["actor"] is not None else ""
-    engine = "  [played by the engine: the player was absent]" if entry["by_engine"] else ""
-    return (
-        f"seq {entry['seq']:<4} {_clock(entry['time'])}{actor} {entry['type']}: {', '.join(fields)}{engine}"
-    )
+def narrator(doc: dict[str, Any]) -> Narrator:
+    """What words the events (`rummy_contracts.sentences`, as the web table's log and `meldstream play`
+    word them), with the names the lines show; a replay is an operator's: nobody is "you"."""
+    return Narrator(None, doc["summary"]["players"])
+
+
+def event_line(words: Narrator, entry: dict[str, Any]) -> str:
+    """`seq 12   19:51:08.110  Bo melded 3♣ 4♣ 5♣`: the event's seq (as `meldstream verify` numbers
+    events), its time and its sentence (the event kind when it needs none)."""
+    text = words.sentence(event_message(entry), entry["by_engine"]) or entry["type"].replace("_", " ")
+    return f"seq {entry['seq']:<4} {_clock(entry['time'])}  {text}"
 
 
 def table_lines(doc: dict[str, Any], entry: dict[str, Any]) -> list[str]:
@@ -153,19 +174,21 @@ def table_lines(doc: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     for seat, size in enumerate(state["hand_sizes"]):
         mark = ">" if seat == state["turn"] else " "
         hand = state["hands"][seat]
-        cards = " ".join(sorted(hand, key=_order)) if hand is not None else "(hidden)"
+        cards = " ".join(map(notation_words, sorted(hand, key=_order))) if hand is not None else "(hidden)"
         away = "  AWAY" if seat < len(state["away"]) and state["away"][seat] else ""
         label = f"{seat} {players[seat] if seat < len(players) else '?'}"
         lines.append(f"  {mark} {label:<{width}} {size:>2} | {cards or '-'}{away}")
-    for index, meld in enumerate(state["melds"]):
-        lines.append(f"    meld {index:<2} (seat {meld['owner']}) {' '.join(meld['cards'])}")
+    for index, meld in enumerate(state["melds"], start=1):  # 1-based, as the sentences number melds
+        owner = players[meld["owner"]] if meld["owner"] < len(players) else f"seat {meld['owner']}"
+        lines.append(f"    meld {index:<2} ({owner}) {' '.join(map(notation_words, meld['cards']))}")
     pile = state["discard"]
     more = f"{len(pile) - 8} more under " if len(pile) > 8 else ""
+    top = " ".join(map(notation_words, pile[-8:])) or "-"
     lines.append(
-        f"    discard: {more}{' '.join(pile[-8:]) or '-'} (top last)   stock: {state['stock_size']}"
-        f"   phase: {state['phase']}"
+        f"    discard: {more}{top} (top last)   stock: {state['stock_size']}   phase: {state['phase']}"
     )
-    lines.append(f"    totals: {state['totals']}")
+    totals = ", ".join(f"{name} {total}" for name, total in zip(players, state["totals"], strict=False))
+    lines.append(f"    totals: {totals}")
     return lines
 
 

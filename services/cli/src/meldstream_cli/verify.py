@@ -13,17 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
+from meldstream_web.export import event_message
 from rummy.game.v1 import events_pb2, game_service_pb2
-from rummy_contracts.event_format import (
-    SCHEMA_VERSION,
-    Logged,
-    OtherEventFormat,
-    event_from_pb,
-    event_of,
-    rules_events,
-)
+from rummy_contracts.event_format import Logged, OtherEventFormat, event_from_pb, event_of
 from rummy_engine.verify import verify_shuffles
-from rummy_rules.events import Event
 
 from meldstream_cli.platform_args import add_store_options, config_from, open_log_readonly, wait_for_stores
 from meldstream_cli.reading import game_steps, skipped_line
@@ -45,22 +38,18 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def from_file(path: Path) -> list[Logged]:
-    """The logged events of a replay export or of GetHistory's JSON; ValueError for anything else, and
-    `OtherEventFormat` for GetHistory's events of another event format. A replay export's events are
-    of the format its writer read (it reads no other), so they carry none of their own."""
+def from_file(path: Path) -> list[tuple[int, Logged]]:
+    """The logged events of a replay export or of GetHistory's JSON with their seqs; ValueError for
+    anything else, and `OtherEventFormat` for GetHistory's events of another event format. A replay
+    export's events are of the format its writer read (it reads no other), so they carry none of their
+    own; its seed is hex, as everywhere meldstream prints it (base64 in an older export)."""
     doc = json.loads(path.read_text())
     messages: list[events_pb2.GameEvent] = []
     if isinstance(doc, dict) and str(doc.get("format", "")).startswith("meldstream.replay/"):
         for entry in doc["events"]:
             if entry["redacted"] and entry["type"] in ("game_started", "deal_started", "stock_reshuffled"):
                 raise ValueError(f"seq {entry['seq']}: this export hides the deck (a seat's or a live view)")
-            messages.append(
-                json_format.ParseDict(
-                    {"seq": entry["seq"], "schema_version": SCHEMA_VERSION, entry["type"]: entry["event"]},
-                    events_pb2.GameEvent(),
-                )
-            )
+            messages.append(event_message(entry))
     elif isinstance(doc, dict) and "entries" in doc:
         history = json_format.ParseDict(
             doc, game_service_pb2.GetHistoryResponse(), ignore_unknown_fields=True
@@ -68,13 +57,13 @@ def from_file(path: Path) -> list[Logged]:
         messages = [entry.event for entry in history.entries]
     else:
         raise ValueError("neither a replay export (format meldstream.replay/1) nor GetHistory JSON")
-    return [event_from_pb(message) for message in messages]
+    return [(message.seq, event_from_pb(message)) for message in messages]
 
 
 def run(args: argparse.Namespace) -> int:
     if args.file is not None:
         try:
-            return report(rules_events(from_file(args.file)), str(args.file))
+            return report(from_file(args.file), str(args.file))
         except OtherEventFormat as exc:  # its remedy is a new store; a file's reader needs only the format
             print(f"meldstream verify: {args.file}: {exc.reason}")
             return 1
@@ -86,20 +75,21 @@ def run(args: argparse.Namespace) -> int:
     config = config_from(args, secrets=False)
     wait_for_stores(config, write=False)
     log = open_log_readonly(config)
-    logged: list[Logged] = []
+    logged: list[tuple[int, Logged]] = []
     try:
         for step in game_steps(log, args.game):
             if step.skipped:  # a stray record: the game's own records still verify
                 print(skipped_line(step))
             else:
-                logged.append(event_of(step.record))
+                logged.append((step.record.seq, event_of(step.record)))
     finally:
         log.close()
-    return report(rules_events(logged), f"game {args.game!r} in this store")
+    return report(logged, f"game {args.game!r} in this store")
 
 
-def report(events: list[Event], where: str) -> int:
-    """Print the check of a game's shuffles; 0 when verified."""
+def report(events: list[tuple[int, Logged]], where: str) -> int:
+    """Print the check of a game's shuffles, each at its seq as `meldstream replay` numbers it; 0 when
+    verified."""
     if not events:
         print(f"meldstream verify: no {where}")
         return 1
@@ -108,7 +98,7 @@ def report(events: list[Event], where: str) -> int:
     except ValueError as exc:
         print(f"meldstream verify: {exc}")
         return 1
-    print(f"seed            {result.seed.hex()}")
+    print(f"seed (hex)      {result.seed.hex()}")
     matches = "matches" if result.commitment_matches else "DOES NOT MATCH"
     print(f"commitment      {result.seed_commitment}  {matches}")
     for check in result.shuffles:

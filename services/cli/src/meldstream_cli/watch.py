@@ -1,4 +1,5 @@
-"""`meldstream watch GAME`: follow a live game as a spectator (no hand shown), at a pace a person can read."""
+"""`meldstream watch GAME`: follow a live game as a spectator (no hand shown), at a pace a person can read:
+each move in the words of the web table's log (`rummy_contracts.sentences`), then the table."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from meldstream_web.game_log import GameLog
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
@@ -51,13 +53,13 @@ async def _watch(args: argparse.Namespace) -> int:
         credentials=tls.channel_credentials(),
         options=tls.channel_options(),
     ) as client:
+        log = GameLog(client, args.game, None)
         try:
             async for update in client.updates(args.game):
                 view = update.view
-                players = table_text.names(view)
-                who = f"{players[update.actor]} " if update.HasField("actor") else ""
-                engine = " (engine played)" if update.by_timer else ""
-                console.rule(f"seq {update.seq}: {who}{update.event_type.replace('_', ' ')}{engine}")
+                console.rule(f"seq {update.seq}")
+                # What happened, in the web table's words (the first time: the game so far).
+                console.print(*[table_text.plain(line["text"]) for line in await log.upto(update)], sep="\n")
                 console.print(*table_text.table(view), sep="\n")
                 if view.phase == gs.PHASE_GAME_OVER:
                     console.print(*table_text.result(view), sep="\n")

@@ -1,7 +1,8 @@
 """Who may do what: a player acts and sees only for their own seat; nobody is seated without asking.
 
 Scopes (`rummy_service.auth`): `play` and `bot:play` act for the seat whose player id is the token's
-subject; `watch` (or any of those) spectates; `operate` reads finished histories. Seats are consented:
+subject; `watch` (or any of those) spectates and reads a history with the cards it may see; `operate` reads
+finished histories whole. Seats are consented:
 a player's own CreateGame seats only them and the house bots (`rummy_contracts.house`), and is casual;
 tables of other people come from matchmaking, where each of them queued, registered or joined a
 private table (its `TableFormed`, created here with a `service:engine` or `service:matchmaking`
@@ -19,11 +20,13 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_contracts import sight
 from rummy_contracts.house import is_house_bot
+from rummy_contracts.sight import Sight
 from rummy_rules.state import Phase
 from rummy_service import auth
 from rummy_service.auth import Principal, require, service_scope
-from rummy_service.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from rummy_service.errors import InvalidArgument, PermissionDenied
 
 from rummy_engine.projection import EngineState
 
@@ -108,14 +111,14 @@ def is_over(state: EngineState) -> bool:
     return state.game.phase is Phase.GAME_OVER
 
 
-def check_history(state: EngineState, principal: Principal) -> None:
-    """All hands are shown only after the end, and only to the game's players and to operators."""
-    if not (principal.is_operator or principal.is_player_named(state.table.players)):
-        raise PermissionDenied("not_at_table", "only the game's players and operators may see its history")
-    if not is_over(state):
-        raise FailedPrecondition(
-            "game_not_over", "the history with every hand is shown once the game has ended"
-        )
+def history_sight(state: EngineState, principal: Principal, seat: int | None) -> Sight:
+    """What a history shows its caller (already checked as for StreamGame with `seat`, as for
+    WatchGame without): every card once the game has ended, to its players and operators, as
+    `may_see_all_hands`; otherwise, as its streams show them, the seat's own cards or a spectator's
+    none (`rummy_contracts.sight`, the rule the export and the log in words use)."""
+    if may_see_all_hands(state, principal):
+        return sight.EVERYTHING
+    return sight.of_seat(seat)
 
 
 def may_see_all_hands(state: EngineState, principal: Principal) -> bool:

@@ -840,7 +840,7 @@ class GameApp:
     async def verify(self, game_id: str) -> Verification:
         entries = await self.history(game_id)
         try:
-            return verify_shuffles(event_format.rules_events(event for _, _, event in entries))
+            return verify_shuffles([(record.seq, event) for record, _, event in entries])
         except ValueError as exc:
             raise FailedPrecondition("game_not_over", str(exc)) from None
 

@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar
 import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
-from rummy_contracts import wire
+from rummy_contracts import sight, wire
 from rummy_service import logs
 from rummy_service.auth import Principal, TokenVerifier, authenticate
 from rummy_service.errors import (
@@ -243,16 +243,23 @@ class GameServicer(gs_grpc.GameServiceServicer):
 
     @unary_errors
     async def GetHistory(self, request: gs.GetHistoryRequest, context: Context) -> gs.GetHistoryResponse:
+        """The history so far, with only the cards the caller may see (`access.history_sight`)."""
         limits.check(request)
-        caller = await self._caller(context, request.game_id)
-        access.check_history(caller.live.state, caller.principal)
-        entries = await self._app.history(request.game_id)
+        seat = request.seat if request.HasField("seat") else None
+        caller = await self._caller(context, request.game_id, seat)
+        seen = access.history_sight(caller.live.state, caller.principal, seat)
+        entries = await self._app.history(request.game_id)  # freshly parsed: cleared in place
         state = caller.live.state
         by_engine = engine_commands(message for _, message, _ in entries)
         return gs.GetHistoryResponse(
             entries=[
-                gs.HistoryEntry(event=message, by_timer=message.command_id in by_engine)
+                gs.HistoryEntry(
+                    event=message,
+                    by_timer=message.command_id in by_engine,
+                    redacted=sight.redact(message, seen),
+                )
                 for _, message, _ in entries
+                if message.seq > request.after_seq
             ],
             seats=seats_to_pb(state.table, state.timeouts, state.away),
         )

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rummy_contracts.event_format import Logged
+from rummy_contracts.facts import Fact
 from rummy_rules.cards import make_deck, seed_commitment, shuffle
-from rummy_rules.events import DealStarted, Event, GameEnded, GameStarted, StockReshuffled
+from rummy_rules.events import DealStarted, GameEnded, GameStarted, StockReshuffled
 from rummy_rules.game import deal_seed, evolve, reshuffle_seed
 from rummy_rules.state import GameState
 from rummy_rules.variants import Reshuffle
@@ -36,8 +38,12 @@ class Verification:
         return self.commitment_matches and all(check.matches for check in self.shuffles)
 
 
-def verify_shuffles(events: Sequence[Event]) -> Verification:
-    """Check a finished game; ValueError when it has not ended (the seed is not revealed yet)."""
+def verify_shuffles(logged: Sequence[tuple[int, Logged]]) -> Verification:
+    """Check a finished game from its events with their seqs (the log's numbering, which `meldstream
+    replay` shows too; the engine's facts are skipped); ValueError when it has not ended (the seed is
+    not revealed yet)."""
+    numbered = [(seq, event) for seq, event in logged if not isinstance(event, Fact)]
+    events = [event for _, event in numbered]
     if not events or not isinstance(events[0], GameStarted):
         raise ValueError("a game history starts with GameStarted")
     ended = next((e for e in events if isinstance(e, GameEnded)), None)
@@ -47,7 +53,7 @@ def verify_shuffles(events: Sequence[Event]) -> Verification:
     seed = ended.seed
     checks: list[ShuffleCheck] = []
     state: GameState | None = None
-    for seq, event in enumerate(events, start=1):
+    for seq, event in numbered:
         if isinstance(event, GameStarted):
             state = evolve(None, event)
             rules = state.rules

@@ -30,6 +30,7 @@ from meldstream_web import sse
 from meldstream_web.bot_runner import BotRunner
 from meldstream_web.config import WebConfig
 from meldstream_web.export import history_export
+from meldstream_web.game_log import GameLog
 from meldstream_web.jsonpb import action_from_json, to_json
 from meldstream_web.oidc import COOKIE_MAX_AGE_S, FlowFailed, ProviderFlow, query_value, shown_code
 from meldstream_web.quickplay import SHORT_MATCH, short_options
@@ -347,7 +348,8 @@ class Gateway:
 
     async def updates(self, request: Request) -> Response:
         """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after
-        `Last-Event-ID` when the browser reconnects."""
+        `Last-Event-ID` when the browser reconnects; each update followed by the log's lines in words up
+        to it (`game_log`: after the first, the whole history so far)."""
         token = (await self.caller(request)).token
         game_id = request.path_params["game"]
         seat_param = request.query_params.get("seat", "")
@@ -356,9 +358,12 @@ class Gateway:
 
         async def messages() -> AsyncIterator[str]:
             async with self.client(token) as client:
+                lines = GameLog(client, game_id, seat)
                 try:
                     async for update in client.updates(game_id, seat, after):
                         yield sse.message(to_json(update), event="update", event_id=update.seq)
+                        # After the update, so the table is never held up by the history's read.
+                        yield sse.message({"lines": await lines.upto(update)}, event="log")
                         if update.view.phase == 4:  # PHASE_GAME_OVER: nothing follows
                             break
                 except RpcFailure as failure:
@@ -409,6 +414,12 @@ class Gateway:
         seat = _int(seat_param, "seat") if seat_param else None
         async with self.client((await self.caller(request)).token) as client:
             history = await client.history(game_id)
+        if not any(entry.event.HasField("game_ended") for entry in history.entries):
+            raise BadRequest("the replay export is made once the game has ended", 409, "game_not_over")
+        if any(entry.redacted for entry in history.entries):
+            raise BadRequest(
+                "only the game's players and operators get its replay export", 403, "not_at_table"
+            )
         if seat is not None and not 0 <= seat < len(history.seats):
             raise BadRequest(f"no seat {seat} at this table")
         return JSONResponse(await asyncio.to_thread(history_export, game_id, history, seat=seat))

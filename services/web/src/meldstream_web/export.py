@@ -15,8 +15,9 @@ finished game's public record is not deciding moves: the gateway still holds no 
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, Final
 
@@ -25,6 +26,8 @@ from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import event_format as codec
+from rummy_contracts import sight
+from rummy_contracts.sight import Sight
 from rummy_engine.projection import EngineState, GameProjection
 from rummy_rules.cards import Card
 from rummy_store.catch_up import Step
@@ -32,28 +35,13 @@ from rummy_store.catch_up import Step
 FORMAT: Final = "meldstream.replay/1"
 
 
-@dataclass(frozen=True, slots=True)
-class Sight:
-    """What the reader of an export may see: the hands of `seats` (None: every seat) and, with
-    `secrets`, deck and stock orders (the cards nobody holds yet)."""
-
-    seats: frozenset[int] | None
-    secrets: bool
-    note: str
-
-    def hand(self, seat: int) -> bool:
-        return self.seats is None or seat in self.seats
-
-
 def sight_for(finished: bool, seat: int | None, operator: bool) -> Sight:
     """A player's view of one seat; otherwise everything once the game is over (as GetHistory shows
     it to its players), and while it is open only to an operator, who is told so."""
     if seat is not None:
-        return Sight(
-            frozenset({seat}), False, f"seat {seat}'s view: the other hands and the stock are hidden"
-        )
+        return sight.of_seat(seat)
     if finished:
-        return Sight(None, True, "the game is over: every hand, deck and reshuffle is shown")
+        return sight.EVERYTHING
     if operator:
         return Sight(
             None, True, "OPERATOR VIEW of an unfinished game: every hidden hand and the stock are shown"
@@ -63,54 +51,48 @@ def sight_for(finished: bool, seat: int | None, operator: bool) -> Sight:
     )
 
 
-def card_text(card: dict[str, Any]) -> str:
-    """A card of an event's JSON (`{"rank": 7, "suit": "SUIT_HEARTS"}`) in the spec's notation."""
-    rank = int(card.get("rank", 0))
-    if rank == 0:
-        return "JK"
-    names = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-    return names[rank] + str(card.get("suit", "SUIT_?"))[5]
-
-
 def _cards(cards: Iterable[Card]) -> list[str]:
     return [card.text for card in cards]
 
 
-def _redact(kind: str, body: dict[str, Any], sight: Sight) -> list[str]:
-    """Remove from an event's JSON the cards the reader may not see; the names of what was removed."""
-    hidden: list[str] = []
-    if kind in ("game_started", "deal_started") and not sight.secrets:
-        hidden.append("deck")
-    elif kind == "stock_reshuffled" and not sight.secrets:
-        hidden.append("cards")
-    elif kind == "card_drawn" and not body.get("from_discard") and not sight.hand(int(body.get("seat", 0))):
-        hidden.append("card")
-    elif kind == "buy_granted" and not sight.hand(int(body.get("seat", 0))):
-        hidden.append("stock_card")
+def _redact(kind: str, message: events_pb2.GameEvent, body: dict[str, Any], seen: Sight) -> list[str]:
+    """Remove from an event's JSON the cards the reader may not see (`rummy_contracts.sight`)."""
+    hidden = sight.hidden_fields(kind, getattr(message, kind), seen)
     for name in hidden:
         body.pop(name, None)
     return hidden
 
 
-def _state(state: EngineState, sight: Sight) -> dict[str, Any]:
+def _state(state: EngineState, seen: Sight) -> dict[str, Any]:
     game = state.game
     return {
         "deal": game.deal,
         "dealer": game.dealer,
         "turn": game.turn,
         "phase": game.phase.value,
-        "hands": [_cards(hand) if sight.hand(seat) else None for seat, hand in enumerate(game.hands)],
+        "hands": [_cards(hand) if seen.hand(seat) else None for seat, hand in enumerate(game.hands)],
         "hand_sizes": [len(hand) for hand in game.hands],
         "melds": [
             {"owner": owner, "cards": _cards(meld.cards)}
             for meld, owner in zip(game.melds, game.owners, strict=True)
         ],
         "discard": _cards(game.discard),
-        "stock": _cards(game.stock[::-1]) if sight.secrets else None,
+        "stock": _cards(game.stock[::-1]) if seen.secrets else None,
         "stock_size": len(game.stock),
         "totals": list(game.totals),
         "away": list(state.away),
     }
+
+
+def event_message(entry: dict[str, Any]) -> events_pb2.GameEvent:
+    """An entry of `events[]` as a `GameEvent` (less what was redacted): to word it or verify it. Reads
+    the seed in hex (this export's) or base64 (an older export's)."""
+    body = dict(entry["event"])
+    seed = body.get("seed")
+    if entry["type"] == "game_ended" and isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{64}", seed):
+        body["seed"] = base64.b64encode(bytes.fromhex(seed)).decode()
+    message = {"seq": entry["seq"], "schema_version": codec.SCHEMA_VERSION, entry["type"]: body}
+    return json_format.ParseDict(message, events_pb2.GameEvent())
 
 
 def _json(message: Message) -> dict[str, Any]:
@@ -182,11 +164,13 @@ def _document(
     game_id: str, applied: Applied, skipped: list[dict[str, Any]], *, seat: int | None, operator: bool
 ) -> dict[str, Any]:
     finished = any(message.WhichOneof("event") == "game_ended" for message, _ in applied)
-    sight = sight_for(finished, seat, operator)
+    seen = sight_for(finished, seat, operator)
     entries: list[dict[str, Any]] = []
     for message, state in applied:
         kind = str(message.WhichOneof("event"))
         body = _json(getattr(message, kind))
+        if kind == "game_ended":  # the seed in hex, as the summary, `replay` and `verify` print it
+            body["seed"] = message.game_ended.seed.hex()
         entries.append(
             {
                 "seq": message.seq,
@@ -196,14 +180,14 @@ def _document(
                 "by_engine": state.by_engine(message.command_id),
                 "command_id": message.command_id,
                 "event": body,
-                "redacted": _redact(kind, body, sight),
-                "state": _state(state, sight),
+                "redacted": _redact(kind, message, body, seen),
+                "state": _state(state, seen),
             }
         )
     return {
         "format": FORMAT,
         "game_id": game_id,
-        "shown": sight.note,
+        "shown": seen.note,
         "finished": finished,
         "summary": _summary(applied),
         "skipped": skipped,

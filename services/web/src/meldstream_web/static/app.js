@@ -1,7 +1,7 @@
 // The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
 // Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME, #/tokens).
 import { call, listen, session, whoAmI } from "./api.js";
-import { actionKind, actionLabel, cardKey, cardName, cardText, sameCard } from "./cards.js";
+import { actionKind, actionLabel, cardKey, cardName, sameCard } from "./cards.js";
 import { Hand } from "./hand.js";
 import { extending, handCards, matching, meldOf, usedKeys } from "./moves.js";
 import { drawTable, el, names, resultLines, rulesNote, tickTimers } from "./table.js";
@@ -212,18 +212,17 @@ const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off",
 const byKind = (a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b));
 const OUT_OF_TURN = ["buy_discard", "pass_buy"];
 
-function logLine(update, view) {
-  const li = document.createElement("li");
-  if (update.actor !== undefined) li.append(nameEl(names(view)[update.actor]), ": ");
-  li.append(update.event_type.replaceAll("_", " "));
-  if (update.event_type === "card_discarded" && view.discard_top) li.append(` ${cardText(view.discard_top)}`);
-  if (update.by_timer) {
-    const tag = document.createElement("span");
-    tag.className = "engine";
-    tag.textContent = "engine played";
-    li.append(" ", tag);
+// The "What happened" log: the gateway words each event for this reader (after the first update of a
+// stream, the whole history so far), the page only shows the lines, as text, newest first, each seq's
+// once (a resumed stream sends the history again).
+function logLines(log) {
+  for (const line of log.lines) {
+    if ($("log").querySelector(`li[data-seq="${Number(line.seq)}"]`)) continue;
+    const li = document.createElement("li");
+    li.textContent = line.text;
+    li.dataset.seq = line.seq;
+    $("log").prepend(li);
   }
-  $("log").prepend(li);
 }
 
 // "Your turn" while the tab is in the background: the title and the icon carry a badge.
@@ -439,10 +438,10 @@ function play(gameId, seat) {
     update: (update) => {
       view = update.view;
       actions = update.legal_actions || [];
-      if (update.event_type !== "view") logLine(update, view);
       hand.update(view.hand);
       draw();
     },
+    log: logLines,
     failure: (f) => say(f.message, true),
   });
   watchTimer = setInterval(tickTimers, 250);
@@ -461,6 +460,7 @@ function watch(gameId) {
   closeStream();
   stream = listen(`/api/games/${gameId}/updates`, {
     update: (update) => queue.push(update),
+    log: logLines,
     failure: (f) => say(f.message, true),
   });
   watchTimer = setInterval(() => {
@@ -471,7 +471,6 @@ function watch(gameId) {
     let update = queue.shift();
     while (pace === 0 && queue.length) update = queue.shift();
     shownAt = Date.now();
-    if (update.event_type !== "view") logLine(update, update.view);
     drawTable(update.view, tableEls(), config);
     $("rules-note").textContent = rulesNote(update.view, config, null);
     showResult(update.view);
