@@ -224,18 +224,19 @@ def test_over_grpc_each_sees_the_table_as_theirs_and_bad_tokens_get_reasons(
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub: Any = mm_grpc.MatchmakingServiceStub(channel)
                 ann, bob = identity.player("pt-ann").auth(), identity.player("pt-bob").auth()
-                created = await stub.CreatePrivateTable(_request(2, code=True), metadata=ann)
+                created = (await stub.CreatePrivateTable(_request(2, code=True), metadata=ann)).table
                 assert created.short_code and created.your_seat == 0
-                asked = await stub.JoinPrivateTable(
-                    mm.JoinPrivateTableRequest(short_code=created.short_code), metadata=bob
-                )
+                join = mm.JoinPrivateTableRequest(short_code=created.short_code)
+                asked = (await stub.JoinPrivateTable(join, metadata=bob)).table
                 assert asked.your_seat == -1 and asked.short_code == "" and len(asked.asking) == 1
                 get = mm.GetPrivateTableRequest(table_id=created.table_id)
-                seen = await stub.GetPrivateTable(get, metadata=ann)
-                approve = mm.PrivateSeatRequest(table_id=created.table_id, player_id=seen.asking[0].player_id)
-                started = await stub.ApprovePrivateSeat(approve, metadata=ann)
+                seen = (await stub.GetPrivateTable(get, metadata=ann)).table
+                approve = mm.ApprovePrivateSeatRequest(
+                    table_id=created.table_id, player_id=seen.asking[0].player_id
+                )
+                started = (await stub.ApprovePrivateSeat(approve, metadata=ann)).table
                 assert started.game_id and [p.name for p in started.players] == ["pt-ann", "pt-bob"]
-                assert (await stub.GetPrivateTable(get, metadata=bob)).your_seat == 1
+                assert (await stub.GetPrivateTable(get, metadata=bob)).table.your_seat == 1
                 wrong = mm.GetPrivateTableRequest(table_id="pt-friday")
                 assert await _code(stub.GetPrivateTable(wrong, metadata=bob)) == (
                     grpc.StatusCode.NOT_FOUND,

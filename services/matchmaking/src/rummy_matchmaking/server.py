@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
@@ -22,6 +22,14 @@ from rummy_matchmaking.private_tables import PrivateTable
 from rummy_matchmaking.tournaments import Table, Tournament
 
 Context = grpc.aio.ServicerContext[Any, Any]
+Reply = TypeVar("Reply")
+AtTable = (
+    mm.GetPrivateTableRequest
+    | mm.JoinPrivateTableRequest
+    | mm.ApprovePrivateSeatRequest
+    | mm.RemovePrivateSeatRequest
+    | mm.AcceptRematchRequest
+)
 LIMITS: Final[Mapping[str, int]] = {
     "variant": limits.VARIANT,
     "party": limits.PLAYER_ID,
@@ -204,13 +212,13 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
 
     # --- private tables ------------------------------------------------------------------------------
 
-    def _table_pb(self, table: PrivateTable, caller: Principal) -> mm.PrivateTableResponse:
+    def _table_pb(self, table: PrivateTable, caller: Principal) -> mm.PrivateTable:
         """The table as `caller` sees it: the short code is the host's to hand out, the requests the
         host's to answer (a player asking sees their own)."""
         host = caller.subject == table.host
         seat = table.seat_of(caller.subject)
         created = table.created
-        return mm.PrivateTableResponse(
+        return mm.PrivateTable(
             table_id=table.table_id,
             host=table.host,
             variant=created.variant,
@@ -230,84 +238,98 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
     async def _at_table(
         self,
         name: str,
-        request: mm.GetPrivateTableRequest | mm.PrivateSeatRequest,
+        request: AtTable,
         context: Context,
         act: Callable[[Principal], Awaitable[PrivateTable]],
-    ) -> mm.PrivateTableResponse:
-        """One call on a table, where its partition is served."""
+        reply: Callable[[mm.PrivateTable], Reply],
+    ) -> Reply:
+        """One call on a table, where its partition is served (`name` forwards it there)."""
         check_lengths(request, LIMITS)
         caller = self._principal(context)
+        app = self._app
 
-        async def here() -> mm.PrivateTableResponse:
-            return self._table_pb(await act(caller), caller)
+        async def here() -> Reply:
+            return reply(self._table_pb(await act(caller), caller))
 
-        partition = self._app.partition_of(request.table_id)
-        return await self._router.unary(partition, name, request, context, here)
+        key = request.table_id
+        if isinstance(request, mm.JoinPrivateTableRequest) and not key:
+            key = private.code_key(request.short_code)
+        return await self._router.unary(app.partition_of(key), name, request, context, here)
 
     @unary_errors
     async def CreatePrivateTable(
         self, request: mm.CreatePrivateTableRequest, context: Context
-    ) -> mm.PrivateTableResponse:
+    ) -> mm.CreatePrivateTableResponse:
         check_lengths(request, LIMITS)
         caller = self._principal(context)
         app = self._app
         partition = random.choice(sorted(app.owned)) if app.owned else random.randrange(app.partitions)
 
-        async def here() -> mm.PrivateTableResponse:
-            return self._table_pb(await app.create_private_table(caller, request, partition), caller)
+        async def here() -> mm.CreatePrivateTableResponse:
+            table = await app.create_private_table(caller, request, partition)
+            return mm.CreatePrivateTableResponse(table=self._table_pb(table, caller))
 
         return await self._router.unary(partition, "CreatePrivateTable", request, context, here)
 
     @unary_errors
     async def GetPrivateTable(
         self, request: mm.GetPrivateTableRequest, context: Context
-    ) -> mm.PrivateTableResponse:
+    ) -> mm.GetPrivateTableResponse:
         async def get(_caller: Principal) -> PrivateTable:
             return self._app.private_table(request.table_id)
 
-        return await self._at_table("GetPrivateTable", request, context, get)
+        return await self._at_table(
+            "GetPrivateTable", request, context, get, _reply(mm.GetPrivateTableResponse)
+        )
 
     @unary_errors
     async def JoinPrivateTable(
         self, request: mm.JoinPrivateTableRequest, context: Context
-    ) -> mm.PrivateTableResponse:
-        check_lengths(request, LIMITS)
-        caller = self._principal(context)
-        app = self._app
+    ) -> mm.JoinPrivateTableResponse:
+        async def join(caller: Principal) -> PrivateTable:
+            return await self._app.join_private(caller, request.table_id, request.short_code)
 
-        async def here() -> mm.PrivateTableResponse:
-            table = await app.join_private(caller, request.table_id, request.short_code)
-            return self._table_pb(table, caller)
-
-        key = request.table_id or private.code_key(request.short_code)
-        return await self._router.unary(app.partition_of(key), "JoinPrivateTable", request, context, here)
+        return await self._at_table(
+            "JoinPrivateTable", request, context, join, _reply(mm.JoinPrivateTableResponse)
+        )
 
     @unary_errors
     async def ApprovePrivateSeat(
-        self, request: mm.PrivateSeatRequest, context: Context
-    ) -> mm.PrivateTableResponse:
+        self, request: mm.ApprovePrivateSeatRequest, context: Context
+    ) -> mm.ApprovePrivateSeatResponse:
         async def approve(caller: Principal) -> PrivateTable:
             return await self._app.approve_private(caller, request.table_id, request.player_id)
 
-        return await self._at_table("ApprovePrivateSeat", request, context, approve)
+        return await self._at_table(
+            "ApprovePrivateSeat", request, context, approve, _reply(mm.ApprovePrivateSeatResponse)
+        )
 
     @unary_errors
     async def RemovePrivateSeat(
-        self, request: mm.PrivateSeatRequest, context: Context
-    ) -> mm.PrivateTableResponse:
+        self, request: mm.RemovePrivateSeatRequest, context: Context
+    ) -> mm.RemovePrivateSeatResponse:
         async def remove(caller: Principal) -> PrivateTable:
             return await self._app.remove_private(caller, request.table_id, request.player_id)
 
-        return await self._at_table("RemovePrivateSeat", request, context, remove)
+        return await self._at_table(
+            "RemovePrivateSeat", request, context, remove, _reply(mm.RemovePrivateSeatResponse)
+        )
 
     @unary_errors
     async def AcceptRematch(
-        self, request: mm.GetPrivateTableRequest, context: Context
-    ) -> mm.PrivateTableResponse:
+        self, request: mm.AcceptRematchRequest, context: Context
+    ) -> mm.AcceptRematchResponse:
         async def accept(caller: Principal) -> PrivateTable:
             return await self._app.accept_rematch(caller, request.table_id)
 
-        return await self._at_table("AcceptRematch", request, context, accept)
+        return await self._at_table(
+            "AcceptRematch", request, context, accept, _reply(mm.AcceptRematchResponse)
+        )
+
+
+def _reply(response: Callable[..., Reply]) -> Callable[[mm.PrivateTable], Reply]:
+    """The call's own response message around the table."""
+    return lambda table: response(table=table)
 
 
 def _player_pb(player: private.Player) -> mm.PrivatePlayer:
