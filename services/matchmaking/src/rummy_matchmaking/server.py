@@ -233,6 +233,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
             games=table.games,
             game_over=self._app.game_over(table),
             your_seat=seat,
+            approval=bool(created.short_code),
         )
 
     async def _at_table(
