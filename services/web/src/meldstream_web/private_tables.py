@@ -33,6 +33,11 @@ LIMITS: Final[Mapping[str, int]] = {
     "variant": 32,
 }
 Field = TypeVar("Field", str, int, bool)
+KINDS: Final[Mapping[type, str]] = {
+    str: "text",
+    int: "a whole number from 0 to 2^31-1",
+    bool: "true or false",
+}
 NO_STORE: Final = {"Cache-Control": "no-store"}  # a table's answer names its secret link token
 
 
@@ -124,6 +129,6 @@ def _field(body: Mapping[str, Any], name: str, kind: type[Field]) -> Field:
     here, not by protobuf's ValueError."""
     value = body.get(name, kind())
     if type(value) is not kind or (isinstance(value, int) and not 0 <= value < 2**31):
-        raise BadRequest(f"{name} is a {kind.__name__}" + (" from 0 to 2^31" if kind is int else ""))
+        raise BadRequest(f"{name} is {KINDS[kind]}")
     found: Field = value
     return found
