@@ -106,7 +106,13 @@ def test_the_link_seats_the_invited_and_the_full_table_starts_its_game(
                 await app.join_private(BO, token, "")
             await app.join_private(CY, token, "")
             dee = Principal("dee", frozenset({PLAY}), name="Dee")
-            await app.join_private(dee, token, "")
+            fay = Principal("fay", frozenset({PLAY}), name="Fay")
+            # Two at once for the last seat: one sits, the other is refused (checked under the lock).
+            raced = await asyncio.gather(
+                app.join_private(dee, token, ""), app.join_private(fay, token, ""), return_exceptions=True
+            )
+            assert raced[0] is table and isinstance(raced[1], FailedPrecondition)
+            assert str(raced[1]).startswith("table_started")
             assert table.game_id.startswith("pt-") and token[3:] not in table.game_id
             assert [p.player_id for p in table.players] == ["ann", "cy", "dee"]
             with pytest.raises(FailedPrecondition, match="table_started"):

@@ -625,77 +625,79 @@ class MatchmakingApp:
     async def join_private(self, caller: Principal, table_id: str, code: str) -> PrivateTable:
         """Seat the caller (by the link of a table without a code), or ask the host for a seat."""
         auth.require(caller, auth.PLAY, auth.BOT_PLAY)
-        table = self.private_table(table_id) if table_id else self.table_of_code(code)
-        if table.seat_of(caller.subject) >= 0:
-            return table  # back at their seat (leave and return)
-        table.check_join(caller.subject)
-        asks = bool(table.created.short_code)
-        if asks and any(p.player_id == caller.subject for p in table.asking):
-            return table
-        kind = mm.PRIVATE_CHANGE_ASKED if asks else mm.PRIVATE_CHANGE_JOINED
-        return await self._change(
-            table, kind, private.Player(caller.subject, caller.name, caller.kind == auth.BOT)
-        )
+        async with self._writing:  # each change decided and written before the next is looked at
+            table = self.private_table(table_id) if table_id else self.table_of_code(code)
+            if table.seat_of(caller.subject) >= 0:
+                return table  # back at their seat (leave and return)
+            table.check_join(caller.subject)
+            asks = bool(table.created.short_code)
+            if asks and any(p.player_id == caller.subject for p in table.asking):
+                return table
+            kind = mm.PRIVATE_CHANGE_ASKED if asks else mm.PRIVATE_CHANGE_JOINED
+            who = private.Player(caller.subject, caller.name, caller.kind == auth.BOT)
+            return await self._change(table, kind, who)
 
     async def approve_private(self, caller: Principal, table_id: str, player: str) -> PrivateTable:
-        table = self.private_table(table_id)
-        if caller.subject != table.host:
-            raise PermissionDenied("not_host", "only the table's host may do this")
-        asking = next((p for p in table.asking if p.player_id == player), None)
-        if asking is None:
-            raise NotFound("no_such_player", "that player has not asked for a seat")
-        table.check_join(player)
-        return await self._change(table, mm.PRIVATE_CHANGE_JOINED, asking)
+        async with self._writing:
+            table = self.private_table(table_id)
+            if caller.subject != table.host:
+                raise PermissionDenied("not_host", "only the table's host may do this")
+            asking = next((p for p in table.asking if p.player_id == player), None)
+            if asking is None:
+                raise NotFound("no_such_player", "that player has not asked for a seat")
+            table.check_join(player)
+            return await self._change(table, mm.PRIVATE_CHANGE_JOINED, asking)
 
     async def remove_private(self, caller: Principal, table_id: str, player: str) -> PrivateTable:
-        table = self.private_table(table_id)
-        table.check_change(caller.subject, player)
-        by_host = caller.subject != player
-        gone = private.Player(player, "", False)
-        return await self._change(table, mm.PRIVATE_CHANGE_REMOVED, gone, by_host=by_host)
+        async with self._writing:
+            table = self.private_table(table_id)
+            table.check_change(caller.subject, player)
+            gone = private.Player(player, "", False)
+            return await self._change(
+                table, mm.PRIVATE_CHANGE_REMOVED, gone, by_host=caller.subject != player
+            )
 
     async def accept_rematch(self, caller: Principal, table_id: str) -> PrivateTable:
         """The caller accepts a rematch of the table's finished game; the last acceptance starts it."""
-        table = self.private_table(table_id)
-        seat = table.seat_of(caller.subject)
-        if seat < 0:
-            raise PermissionDenied("not_seated", "only the table's players may accept a rematch")
-        if not self.game_over(table):
-            raise FailedPrecondition("game_not_over", "a rematch is offered once the game is over")
-        if table.players[seat].rematch:
-            return table
-        return await self._change(table, mm.PRIVATE_CHANGE_REMATCH, table.players[seat])
+        async with self._writing:
+            table = self.private_table(table_id)
+            seat = table.seat_of(caller.subject)
+            if seat < 0:
+                raise PermissionDenied("not_seated", "only the table's players may accept a rematch")
+            if not self.game_over(table):
+                raise FailedPrecondition("game_not_over", "a rematch is offered once the game is over")
+            if table.players[seat].rematch:
+                return table
+            return await self._change(table, mm.PRIVATE_CHANGE_REMATCH, table.players[seat])
 
     async def _change(
         self, table: PrivateTable, kind: int, who: private.Player, by_host: bool = False
     ) -> PrivateTable:
-        """Write a change (with the game it starts) and apply it, checked again under the lock."""
-        async with self._writing:
-            if self.private.get(table.table_id) is not table:
-                raise not_owner(self.partition_of(table.table_id), "this private table")
-            change = mm.PrivateTableChanged(
-                table_id=table.table_id,
-                change=kind,  # type: ignore[arg-type]
-                player_id=who.player_id,
-                player_name=who.name,
-                bot=who.bot,
-                by_host=by_host,
-                at=self._clock(),
-            )
-            trial = PrivateTable(table.created)  # the change applied to a copy decides the game
-            trial.players = [private.Player(p.player_id, p.name, p.bot, p.rematch) for p in table.players]
-            trial.games = table.games
-            game = None
-            if trial.apply(change, self._keep_s):
-                game = self._private_game(table, trial.games, [p for p in trial.players])
-            await self._write(journal.private_table_changed(change, table.seq + 1, game))
-            table.seq += 1 + (game is not None)
-            if table.apply(change, self._keep_s) and game is not None:
-                table.game_id = game.table_formed.game_id
-                self.tables_formed += 1
-                players = game.table_formed.player_ids
-                telemetry.private_table(table.game_id, table.created.variant, players)
-            return table
+        """Write a change (with the game it starts) and apply it; the caller holds `_writing` and
+        checked the change on the table as it is now."""
+        change = mm.PrivateTableChanged(
+            table_id=table.table_id,
+            change=kind,  # type: ignore[arg-type]
+            player_id=who.player_id,
+            player_name=who.name,
+            bot=who.bot,
+            by_host=by_host,
+            at=self._clock(),
+        )
+        trial = PrivateTable(table.created)  # the change applied to a copy decides the game
+        trial.players = [private.Player(p.player_id, p.name, p.bot, p.rematch) for p in table.players]
+        trial.games = table.games
+        game = None
+        if trial.apply(change, self._keep_s):
+            game = self._private_game(table, trial.games, [p for p in trial.players])
+        await self._write(journal.private_table_changed(change, table.seq + 1, game))
+        table.seq += 1 + (game is not None)
+        if table.apply(change, self._keep_s) and game is not None:
+            table.game_id = game.table_formed.game_id
+            self.tables_formed += 1
+            players = game.table_formed.player_ids
+            telemetry.private_table(table.game_id, table.created.variant, players)
+        return table
 
     def _private_game(
         self, table: PrivateTable, number: int, players: Sequence[private.Player]
