@@ -19,7 +19,7 @@ from rummy_identity.testing import IdentityProcess
 from rummy_matchmaking import journal
 from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.config import MatchmakingConfig
-from rummy_matchmaking.private_tables import CODE_ALPHABET, CODE_LENGTH
+from rummy_matchmaking.private_tables import CODE_ALPHABET, CODE_LENGTH, MAX_ASKING
 from rummy_matchmaking.service import open_journal, start_matchmaking
 from rummy_service.auth import PLAY, Principal
 from rummy_service.errors import FailedPrecondition, NotFound, PermissionDenied
@@ -174,6 +174,12 @@ def test_a_short_code_asks_the_host_who_approves(config: MatchmakingConfig, cloc
             with pytest.raises(PermissionDenied, match="not_host"):
                 await app.approve_private(BO, table.table_id, "bo")
             await app.remove_private(HOST, table.table_id, "cy")  # refused
+            for n in range(MAX_ASKING - 1):  # guessers' requests wait, up to a bound
+                await app.join_private(Principal(f"g{n}", frozenset({PLAY})), "", code)
+            with pytest.raises(FailedPrecondition, match="too_many_asking"):
+                await app.join_private(Principal("eve", frozenset({PLAY})), "", code)
+            for n in range(MAX_ASKING - 1):
+                await app.remove_private(HOST, table.table_id, f"g{n}")
             await app.approve_private(HOST, table.table_id, "bo")
             assert [p.player_id for p in table.players] == ["ann", "bo"] and table.game_id
             assert table.asking == []

@@ -633,6 +633,8 @@ class MatchmakingApp:
             asks = bool(table.created.short_code)
             if asks and any(p.player_id == caller.subject for p in table.asking):
                 return table
+            if asks and len(table.asking) >= private.MAX_ASKING:
+                raise FailedPrecondition("too_many_asking", "the host has many requests to answer: try later")
             kind = mm.PRIVATE_CHANGE_ASKED if asks else mm.PRIVATE_CHANGE_JOINED
             who = private.Player(caller.subject, caller.name, caller.kind == auth.BOT)
             return await self._change(table, kind, who)

@@ -31,6 +31,7 @@ TABLE_ID_CHARS: Final = len(PREFIX) + 22  # base64url of 16 bytes
 INVITE_TTL_S: Final = 3600.0  # an invite not started within an hour is dropped
 KEEP_S: Final = 86400.0  # a started table: a day after its latest game began
 GAMES_REMEMBERED: Final = 50_000  # finished private games each instance remembers (oldest go first)
+MAX_ASKING: Final = 16  # requests waiting for the host: a flood of guessed codes stops here
 MIN_TURN_MS: Final = 5_000
 MAX_TURN_MS: Final = 600_000
 
