@@ -139,6 +139,15 @@ def browser() -> Iterator[WebDriver]:
         if os.environ.get("CI"):
             pytest.fail(_chromium_missing())  # CI installs them: missing there is a broken setup
         pytest.skip(_chromium_missing())
+    driver = open_chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def open_chromium() -> WebDriver:
+    """A new headless chromium (its own profile: another person's browser); the caller quits it."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=800,1200"):
@@ -146,10 +155,7 @@ def browser() -> Iterator[WebDriver]:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.implicitly_wait(0)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return driver
 
 
 def sign_in(browser: WebDriver, platform: Platform, name: str, display_name: str = "") -> None:

@@ -2,7 +2,8 @@
 
 Both run in this process but share nothing except Kafka and Redis, as two processes would. The group
 splits the partitions; a call about a queue, ticket or tournament of the other's partition is
-forwarded there (its answer, or its refusal with the owner's status, comes back), a call that was
+forwarded there (its answer, or its refusal with the owner's status, comes back; a private table's
+short code is routed to its table's partition), a call that was
 forwarded already is never forwarded again, and when one instance stops, the other folds its
 partitions and serves its tickets and tournaments.
 """
@@ -22,6 +23,7 @@ from rummy_identity.testing import IdentityProcess
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.service import RunningMatchmaking, open_journal, start_matchmaking
 from rummy_service.forwarding import FORWARDED
+from rummy_store.partitioning import partition_for
 
 PARTITIONS = 4
 
@@ -130,6 +132,25 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
             )
             assert list(seen.player_ids) == players and seen.round == 1
 
+            # A private table the second instance holds, joined by its short code and approved
+            # through the first (each call forwarded to the table's owner).
+            table = (
+                await stub(second).CreatePrivateTable(
+                    mm.CreatePrivateTableRequest(variant="rummy40", seats=3, short_code=True),
+                    metadata=_auth("host"),
+                )
+            ).table
+            assert (
+                table.table_id in second.app.private
+                and second.app.partition_of(table.table_id) in second.app.owned
+            )
+            join = mm.JoinPrivateTableRequest(short_code=table.short_code)
+            await stub(first).JoinPrivateTable(join, metadata=_auth("guest"))
+            guest = identity.player("fw-guest").id
+            approve = mm.ApprovePrivateSeatRequest(table_id=table.table_id, player_id=guest)
+            seated = (await stub(first).ApprovePrivateSeat(approve, metadata=_auth("host"))).table
+            assert [p.player_id for p in seated.players] == [table.host, guest] and not seated.game_id
+
             # The queue's owner stops: the first instance takes its partitions, folds the ticket, and
             # the second player's enqueue through it seats both.
             watch = stub(first).WatchTicket(
@@ -142,6 +163,13 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
             assert first.app.tickets[ann.ticket_id].state == mm.TICKET_STATE_QUEUED
             assert tid in first.app.tournaments and first.app.tournament(tid).round == 1
             await stub(first).Enqueue(request, metadata=_auth("bob"))
+            # ... and the private table: its last seat taken there starts its game.
+            third = mm.JoinPrivateTableRequest(short_code=table.short_code)
+            await stub(first).JoinPrivateTable(third, metadata=_auth("third"))
+            third_id = identity.player("fw-third").id
+            approve = mm.ApprovePrivateSeatRequest(table_id=table.table_id, player_id=third_id)
+            full = (await stub(first).ApprovePrivateSeat(approve, metadata=_auth("host"))).table
+            assert len(full.players) == 3 and full.game_id.startswith("pt-")
             updates = [update async for update in watch]  # forwarded, then served here: each change once
             assert [u.state for u in updates] == [mm.TICKET_STATE_SEATED]
             assert updates[0].game_id == first.app.tickets[ann.ticket_id].game_id
@@ -159,6 +187,10 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
                 if record.event_type == "table_formed":
                     event = mm.MatchmakingEvent.FromString(record.payload)
                     games.append(event.table_formed.game_id)
-                    key = event.table_formed.tournament_id or event.table_formed.game_id
-                    assert record.game_id == key  # in the partition of its tournament or queue
-    assert len(games) == len(set(games)) == 2  # the queue table and the tournament's, once each
+                    game = event.table_formed
+                    if game.game_id.startswith("pt-"):  # a private table's: under the table's key,
+                        assert record.game_id not in ("", game.game_id)  # in the table's partition
+                        assert partition_for(game.game_id, PARTITIONS) == partition
+                    else:
+                        assert record.game_id == (game.tournament_id or game.game_id)
+    assert len(games) == len(set(games)) == 3  # the queue table, the tournament's, the private one

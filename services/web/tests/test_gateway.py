@@ -1,7 +1,8 @@
 """The gateway's own answers, before any game call: signing up, in and out through the real identity
 into HttpOnly cookies, the CSRF and origin checks on every state-changing call, and the requests it
-refuses itself (nobody signed in, a name kept for bots, a body that is not an action). Served by
-uvicorn on a free port; the engine and matchmaking are never dialled."""
+refuses itself (nobody signed in, a name kept for bots, a body that is not an action, a private
+table's oversized or mistyped fields). Served by uvicorn on a free port; the engine and matchmaking are
+never dialled."""
 
 from __future__ import annotations
 
@@ -72,6 +73,11 @@ async def _session(identity: IdentityProcess) -> dict[str, Any]:
         "signed_out": ("/api/signout", "POST", {}, {}),
         "me_after": ("/api/me", "GET", None, {}),
         "signed_in": ("/api/signin", "POST", {"name": "gw-zoe", "password": PASSWORD}, {}),
+        # A private table's hostile input, bounded before matchmaking is asked.
+        "long_table": ("/api/tables/pt-" + "x" * 200, "GET", None, {}),
+        "seats_text": ("/api/tables", "POST", {"variant": "rummy40", "players": "2"}, {}),
+        "huge_code": ("/api/tables/by-code", "POST", {"code": "Z" * 5000}, {}),
+        "long_code": ("/api/tables/by-code", "POST", {"code": "Z" * 17}, {}),
         "wrong_password": ("/api/signin", "POST", {"name": "gw-zoe", "password": "not-it-at-all"}, {}),
     }
     try:
@@ -102,6 +108,14 @@ def test_sign_up_in_and_out_and_the_requests_the_gateway_refuses_itself(identity
     assert a["bad_action"][0] == 400 and a["bad_action"][1]["message"].startswith("not an action")
     assert a["signed_out"][0] == 200 and a["me_after"] == (200, {"player": None})
     assert a["signed_in"][0] == 200 and a["signed_in"][1]["player"] == account["player"]
+    assert a["long_table"][0] == 400 and a["long_table"][1]["code"] == "too_long"
+    assert a["long_table"][1]["message"] == "table has 203 characters; at most 32"
+    assert (
+        a["seats_text"][0] == 400
+        and a["seats_text"][1]["message"] == "players is a whole number from 0 to 2^31-1"
+    )
+    assert a["huge_code"][0] == 413 and a["huge_code"][1]["code"] == "too_large"
+    assert a["long_code"][0] == 400 and a["long_code"][1]["code"] == "too_long"
     assert a["wrong_password"][0] == 401 and a["wrong_password"][1]["code"] == "bad_credentials"
     assert a["stranger"][0] == 401 and "sign in" in a["stranger"][1]["message"]
 

@@ -20,6 +20,7 @@ import random
 import re
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -45,8 +46,10 @@ from rummy_store import EventLog, EventRecord, StoreError
 from rummy_store.partitioning import partition_for
 
 from rummy_matchmaking import journal, telemetry
+from rummy_matchmaking import private_tables as private
 from rummy_matchmaking.journal import Call, Journal
 from rummy_matchmaking.pairing import FormedTable, PairingRules, Ticket, form_tables
+from rummy_matchmaking.private_tables import PrivateTable
 from rummy_matchmaking.routing import new_id, queue_partition, table_game_id
 from rummy_matchmaking.tournaments import (
     CONTRACT_ROUNDS,
@@ -108,6 +111,8 @@ class MatchmakingApp:
         clock: Callable[[], float] = time.time,  # wall time: enqueue times outlive the process
         turn_timeout_ms: int = 0,
         humans_only: frozenset[str] = frozenset(),
+        invite_ttl_s: float = private.INVITE_TTL_S,
+        keep_s: float = private.KEEP_S,
     ) -> None:
         self._log = journal_log
         self.partitions = journal_log.partitions
@@ -136,6 +141,11 @@ class MatchmakingApp:
         self._writing = asyncio.Lock()
         self._changed = asyncio.Condition()
         self.tables_formed = 0
+        self.private: dict[str, PrivateTable] = {}  # private tables of the partitions owned
+        self._codes: dict[str, str] = {}  # short code -> its table id
+        self._over: OrderedDict[str, None] = OrderedDict()  # private games scoring has finished
+        self._invite_ttl_s = invite_ttl_s
+        self._keep_s = keep_s
 
     def partition_of(self, key: str) -> int:
         """The partition of a ticket or tournament id (where its records are)."""
@@ -195,6 +205,10 @@ class MatchmakingApp:
             if change.games >= self.rating(*key)[0]:  # partitions interleave: the latest game wins
                 self.ratings[key] = (change.games, change.ordinal)
         elif case == "match_scored":
+            if event.game_id.startswith(private.PREFIX):
+                self._over[event.game_id] = None
+                while len(self._over) > private.GAMES_REMEMBERED:
+                    self._over.popitem(last=False)
             if event.game_id.startswith(TOURNAMENT_PREFIX):
                 self._results.setdefault(event.game_id, event.match_scored)
             for tournament in self.tournaments.values():
@@ -343,8 +357,10 @@ class MatchmakingApp:
     # --- pairing -------------------------------------------------------------------------------------
 
     async def pair_once(self) -> int:
-        """Form every table the queues allow now and publish them; returns the tables formed."""
+        """Form every table the queues allow now and publish them (and drop expired private tables);
+        returns the tables formed."""
         async with self._writing:
+            self.drop_expired()
             return await self._pair()
 
     async def _pair(self) -> int:
@@ -543,6 +559,176 @@ class MatchmakingApp:
             )
         self.tables_formed += len(events)
 
+    # --- private tables ------------------------------------------------------------------------------
+
+    async def create_private_table(
+        self, caller: Principal, request: mm.CreatePrivateTableRequest, partition: int
+    ) -> PrivateTable:
+        """A table hosted by the caller (seated first) in `partition`, with a fresh link token."""
+        auth.require(caller, auth.PLAY, auth.BOT_PLAY)
+        options = {name: option_value(value) for name, value in request.options.items()}
+        try:
+            rules_for(request.variant, request.seats, **options)
+        except RuleViolation as exc:
+            raise InvalidArgument(exc.code, exc.message) from None
+        turn = request.turn_timeout_ms
+        if turn and not private.MIN_TURN_MS <= turn <= private.MAX_TURN_MS:
+            raise InvalidArgument(
+                "bad_clock", f"turn_timeout_ms is 0 or {private.MIN_TURN_MS}-{private.MAX_TURN_MS}"
+            )
+        async with self._writing:
+            self._check_owned(partition, "a new private table")
+            created = mm.PrivateTableCreated(
+                table_id=private.new_table_id(partition, self.partitions),
+                host=caller.subject,
+                host_name=caller.name,
+                host_bot=caller.kind == auth.BOT,
+                variant=request.variant,
+                seats=request.seats,
+                options=request.options,
+                turn_timeout_ms=turn,
+                expires_at=self._clock() + self._invite_ttl_s,
+                short_code=private.new_code(partition, self.partitions, self._codes)
+                if request.short_code
+                else "",
+            )
+            await self._write(journal.private_table_created(created))
+            return self._open(created)
+
+    def _open(self, created: mm.PrivateTableCreated) -> PrivateTable:
+        table = PrivateTable(created, expires_at=created.expires_at)
+        table.players.append(private.Player(created.host, created.host_name, created.host_bot))
+        self.private[created.table_id] = table
+        if created.short_code:
+            self._codes[created.short_code] = created.table_id
+        return table
+
+    def private_table(self, table_id: str) -> PrivateTable:
+        """The table of a link token (NOT_FOUND `no_such_table`: a wrong token, or an expired invite)."""
+        table = self.private.get(table_id)
+        if table is None or table.expires_at <= self._clock():
+            self._check_found(self.partition_of(table_id), "this private table")
+            raise NotFound("no_such_table", "no private table has this link (or its invite expired)")
+        return table
+
+    def table_of_code(self, code: str) -> PrivateTable:
+        """The table of a short code (NOT_FOUND `no_such_code`)."""
+        table_id = self._codes.get(code.upper())
+        if table_id is None:
+            self._check_found(self.partition_of(private.code_key(code)), "this short code")
+            raise NotFound("no_such_code", "no private table has this code (or its invite expired)")
+        return self.private_table(table_id)
+
+    def game_over(self, table: PrivateTable) -> bool:
+        return table.game_id in self._over
+
+    async def join_private(self, caller: Principal, table_id: str, code: str) -> PrivateTable:
+        """Seat the caller (by the link of a table without a code), or ask the host for a seat."""
+        auth.require(caller, auth.PLAY, auth.BOT_PLAY)
+        async with self._writing:  # each change decided and written before the next is looked at
+            table = self.private_table(table_id) if table_id else self.table_of_code(code)
+            if table.seat_of(caller.subject) >= 0:
+                return table  # back at their seat (leave and return)
+            table.check_join(caller.subject)
+            asks = bool(table.created.short_code)
+            if asks and any(p.player_id == caller.subject for p in table.asking):
+                return table
+            if asks and len(table.asking) >= private.MAX_ASKING:
+                raise FailedPrecondition("too_many_asking", "the host has many requests to answer: try later")
+            kind = mm.PRIVATE_CHANGE_ASKED if asks else mm.PRIVATE_CHANGE_JOINED
+            who = private.Player(caller.subject, caller.name, caller.kind == auth.BOT)
+            return await self._change(table, kind, who)
+
+    async def approve_private(self, caller: Principal, table_id: str, player: str) -> PrivateTable:
+        async with self._writing:
+            table = self.private_table(table_id)
+            if caller.subject != table.host:
+                raise PermissionDenied("not_host", "only the table's host may do this")
+            asking = next((p for p in table.asking if p.player_id == player), None)
+            if asking is None:
+                raise NotFound("no_such_player", "that player has not asked for a seat")
+            table.check_join(player)
+            return await self._change(table, mm.PRIVATE_CHANGE_JOINED, asking)
+
+    async def remove_private(self, caller: Principal, table_id: str, player: str) -> PrivateTable:
+        async with self._writing:
+            table = self.private_table(table_id)
+            table.check_change(caller.subject, player)
+            gone = private.Player(player, "", False)
+            return await self._change(
+                table, mm.PRIVATE_CHANGE_REMOVED, gone, by_host=caller.subject != player
+            )
+
+    async def accept_rematch(self, caller: Principal, table_id: str) -> PrivateTable:
+        """The caller accepts a rematch of the table's finished game; the last acceptance starts it."""
+        async with self._writing:
+            table = self.private_table(table_id)
+            seat = table.seat_of(caller.subject)
+            if seat < 0:
+                raise PermissionDenied("not_seated", "only the table's players may accept a rematch")
+            if not self.game_over(table):
+                raise FailedPrecondition("game_not_over", "a rematch is offered once the game is over")
+            if table.players[seat].rematch:
+                return table
+            return await self._change(table, mm.PRIVATE_CHANGE_REMATCH, table.players[seat])
+
+    async def _change(
+        self, table: PrivateTable, kind: int, who: private.Player, by_host: bool = False
+    ) -> PrivateTable:
+        """Write a change (with the game it starts) and apply it; the caller holds `_writing` and
+        checked the change on the table as it is now."""
+        change = mm.PrivateTableChanged(
+            table_id=table.table_id,
+            change=kind,  # type: ignore[arg-type]
+            player_id=who.player_id,
+            player_name=who.name,
+            bot=who.bot,
+            by_host=by_host,
+            at=self._clock(),
+        )
+        trial = PrivateTable(table.created)  # the change applied to a copy decides the game
+        trial.players = [private.Player(p.player_id, p.name, p.bot, p.rematch) for p in table.players]
+        trial.games = table.games
+        game = None
+        if trial.apply(change, self._keep_s):
+            game = self._private_game(table, trial.games, [p for p in trial.players])
+        await self._write(journal.private_table_changed(change, table.seq + 1, game))
+        table.seq += 1 + (game is not None)
+        if table.apply(change, self._keep_s) and game is not None:
+            table.game_id = game.table_formed.game_id
+            self.tables_formed += 1
+            players = game.table_formed.player_ids
+            telemetry.private_table(table.game_id, table.created.variant, players)
+        return table
+
+    def _private_game(
+        self, table: PrivateTable, number: int, players: Sequence[private.Player]
+    ) -> mm.MatchmakingEvent:
+        created = table.created
+        game_id = private.game_id(table.table_id, number, self.partitions)
+        return table_event(
+            game_id,
+            created.variant,
+            [p.player_id for p in players],
+            {name: option_value(value) for name, value in created.options.items()},
+            turn_timeout_ms=created.turn_timeout_ms,
+            player_names=[p.name for p in players],
+            bots=[p.bot for p in players],
+            rated=False,
+        )
+
+    def drop_expired(self) -> int:
+        """Drop the tables past their time (expired invites, long-finished tables); how many."""
+        now = self._clock()
+        gone = [t for t in self.private.values() if t.expires_at <= now]
+        for table in gone:
+            self._forget(table)
+        return len(gone)
+
+    def _forget(self, table: PrivateTable) -> None:
+        del self.private[table.table_id]
+        self._codes.pop(table.created.short_code, None)
+
     # --- partitions moving between instances ---------------------------------------------------------
 
     async def adopt(self, partitions: Iterable[int], folded: Journal) -> None:
@@ -572,6 +758,15 @@ class MatchmakingApp:
                 self._seqs[tournament_id] = folded.heads.get(tournament_id, 1)
                 if tournament_id in folded.started:
                     rounds.append((tournament, tournament.start() + self._replay(tournament)))
+            now = self._clock()
+            for table_id, invite in folded.private_tables.items():
+                private_table = self._open(invite)
+                for change in folded.private_changes[table_id]:
+                    private_table.apply(change, self._keep_s)
+                private_table.seq = folded.heads.get(table_id, 1)
+                private_table.game_id = folded.private_games.get(table_id, "")
+                if private_table.expires_at <= now:
+                    self._forget(private_table)
             self.owned |= set(partitions)
             for tournament, tables in rounds:
                 for number in sorted({t.round for t in tables}):
@@ -597,6 +792,8 @@ class MatchmakingApp:
                 self._release(status)
                 status.moved = True
                 status.version += 1
+            for table in [t for t in self.private.values() if self.partition_of(t.table_id) in gone]:
+                self._forget(table)
             for tournament_id in [t for t in self.tournaments if self.partition_of(t) in gone]:
                 del self.tournaments[tournament_id]
                 del self._seqs[tournament_id]

@@ -28,6 +28,7 @@ from rummy_store.locations import StoreLocation
 from rummy_store.partitioning import DEFAULT_PARTITIONS
 
 from rummy_matchmaking.pairing import PairingRules
+from rummy_matchmaking.private_tables import INVITE_TTL_S, KEEP_S
 
 MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
 SCORING_TOPIC = "rummy.scoring.events.v1"
@@ -61,6 +62,8 @@ class MatchmakingConfig:
     pairing: dict[str, PairingRules] = field(default_factory=dict)
     options: dict[str, dict[str, int | bool | str]] = field(default_factory=dict)  # per variant
     turn_timeout_ms: int = 0  # turn limit of queue tables (0 = the engine's default)
+    invite_ttl_s: int = int(INVITE_TTL_S)  # a private table's invite, unless its game has started
+    table_keep_s: int = int(KEEP_S)  # a started private table, after its latest game began
     humans_only: frozenset[str] = frozenset()  # variants whose casual queues refuse bots too ("*": all)
     identity: str = DEFAULT_IDENTITY  # the identity service, whose public keys verify tokens
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
@@ -138,6 +141,8 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         pairing=_pairing(env_str("MATCHMAKING_PAIRING", "", env)),
         options=_options(env_str("MATCHMAKING_OPTIONS", "", env)),
         turn_timeout_ms=env_int("MATCHMAKING_TURN_TIMEOUT_MS", d.turn_timeout_ms, env),
+        invite_ttl_s=env_int("MATCHMAKING_INVITE_TTL_S", d.invite_ttl_s, env, minimum=1),
+        table_keep_s=env_int("MATCHMAKING_TABLE_KEEP_S", d.table_keep_s, env, minimum=1),
         humans_only=frozenset(
             v.strip() for v in env_str("MATCHMAKING_HUMANS_ONLY", "", env).split(",") if v.strip()
         ),

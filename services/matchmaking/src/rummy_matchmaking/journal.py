@@ -48,6 +48,8 @@ KINDS: Final = (
     "tournament_created",
     "tournament_registered",
     "tournament_started",
+    "private_table_created",
+    "private_table_changed",
 )
 
 
@@ -130,6 +132,34 @@ def tournament_tables(tournament_id: str, seq: int, tables: Sequence[mm.Matchmak
     return tournament_id, command_id, seq, events
 
 
+def private_table_created(created: mm.PrivateTableCreated) -> Call:
+    return _call(created.table_id, "created", 1, mm.MatchmakingEvent(private_table_created=created))
+
+
+def private_table_changed(
+    change: mm.PrivateTableChanged, seq: int, game: mm.MatchmakingEvent | None = None
+) -> Call:
+    """A change at a private table from `seq` on, with the TableFormed it starts (one append: the
+    game is formed exactly when the change that fills the table is written)."""
+    key = change.table_id
+    command_id = f"{mm.PrivateChange.Name(change.change)}:{change.player_id}:{seq}"
+    events = [
+        NewEvent(
+            "private_table_changed", _payload(key, mm.MatchmakingEvent(private_table_changed=change)), FORMAT
+        )
+    ]
+    if game is not None:
+        events.append(NewEvent("table_formed", _payload(key, game), FORMAT))
+    return key, command_id, seq, events
+
+
+def _payload(key: str, event: mm.MatchmakingEvent) -> bytes:
+    envelope = mm.MatchmakingEvent()
+    envelope.CopyFrom(event)
+    envelope.game_id = key
+    return envelope.SerializeToString()
+
+
 def append_of(call: Call) -> Append:
     """A call as the log's append: its first seq follows the key's last."""
     key, command_id, first_seq, events = call
@@ -147,6 +177,9 @@ class Journal:
     registered: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # (id, name), in order
     started: set[str] = field(default_factory=set)
     tournament_games: set[str] = field(default_factory=set)  # tournament tables already formed
+    private_tables: dict[str, mm.PrivateTableCreated] = field(default_factory=dict)
+    private_changes: dict[str, list[mm.PrivateTableChanged]] = field(default_factory=dict)  # in order
+    private_games: dict[str, str] = field(default_factory=dict)  # table id -> its latest game
     heads: dict[str, int] = field(default_factory=dict)  # key -> its last seq (where a write continues)
     skipped: int = 0  # records of the topic that were not this journal's (reported once each)
 
@@ -165,6 +198,8 @@ class Journal:
                 self.seated[ticket_id] = table
             if table.tournament_id:
                 self.tournament_games.add(table.game_id)
+            if record.game_id in self.private_tables:
+                self.private_games[record.game_id] = table.game_id
         elif case == "ticket_queued":
             q = event.ticket_queued
             ticket = Ticket(
@@ -191,6 +226,11 @@ class Journal:
             self.registered.setdefault(r.tournament_id, []).append((r.player_id, r.player_name))
         elif case == "tournament_started":
             self.started.add(event.tournament_started.tournament_id)
+        elif case == "private_table_created":
+            self.private_tables[record.game_id] = event.private_table_created
+            self.private_changes[record.game_id] = []
+        elif case == "private_table_changed" and record.game_id in self.private_tables:
+            self.private_changes[record.game_id].append(event.private_table_changed)
 
 
 def _event(record: EventRecord, expected: str) -> mm.MatchmakingEvent | None:

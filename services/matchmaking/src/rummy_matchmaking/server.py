@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 import grpc
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
@@ -15,11 +15,21 @@ from rummy_service.errors import PermissionDenied, stream_errors, unary_errors
 from rummy_service.forwarding import metadata
 from rummy_service.limits import check_lengths
 
+from rummy_matchmaking import private_tables as private
 from rummy_matchmaking.app import MatchmakingApp, TicketStatus
 from rummy_matchmaking.forwarding import TICKET_ID, Router
+from rummy_matchmaking.private_tables import PrivateTable
 from rummy_matchmaking.tournaments import Table, Tournament
 
 Context = grpc.aio.ServicerContext[Any, Any]
+Reply = TypeVar("Reply")
+AtTable = (
+    mm.GetPrivateTableRequest
+    | mm.JoinPrivateTableRequest
+    | mm.ApprovePrivateSeatRequest
+    | mm.RemovePrivateSeatRequest
+    | mm.AcceptRematchRequest
+)
 LIMITS: Final[Mapping[str, int]] = {
     "variant": limits.VARIANT,
     "party": limits.PLAYER_ID,
@@ -30,6 +40,8 @@ LIMITS: Final[Mapping[str, int]] = {
     "options": limits.OPTION_NAME,
     "string_value": limits.OPTION_VALUE,
     "seed": limits.SEED,  # bytes
+    "table_id": private.TABLE_ID_CHARS,
+    "short_code": private.CODE_LENGTH,
 }
 """The length limit of every string and bytes field of the requests (matchmaking.proto), by name."""
 
@@ -197,3 +209,131 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
 
         partition = self._app.partition_of(request.tournament_id)
         return await self._router.unary(partition, "GetTournament", request, context, here)
+
+    # --- private tables ------------------------------------------------------------------------------
+
+    def _table_pb(self, table: PrivateTable, caller: Principal) -> mm.PrivateTable:
+        """The table as `caller` sees it: the short code is the host's to hand out, the requests the
+        host's to answer (a player asking sees their own)."""
+        host = caller.subject == table.host
+        seat = table.seat_of(caller.subject)
+        created = table.created
+        return mm.PrivateTable(
+            table_id=table.table_id,
+            host=table.host,
+            variant=created.variant,
+            seats=created.seats,
+            options=created.options,
+            turn_timeout_ms=created.turn_timeout_ms,
+            players=[_player_pb(p) for p in table.players],
+            asking=[_player_pb(p) for p in table.asking if host or p.player_id == caller.subject],
+            short_code=created.short_code if host else "",
+            expires_at=table.expires_at,
+            game_id=table.game_id,
+            games=table.games,
+            game_over=self._app.game_over(table),
+            your_seat=seat,
+            approval=bool(created.short_code),
+        )
+
+    async def _at_table(
+        self,
+        name: str,
+        request: AtTable,
+        context: Context,
+        act: Callable[[Principal], Awaitable[PrivateTable]],
+        reply: Callable[[mm.PrivateTable], Reply],
+    ) -> Reply:
+        """One call on a table, where its partition is served (`name` forwards it there)."""
+        check_lengths(request, LIMITS)
+        caller = self._principal(context)
+        app = self._app
+
+        async def here() -> Reply:
+            return reply(self._table_pb(await act(caller), caller))
+
+        key = request.table_id
+        if isinstance(request, mm.JoinPrivateTableRequest) and not key:
+            key = private.code_key(request.short_code)
+        return await self._router.unary(app.partition_of(key), name, request, context, here)
+
+    @unary_errors
+    async def CreatePrivateTable(
+        self, request: mm.CreatePrivateTableRequest, context: Context
+    ) -> mm.CreatePrivateTableResponse:
+        check_lengths(request, LIMITS)
+        caller = self._principal(context)
+        app = self._app
+        partition = random.choice(sorted(app.owned)) if app.owned else random.randrange(app.partitions)
+
+        async def here() -> mm.CreatePrivateTableResponse:
+            table = await app.create_private_table(caller, request, partition)
+            return mm.CreatePrivateTableResponse(table=self._table_pb(table, caller))
+
+        return await self._router.unary(partition, "CreatePrivateTable", request, context, here)
+
+    @unary_errors
+    async def GetPrivateTable(
+        self, request: mm.GetPrivateTableRequest, context: Context
+    ) -> mm.GetPrivateTableResponse:
+        async def get(_caller: Principal) -> PrivateTable:
+            return self._app.private_table(request.table_id)
+
+        return await self._at_table(
+            "GetPrivateTable", request, context, get, _reply(mm.GetPrivateTableResponse)
+        )
+
+    @unary_errors
+    async def JoinPrivateTable(
+        self, request: mm.JoinPrivateTableRequest, context: Context
+    ) -> mm.JoinPrivateTableResponse:
+        async def join(caller: Principal) -> PrivateTable:
+            return await self._app.join_private(caller, request.table_id, request.short_code)
+
+        return await self._at_table(
+            "JoinPrivateTable", request, context, join, _reply(mm.JoinPrivateTableResponse)
+        )
+
+    @unary_errors
+    async def ApprovePrivateSeat(
+        self, request: mm.ApprovePrivateSeatRequest, context: Context
+    ) -> mm.ApprovePrivateSeatResponse:
+        async def approve(caller: Principal) -> PrivateTable:
+            return await self._app.approve_private(caller, request.table_id, request.player_id)
+
+        return await self._at_table(
+            "ApprovePrivateSeat", request, context, approve, _reply(mm.ApprovePrivateSeatResponse)
+        )
+
+    @unary_errors
+    async def RemovePrivateSeat(
+        self, request: mm.RemovePrivateSeatRequest, context: Context
+    ) -> mm.RemovePrivateSeatResponse:
+        async def remove(caller: Principal) -> PrivateTable:
+            return await self._app.remove_private(caller, request.table_id, request.player_id)
+
+        return await self._at_table(
+            "RemovePrivateSeat", request, context, remove, _reply(mm.RemovePrivateSeatResponse)
+        )
+
+    @unary_errors
+    async def AcceptRematch(
+        self, request: mm.AcceptRematchRequest, context: Context
+    ) -> mm.AcceptRematchResponse:
+        async def accept(caller: Principal) -> PrivateTable:
+            return await self._app.accept_rematch(caller, request.table_id)
+
+        return await self._at_table(
+            "AcceptRematch", request, context, accept, _reply(mm.AcceptRematchResponse)
+        )
+
+
+def _reply(response: Callable[..., Reply]) -> Callable[[mm.PrivateTable], Reply]:
+    """The call's own response message around the table."""
+    return lambda table: response(table=table)
+
+
+def _player_pb(player: private.Player) -> mm.PrivatePlayer:
+    return mm.PrivatePlayer(
+        player_id=player.player_id, name=player.name, bot=player.bot, rematch=player.rematch
+    )

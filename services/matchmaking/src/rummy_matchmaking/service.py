@@ -164,6 +164,8 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
         config.options,
         turn_timeout_ms=config.turn_timeout_ms,
         humans_only=config.humans_only,
+        invite_ttl_s=config.invite_ttl_s,
+        keep_s=config.table_keep_s,
     )
     loop = asyncio.get_running_loop()
     ownership: PartitionOwnership | None = None

@@ -59,3 +59,9 @@ def tournament_table(
     TABLES_FORMED.labels(variant, "tournament").inc()
     facts = {"game_id": game_id, "variant": variant, "players": players, "tournament_id": tournament_id}
     log.info("table formed", extra={**facts, "round": round_number})
+
+
+def private_table(game_id: str, variant: str, players: Sequence[str]) -> None:
+    """A private table's game (its seats filled, or a rematch accepted by all): counted, logged."""
+    TABLES_FORMED.labels(variant, "private").inc()
+    log.info("private table formed", extra={"game_id": game_id, "variant": variant, "players": players})

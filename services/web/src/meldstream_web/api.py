@@ -295,7 +295,8 @@ class Gateway:
         return JSONResponse({"game_id": game_id, "seat": 0})
 
     async def enqueue(self, request: Request) -> Response:
-        """Queue through matchmaking (rated, casual, or a private table by code)."""
+        """Queue through matchmaking, rated or casual (private tables are /api/tables: a code typed
+        here would seat whoever guesses it, so none is sent)."""
         token = (await self.caller(request)).token
         body = await _json_body(request)
         size = _int(body.get("players", 2), "players")
@@ -304,7 +305,6 @@ class Gateway:
                 variant=str(body.get("variant", "")),
                 min_players=size,
                 max_players=size,
-                private_code=str(body.get("code", "")),
                 casual=bool(body.get("casual", False)),
             ),
             metadata=self._auth(token),

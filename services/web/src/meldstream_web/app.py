@@ -28,6 +28,7 @@ from meldstream_web.headers import SecurityHeaders
 from meldstream_web.health import Readiness, healthz
 from meldstream_web.limits import LimitsMiddleware
 from meldstream_web.oidc import ProviderFlow
+from meldstream_web.private_tables import PrivateTablePages
 from meldstream_web.sessions import CookieMiddleware, CookiePolicy, NotSignedIn, Sessions
 from meldstream_web.tokens import TokenPages
 
@@ -64,6 +65,7 @@ async def _index(_request: Request) -> Response:
 def create_app(config: WebConfig) -> Starlette:
     check_oidc(config)
     holder: dict[str, Gateway] = {}
+    private_tables: dict[str, PrivateTablePages] = {}  # its channel is the lifespan's
     identity = IdentityClient(
         config.identity, credentials=config.tls.channel_credentials(), options=config.tls.channel_options()
     )
@@ -85,6 +87,7 @@ def create_app(config: WebConfig) -> Starlette:
             config.tls.channel(config.matchmaking) as matchmaking,
             config.tls.channel(config.scoring) as scoring,
         ):
+            private_tables["pages"] = PrivateTablePages(sessions, matchmaking)
             holder["gateway"] = Gateway(
                 config, sessions, identity, bots, bot_token, matchmaking, scoring, oidc=flow
             )
@@ -100,6 +103,13 @@ def create_app(config: WebConfig) -> Starlette:
     def route(path: str, name: str, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
             response: Response = await getattr(holder["gateway"], name)(request)
+            return response
+
+        return Route(path, endpoint, methods=methods)
+
+    def table_route(path: str, name: str, methods: list[str]) -> Route:
+        async def endpoint(request: Request) -> Response:
+            response: Response = await getattr(private_tables["pages"], name)(request)
             return response
 
         return Route(path, endpoint, methods=methods)
@@ -124,6 +134,13 @@ def create_app(config: WebConfig) -> Starlette:
         Route("/api/tokens/{token_id}", tokens_page.revoke_token, methods=["DELETE"]),
         Route("/api/bots", tokens_page.create_bot, methods=["POST"]),
         route("/api/quickplay", "quick_play", ["POST"]),
+        table_route("/api/tables", "create", ["POST"]),
+        table_route("/api/tables/by-code", "join_by_code", ["POST"]),
+        table_route("/api/tables/{table}", "get", ["GET"]),
+        table_route("/api/tables/{table}/join", "join", ["POST"]),
+        table_route("/api/tables/{table}/approve", "approve", ["POST"]),
+        table_route("/api/tables/{table}/remove", "remove", ["POST"]),
+        table_route("/api/tables/{table}/rematch", "rematch", ["POST"]),
         route("/api/queue", "enqueue", ["POST"]),
         route("/api/queue/{ticket}", "watch_ticket", ["GET"]),
         route("/api/queue/{ticket}", "cancel_ticket", ["DELETE"]),

@@ -1,16 +1,18 @@
 // The app: sign in, lobby, a seat at a table, a spectator's table, and the replay viewer.
-// Pages are chosen by the URL's hash (#/lobby, #/play/GAME/SEAT, #/watch/GAME, #/replay/GAME, #/tokens).
+// Pages are chosen by the URL's hash (#/lobby, #/table/TOKEN, #/play/GAME/SEAT, #/watch/GAME,
+// #/replay/GAME, #/tokens).
 import { call, listen, session, whoAmI } from "./api.js";
 import { actionKind, actionLabel, cardKey, cardName, sameCard } from "./cards.js";
 import { Hand } from "./hand.js";
 import { extending, handCards, matching, meldOf, usedKeys } from "./moves.js";
 import { drawTable, el, names, resultLines, rulesNote, tickTimers } from "./table.js";
-import { isolated, nameEl, nameList } from "./names.js";
+import { nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
 import { closeTokens, openTokens } from "./tokens.js";
+import { backToTable, closeTable, createTable, joinByCode, openTable } from "./private.js";
 
 const $ = (id) => document.getElementById(id);
-const PAGES = ["signin-page", "lobby-page", "table-page", "replay-page", "tokens-page"];
+const PAGES = ["signin-page", "lobby-page", "private-page", "table-page", "replay-page", "tokens-page"];
 let config = { variants: [], short: {}, facts: {} };
 let stream = null; // the open EventSource of the page shown
 let watchTimer = null;
@@ -51,7 +53,7 @@ async function signIn(path, body) {
   try {
     session.set(await call("POST", path, body));
     $("signin-password").value = "";
-    location.hash = "#/lobby";
+    if (!location.hash.startsWith("#/table/")) location.hash = "#/lobby"; // an invite link waits for this
     route();
   } catch (err) { say(err.message, true); }
 }
@@ -143,10 +145,10 @@ $("quickplay").addEventListener("click", async () => {
   } catch (err) { say(err.message, true); }
 });
 
-async function enqueue(code) {
+async function enqueue() {
   try {
-    const ticket = await call("POST", "/api/queue", { variant: $("variant").value, players: Number($("players").value), code });
-    $("ticket").textContent = code ? `Waiting at private table "${isolated(code)}"…` : "In the queue…";
+    const ticket = await call("POST", "/api/queue", { variant: $("variant").value, players: Number($("players").value) });
+    $("ticket").textContent = "In the queue…";
     closeStream();
     stream = listen(`/api/queue/${ticket.ticket_id}`, {
       ticket: (t) => {
@@ -155,15 +157,18 @@ async function enqueue(code) {
           remember(t.game_id, $("variant").value);
           location.hash = `#/play/${t.game_id}/${seat.seat}`;
         } else if (t.state === "TICKET_STATE_QUEUED") {
-          $("ticket").textContent = `${code ? "Private table" : "Queue"}: waiting ${Math.round(t.waited_s)} s…`;
+          $("ticket").textContent = `Queue: waiting ${Math.round(t.waited_s)} s…`;
         }
       },
       failure: (f) => say(f.message, true),
     });
   } catch (err) { say(err.message, true); }
 }
-$("queue").addEventListener("click", () => enqueue(""));
-$("private").addEventListener("click", () => enqueue($("code").value.trim()));
+$("queue").addEventListener("click", enqueue);
+$("invite").addEventListener("click", () => createTable(
+  { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
+    turn_timeout_ms: Number($("turn-time").value), short_code: $("invite-code").checked }, say));
+$("code-form").addEventListener("submit", (e) => { e.preventDefault(); joinByCode($("join-code").value.trim(), say); });
 
 // --- the table -----------------------------------------------------------------------------------
 
@@ -185,6 +190,8 @@ async function showResult(view) {
   replay.id = "open-replay";
   replay.textContent = "Replay this game";
   box.append(replay);
+  const back = backToTable(view.game_id);
+  if (back) box.append(" · ", back);
   // Scoring follows the game's events: its result comes a moment later. Until it has scored the game's
   // end it answers pending, or (after earlier deals) with those deals and no match yet.
   for (let i = 0; i < 120; i++) {
@@ -482,11 +489,13 @@ function watch(gameId) {
 async function route() {
   closeStream();
   closeTokens();
+  closeTable();
   say("");
   if (!session.player) { show("signin-page"); return; }
   const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
   if (page === "play") play(gameId, Number(seat));
   else if (page === "watch") watch(gameId);
+  else if (page === "table") openTable(gameId, show, say);
   else if (page === "replay") { show("replay-page"); openReplay(gameId, say); }
   else if (page === "tokens") { show("tokens-page"); openTokens(say); }
   else lobby();
