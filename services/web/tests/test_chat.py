@@ -1,0 +1,125 @@
+"""Chat on real Kafka and Redis, through two gateway replicas: a line posted at one reaches a listener
+at the other; a line over the length limit is refused before anything else; the chat limit answers
+429 with Retry-After; the operators' blocked words are masked; a mute, made at one replica, is the
+account's at the other and keeps the muted account's lines out of its streams; a report reaches the
+operators' view (at either replica) with the lines around it, and no one else's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from meldstream_web.chat_config import ChatSettings
+from meldstream_web.config import WebConfig
+from meldstream_web.server import start_gateway
+from rummy_identity.testing import IdentityProcess
+from rummy_infra.local import free_port
+from rummy_store.locations import StoreLocation
+
+pytestmark = pytest.mark.integration
+
+
+def _call(url: str, token: str, method: str = "GET", body: object = None) -> tuple[int, dict[str, str], Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Authorization": f"Bearer {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=15) as reply:
+            return reply.status, dict(reply.headers), json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
+def _heard(url: str, token: str, until: str) -> list[str]:
+    """The texts of a chat stream's lines, read until one is `until` (then the stream is dropped)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    texts: list[str] = []
+    with urllib.request.urlopen(request, timeout=15) as stream:
+        for raw in stream:
+            line = raw.decode()
+            if line.startswith("data: "):
+                texts.append(json.loads(line[6:])["text"])
+                if texts[-1] == until:
+                    return texts
+    raise AssertionError(f"the stream closed after {texts}")
+
+
+def test_chat_across_replicas_with_limits_filter_mute_and_report(
+    identity: IdentityProcess, kafka_bootstrap: str, redis_url: str, unique_prefix: str
+) -> None:
+    ann = identity.player("chat-ann", display_name="Ann")
+    bob = identity.player("chat-bob", display_name="Bob")
+    ops = identity.operator("chat-ops")
+    chat = ChatSettings(
+        store=StoreLocation(kafka=kafka_bootstrap, redis=redis_url), rate="4/minute", blocked=("darn",)
+    )
+    config = WebConfig(
+        identity=identity.address, cookie_secure=False, redis=redis_url, key_prefix=unique_prefix, chat=chat
+    )
+
+    async def scenario() -> dict[str, Any]:
+        replicas = [
+            await start_gateway(replace(config, address=f"127.0.0.1:{free_port()}")) for _ in range(2)
+        ]
+        a, b = (f"{gateway.url}/api/chat" for gateway in replicas)
+        out: dict[str, Any] = {}
+        try:
+            hearing = asyncio.ensure_future(
+                asyncio.to_thread(_heard, f"{b}/lobby/stream", bob.token(), "hello")
+            )
+            await asyncio.sleep(0.5)  # bob's stream is open at b
+            out["long"] = await asyncio.to_thread(
+                _call, f"{a}/lobby", ann.token(), "POST", {"text": "x" * 301}
+            )
+            out["hello"] = await asyncio.to_thread(
+                _call, f"{a}/lobby", ann.token(), "POST", {"text": "hello"}
+            )
+            out["heard_at_b"] = await asyncio.wait_for(hearing, 15)
+            out["darn"] = await asyncio.to_thread(
+                _call, f"{a}/lobby", ann.token(), "POST", {"text": "Darn it"}
+            )
+            for text in ("three", "four", "five"):
+                out[text] = await asyncio.to_thread(_call, f"{a}/lobby", ann.token(), "POST", {"text": text})
+            out["mute"] = await asyncio.to_thread(
+                _call, f"{a}/mutes", bob.token(), "POST", {"account": ann.id, "muted": True}
+            )
+            out["mutes_at_b"] = await asyncio.to_thread(_call, f"{b}/mutes", bob.token())
+            await asyncio.to_thread(_call, f"{b}/lobby", bob.token(), "POST", {"text": "bob here"})
+            out["bob_hears"] = await asyncio.to_thread(_heard, f"{a}/lobby/stream", bob.token(), "bob here")
+            line = out["hello"][2]["id"]
+            out["report"] = await asyncio.to_thread(
+                _call, f"{b}/reports", bob.token(), "POST", {"line": line, "reason": "<rude>"}
+            )
+            out["not_operator"] = await asyncio.to_thread(_call, f"{a}/reports", bob.token())
+            for _ in range(50):
+                out["reports"] = await asyncio.to_thread(_call, f"{a}/reports", ops.token())
+                if out["reports"][2]["reports"]:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            for gateway in replicas:
+                await gateway.stop()
+        return out
+
+    out = asyncio.run(scenario())
+    assert out["long"][0] == 400 and out["long"][2]["code"] == "too_long"
+    assert "xxxxx" not in out["long"][2]["message"]
+    assert out["hello"][0] == 200 and out["hello"][2]["name"] == "Ann"
+    assert out["heard_at_b"][-1] == "hello"
+    assert out["darn"][2]["text"] == "**** it"
+    assert out["four"][0] == 200
+    assert out["five"][0] == 429 and out["five"][2]["code"] == "rate_limited"
+    assert int(out["five"][1]["retry-after"]) >= 1
+    assert out["mutes_at_b"][2] == {"muted": [ann.id]}
+    assert out["bob_hears"] == ["bob here"]  # ann's lines kept out of bob's stream
+    assert out["report"][0] == 200
+    assert out["not_operator"][0] == 403 and out["not_operator"][2]["code"] == "not_operator"
+    (report,) = out["reports"][2]["reports"]
+    assert report["line"]["text"] == "hello" and report["reason"] == "<rude>"
+    assert [other["text"] for other in report["context"]][:4] == ["hello", "**** it", "three", "four"]
