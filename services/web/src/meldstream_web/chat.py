@@ -71,13 +71,13 @@ class Chat:
     @property
     def log(self) -> ChatLog:
         if self._opened is None:
-            raise BadRequest("chat is starting", 503, "unavailable")
+            raise BadRequest("chat is starting", 503, "chat_starting")
         return self._opened[0]
 
     @property
     def mutes(self) -> Mutes:
         if self._opened is None:
-            raise BadRequest("chat is starting", 503, "unavailable")
+            raise BadRequest("chat is starting", 503, "chat_starting")
         return self._opened[1]
 
     def _deliver(self, line: ChatLine) -> None:

@@ -118,7 +118,7 @@ DOCUMENT: Final[dict[str, Any]] = {
                 "One game's updates (GameUpdate): the view, the event, and the seat's legal actions",
                 _stream(
                     "NDJSON: `{type: gameState, seat, seq, event_type, view, legal_actions}` a line, and "
-                    "the table's chat as `{type: chatLine, id, room, channel, author, name, text, at, offset}`"
+                    "chat lines as `{type: chatLine, id, room, channel, author, name, text, at, offset}`"
                 ),
                 parameters=[
                     GAME,
