@@ -2,7 +2,9 @@
 at the other; a line over the length limit is refused before anything else; the chat limit answers
 429 with Retry-After; the operators' blocked words are masked; a mute, made at one replica, is the
 account's at the other and keeps the muted account's lines out of its streams; a report reaches the
-operators' view (at either replica) with the lines around it, and no one else's."""
+operators' view (at either replica) with the lines around it, and no one else's. At a table, the
+players never get the spectators' lines (in the bot API's game stream either) while spectators read
+both, and a bot posts through the bot API."""
 
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ import json
 import urllib.error
 import urllib.request
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from meldstream_web.chat_config import ChatSettings
 from meldstream_web.config import WebConfig
 from meldstream_web.server import start_gateway
+from rummy_client import GameClient
+from rummy_engine.config import EngineConfig
+from rummy_engine.engine import start_engine
 from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
 from rummy_store.locations import StoreLocation
@@ -37,7 +43,8 @@ def _call(url: str, token: str, method: str = "GET", body: object = None) -> tup
 
 
 def _heard(url: str, token: str, until: str) -> list[str]:
-    """The texts of a chat stream's lines, read until one is `until` (then the stream is dropped)."""
+    """The texts of a chat stream's lines (an event stream's, or the bot API's chatLine objects), read
+    until one is `until` (then the stream is dropped)."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
     texts: list[str] = []
     with urllib.request.urlopen(request, timeout=15) as stream:
@@ -45,8 +52,10 @@ def _heard(url: str, token: str, until: str) -> list[str]:
             line = raw.decode()
             if line.startswith("data: "):
                 texts.append(json.loads(line[6:])["text"])
-                if texts[-1] == until:
-                    return texts
+            elif line.startswith("{") and (item := json.loads(line))["type"] == "chatLine":
+                texts.append(item["text"])
+            if texts and texts[-1] == until:
+                return texts
     raise AssertionError(f"the stream closed after {texts}")
 
 
@@ -122,4 +131,53 @@ def test_chat_across_replicas_with_limits_filter_mute_and_report(
     assert out["not_operator"][0] == 403 and out["not_operator"][2]["code"] == "not_operator"
     (report,) = out["reports"][2]["reports"]
     assert report["line"]["text"] == "hello" and report["reason"] == "<rude>"
-    assert [other["text"] for other in report["context"]][:4] == ["hello", "**** it", "three", "four"]
+    assert [other["text"] for other in report["context"]] == ["hello", "**** it", "three", "four", "bob here"]
+
+
+def test_players_never_see_spectators_lines_and_a_bot_chats_over_the_bot_api(
+    identity: IdentityProcess, kafka_bootstrap: str, redis_url: str, unique_prefix: str, tmp_path: Path
+) -> None:
+    ann, bob, carl = (identity.player(f"table-{name}") for name in ("ann", "bob", "carl"))
+    chat = ChatSettings(store=StoreLocation(kafka=kafka_bootstrap, redis=redis_url))
+
+    async def scenario() -> dict[str, Any]:
+        engine = await start_engine(
+            EngineConfig(address="127.0.0.1:0", data_dir=str(tmp_path / "engine"), identity=identity.address)
+        )
+        config = WebConfig(
+            address=f"127.0.0.1:{free_port()}",
+            engine=engine.address,
+            identity=identity.address,
+            cookie_secure=False,
+            key_prefix=unique_prefix,
+            chat=chat,
+        )
+        gateway = await start_gateway(config)
+        out: dict[str, Any] = {}
+        try:
+            async with GameClient(engine.address, identity.operator("table-ops").token) as operator:
+                game = (
+                    await operator.create_game("rummy40", [ann.id, bob.id], turn_timeout_ms=3_600_000)
+                ).game_id
+            table = f"{gateway.url}/api/chat/games/{game}"
+            out["carl"] = await asyncio.to_thread(
+                _call, table, carl.token(), "POST", {"text": "from the rail"}
+            )
+            out["ann"] = await asyncio.to_thread(_call, table, ann.token(), "POST", {"text": "good luck"})
+            bot_chat = f"{gateway.url}/api/v1/games/{game}/chat"
+            out["bob"] = await asyncio.to_thread(_call, bot_chat, bob.token(), "POST", {"text": "thanks"})
+            out["bob_reads"] = await asyncio.to_thread(
+                _heard, f"{gateway.url}/api/v1/games/{game}/stream", bob.token(), "thanks"
+            )
+            out["carl_reads"] = await asyncio.to_thread(_heard, f"{table}/stream", carl.token(), "thanks")
+        finally:
+            await gateway.stop()
+            await engine.stop()
+        return out
+
+    out = asyncio.run(scenario())
+    assert out["carl"][2]["channel"] == "spectators"
+    assert out["ann"][2]["channel"] == "players"
+    assert out["bob"][0] == 200 and out["bob"][2]["channel"] == "players"
+    assert out["bob_reads"] == ["good luck", "thanks"]
+    assert out["carl_reads"] == ["from the rail", "good luck", "thanks"]

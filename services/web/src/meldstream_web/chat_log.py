@@ -36,6 +36,7 @@ ROOM_LINES: Final = 200  # kept per room in memory: a page's backlog, and a repo
 STARTUP_LINES: Final = 20_000  # read back at start from the topic's end
 CONTEXT: Final = 10  # lines either side of a reported one
 POLL_S: Final = 0.1
+CATCH_UP_S: Final = 5.0
 PLAYERS: Final = "players"
 SPECTATORS: Final = "spectators"
 
@@ -78,6 +79,7 @@ class ChatLog:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._lines_read = 0  # the next offset of the lines topic this replica will read
         self._loop: asyncio.AbstractEventLoop | None = None
         self._deliver: Callable[[ChatLine], None] | None = None
 
@@ -107,6 +109,8 @@ class ChatLog:
                 for record in source.read_partition(0, offset):
                     offset = record.position.offset + 1
                     keep(record)
+                if source is self._lines_in:
+                    self._lines_read = offset
             except Exception as exc:  # the store away: try again, the offset is kept
                 log.warning("chat: reading the topic failed (%s); retrying", str(exc)[:200])
                 self._stop.wait(1.0)
@@ -142,7 +146,11 @@ class ChatLog:
             return self._by_id.get(line_id)
 
     def report(self, report_id: str, reporter: str, reporter_name: str, line: ChatLine, reason: str) -> None:
-        """A report of `line`, with the lines around it in its room, on the reports topic."""
+        """A report of `line`, with the lines around it in its room (every one on record before the
+        report, once this replica has read them: at most `CATCH_UP_S` later), on the reports topic."""
+        end, deadline = self._lines_in.end_offset(0), time.monotonic() + CATCH_UP_S
+        while self._lines_read < end and time.monotonic() < deadline:
+            time.sleep(POLL_S / 2)
         room = self.recent(line.room)
         at = next((i for i, other in enumerate(room) if other.id == line.id), 0)
         context = [other.to_json() for other in room[max(0, at - CONTEXT) : at + CONTEXT + 1]]
