@@ -1,7 +1,8 @@
 """The lobby's chat in chromium: a hostile line from another account (`<img src=x onerror=alert(1)>`)
 is shown as the text typed, runs nothing and draws no image; Mute hides that account's lines at once,
 keeps its next lines away, and a reload still leaves them out (the mute is the account's, kept by the
-gateway). The other account posts through the chat route with its own token, as another page would."""
+gateway). The line, reported, is on the operators' page with the line before it, as text. The other
+account posts through the chat route with its own token, as another page would."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ def test_a_hostile_line_is_text_and_a_mute_hides_it(browser: WebDriver, platform
     screenshot(browser, "chat-hostile-line")
     assert console_errors(browser) == []
 
+    browser.find_element(By.CSS_SELECTOR, "#chat-lines li[data-author] .chat-report").click()
+    until(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".chat-report").text == "Reported")
     mute = browser.find_element(By.CSS_SELECTOR, "#chat-lines li[data-author] .chat-mute")
     assert mute.get_attribute("aria-label") == "Mute Mallory"
     mute.click()
@@ -63,4 +66,15 @@ def test_a_hostile_line_is_text_and_a_mute_hides_it(browser: WebDriver, platform
     browser.refresh()
     until(browser, lambda d: "eve again" in _texts(d))
     assert _texts(browser) == ["hello from eve", "eve again"]
+    assert console_errors(browser) == []
+
+    platform.operator()
+    sign_in(browser, platform, "ops")
+    browser.get(f"{platform.url}/operate/chat")
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#reports .reported"))
+    reported = browser.find_element(By.CSS_SELECTOR, "#reports .reported").text
+    assert reported.endswith(f": {HOSTILE}")
+    context = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#reports li li")]
+    assert any(line.endswith(": hello from eve") for line in context)
+    assert browser.find_elements(By.CSS_SELECTOR, "#reports img") == []
     assert console_errors(browser) == []

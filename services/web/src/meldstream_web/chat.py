@@ -38,6 +38,7 @@ BODY: Final = 8 * 1024  # bytes of a posted line, its JSON around it included
 GAME_ID: Final = 64
 ACCOUNT_ID: Final = 64
 REASON: Final = 200
+SEATED_KEPT: Final = 10_000  # (game, account) -> seated, remembered
 QUEUED: Final = 100  # lines waiting for one slow stream; more are dropped for it
 MUTES_FILE: Final = "chat-mutes.sqlite"
 PAGE: Final = Path(__file__).parent / "static" / "chat-reports.html"
@@ -95,6 +96,8 @@ class Chat:
         if key not in self._seated:
             async with self._gateway().client(caller.token) as client:
                 view = await client.view(room.removeprefix("game:"))
+            if len(self._seated) >= SEATED_KEPT:  # a seat never changes hands: forgetting costs a call
+                self._seated.clear()
             self._seated[key] = any(s.player_id == caller.principal.subject for s in view.seats)
         return PLAYERS if self._seated[key] else SPECTATORS
 
