@@ -91,7 +91,7 @@ def create_app(config: WebConfig) -> Starlette:
                 config, sessions, identity, bots, bot_token, matchmaking, scoring, oidc=flow
             )
             await bots.start()
-            await chat.start()
+            await chat.start(shared=bool(config.redis))
             try:
                 yield
             finally:

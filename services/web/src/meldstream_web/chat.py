@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import time
 import unicodedata
@@ -34,6 +35,7 @@ from meldstream_web.chat_mutes import Mutes
 from meldstream_web.sessions import Caller
 from meldstream_web.tokens import small_json
 
+log = logging.getLogger("meldstream_web")
 BODY: Final = 8 * 1024  # bytes of a posted line, its JSON around it included
 GAME_ID: Final = 64
 ACCOUNT_ID: Final = 64
@@ -58,12 +60,20 @@ class Chat:
         self._listeners: defaultdict[str, set[asyncio.Queue[ChatLine]]] = defaultdict(set)
         self._seated: dict[tuple[str, str], bool] = {}
 
-    async def start(self) -> None:
-        """Open the store (its topics created if missing) and follow it."""
-        store = await asyncio.to_thread(self.settings.store.open, redis_timeout_s=2.0)
-        log = await asyncio.to_thread(ChatLog, store)
-        self._opened = (log, Mutes(store.key_value(MUTES_FILE), self._prefix))
-        log.start(self._deliver)
+    async def start(self, *, shared: bool = False) -> None:
+        """Open the store (its topics created if missing) and follow it. `shared`: replicas count
+        together (a Redis), so a chat only this replica reads is worth a warning."""
+        location = self.settings.store
+        if location.embedded and shared:
+            log.warning(
+                "chat: on the embedded store in %s, which other replicas do not read: set "
+                "MELDSTREAM_STORE=kafka://...?redis=... for chat across replicas",
+                location.directory,
+            )
+        store = await asyncio.to_thread(location.open, redis_timeout_s=2.0)
+        lines = await asyncio.to_thread(ChatLog, store)
+        self._opened = (lines, Mutes(store.key_value(MUTES_FILE), self._prefix))
+        lines.start(self._deliver)
 
     async def stop(self) -> None:
         if self._opened is not None:
