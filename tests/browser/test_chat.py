@@ -1,8 +1,8 @@
 """The lobby's chat in chromium: a hostile line from another account (`<img src=x onerror=alert(1)>`)
 is shown as the text typed, runs nothing and draws no image; Mute hides that account's lines at once,
 keeps its next lines away, and a reload still leaves them out (the mute is the account's, kept by the
-gateway). The line, reported, is on the operators' page with the line before it, as text. The other
-account posts through the chat route with its own token, as another page would."""
+gateway), until Unmute all. The line, reported, is on the operators' page with the line before it, as
+text. The other account posts through the chat route with its own token, as another page would."""
 
 from __future__ import annotations
 
@@ -66,6 +66,12 @@ def test_a_hostile_line_is_text_and_a_mute_hides_it(browser: WebDriver, platform
     browser.refresh()
     until(browser, lambda d: "eve again" in _texts(d))
     assert _texts(browser) == ["hello from eve", "eve again"]
+    unmute = browser.find_element(By.ID, "chat-unmute")
+    assert unmute.text == "Unmute all (1)"
+    unmute.click()
+    until(browser, lambda d: not d.find_element(By.ID, "chat-unmute").is_displayed())
+    _say(platform, mallory(), "back again")
+    until(browser, lambda d: "back again" in _texts(d))
     assert console_errors(browser) == []
 
     platform.operator()

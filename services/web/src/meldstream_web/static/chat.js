@@ -33,7 +33,14 @@ function build(where) {
   const form = element("form", { id: "chat-form", className: "buttons" }, [input, element("button", { type: "submit", textContent: "Send" })]);
   const status = element("p", { id: "chat-status", className: "note" });
   status.setAttribute("role", "status");
-  const section = element("section", { id: "chat", className: "chat" }, [element("h2", { textContent: "Chat" }), list, form, status]);
+  const unmute = element("button", { type: "button", id: "chat-unmute", hidden: true });
+  unmute.addEventListener("click", async () => {
+    for (const account of [...muted]) await call("POST", "/api/chat/mutes", { account, muted: false });
+    muted.clear();
+    unmute.hidden = true;
+    status.textContent = "Unmuted: their new lines show again.";
+  });
+  const section = element("section", { id: "chat", className: "chat" }, [element("h2", { textContent: "Chat" }), list, form, unmute, status]);
   section.setAttribute("aria-label", "Chat");
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -56,6 +63,13 @@ function hideAuthor(author) {
   }
 }
 
+function showMuted() {
+  const unmute = panel && panel.querySelector("#chat-unmute");
+  if (!unmute) return;
+  unmute.hidden = muted.size === 0;
+  unmute.textContent = `Unmute all (${muted.size})`;
+}
+
 function show(line) {
   if (muted.has(line.author) || !panel) return;
   const item = element("li", { className: `chat-line chat-${line.channel}` });
@@ -72,6 +86,7 @@ function show(line) {
       await call("POST", "/api/chat/mutes", { account: line.author, muted: true });
       muted.add(line.author);
       hideAuthor(line.author);
+      showMuted();
     });
     const report = element("button", { type: "button", className: "chat-report", textContent: "Report" });
     report.setAttribute("aria-label", `Report this line from ${line.name}`);
@@ -104,6 +119,7 @@ async function follow() {
   } catch { /* no mutes known: the server still leaves muted lines out */ }
   panel = build(where);
   document.getElementById(where.page).append(panel);
+  showMuted();
   source = listen(`${where.base}/stream`, { line: show });
 }
 
