@@ -181,3 +181,30 @@ def test_players_never_see_spectators_lines_and_a_bot_chats_over_the_bot_api(
     assert out["bob"][0] == 200 and out["bob"][2]["channel"] == "players"
     assert out["bob_reads"] == ["good luck", "thanks"]
     assert out["carl_reads"] == ["from the rail", "good luck", "thanks"]
+
+
+def test_a_gateway_whose_chat_store_cannot_open_serves_the_rest(
+    identity: IdentityProcess, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    chat = ChatSettings(store=StoreLocation(directory=str(blocked / "chat")))
+    config = WebConfig(
+        address=f"127.0.0.1:{free_port()}", identity=identity.address, cookie_secure=False, chat=chat
+    )
+    ann = identity.player("table-ann")
+
+    async def scenario() -> tuple[Any, ...]:
+        gateway = await start_gateway(config)
+        try:
+            said = await asyncio.to_thread(
+                _call, f"{gateway.url}/api/chat/lobby", ann.token(), "POST", {"text": "hi"}
+            )
+            variants = await asyncio.to_thread(_call, f"{gateway.url}/api/variants", ann.token())
+        finally:
+            await gateway.stop()
+        return said, variants
+
+    said, variants = asyncio.run(scenario())
+    assert said[0] == 503 and said[2]["code"] == "chat_unavailable" and said[1]["retry-after"] == "5"
+    assert variants[0] == 200

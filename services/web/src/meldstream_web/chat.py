@@ -40,6 +40,7 @@ BODY: Final = 8 * 1024  # bytes of a posted line, its JSON around it included
 GAME_ID: Final = 64
 ACCOUNT_ID: Final = 64
 REASON: Final = 200
+RETRY_S: Final = 5.0  # between attempts to open chat's store
 SEATED_KEPT: Final = 10_000  # (game, account) -> seated, remembered
 QUEUED: Final = 100  # lines waiting for one slow stream; more are dropped for it
 MUTES_FILE: Final = "chat-mutes.sqlite"
@@ -59,10 +60,13 @@ class Chat:
         self._opened: tuple[ChatLog, Mutes] | None = None
         self._listeners: defaultdict[str, set[asyncio.Queue[ChatLine]]] = defaultdict(set)
         self._seated: dict[tuple[str, str], bool] = {}
+        self._retrying: asyncio.Future[None] | None = None
 
     async def start(self, *, shared: bool = False) -> None:
-        """Open the store (its topics created if missing) and follow it. `shared`: replicas count
-        together (a Redis), so a chat only this replica reads is worth a warning."""
+        """Open the store (its topics created if missing) and follow it; if it cannot be opened now,
+        keep trying in the background (chat answers 503 meanwhile): the games never wait for chat.
+        `shared`: replicas count together (a Redis), so a chat only this replica reads is worth a
+        warning."""
         location = self.settings.store
         if location.embedded and shared:
             log.warning(
@@ -70,25 +74,44 @@ class Chat:
                 "MELDSTREAM_STORE=kafka://...?redis=... for chat across replicas",
                 location.directory,
             )
-        store = await asyncio.to_thread(location.open, redis_timeout_s=2.0)
-        lines = await asyncio.to_thread(ChatLog, store)
+        if not await self._open():
+            self._retrying = asyncio.ensure_future(self._open_later())
+
+    async def _open(self) -> bool:
+        try:
+            store = await asyncio.to_thread(self.settings.store.open, redis_timeout_s=2.0)
+            lines = await asyncio.to_thread(ChatLog, store)
+        except Exception as exc:
+            log.error("chat: its store did not open (%s); retrying in %.0f s", str(exc)[:200], RETRY_S)
+            return False
         self._opened = (lines, Mutes(store.key_value(MUTES_FILE), self._prefix))
         lines.start(self._deliver)
+        return True
+
+    async def _open_later(self) -> None:
+        while True:
+            await asyncio.sleep(RETRY_S)
+            if await self._open():
+                return
 
     async def stop(self) -> None:
+        if self._retrying is not None:
+            self._retrying.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retrying
         if self._opened is not None:
             await asyncio.to_thread(self._opened[0].stop)
 
     @property
     def log(self) -> ChatLog:
         if self._opened is None:
-            raise BadRequest("chat is starting", 503, "chat_starting")
+            raise BadRequest("chat is not available yet: its store is not open", 503, "chat_unavailable")
         return self._opened[0]
 
     @property
     def mutes(self) -> Mutes:
         if self._opened is None:
-            raise BadRequest("chat is starting", 503, "chat_starting")
+            raise BadRequest("chat is not available yet: its store is not open", 503, "chat_unavailable")
         return self._opened[1]
 
     def _deliver(self, line: ChatLine) -> None:
