@@ -328,8 +328,8 @@ def chat_json(line: ChatLine) -> dict[str, Any]:
 async def beside(
     main: AsyncIterator[dict[str, Any]], side: AsyncIterator[dict[str, Any]]
 ) -> AsyncIterator[dict[str, Any]]:
-    """`main`'s items with `side`'s mixed in as they come, until `main` ends (`side` is then closed);
-    a failure of either ends the whole."""
+    """`main`'s items with `side`'s mixed in as they come, until `main` ends (`side` is then closed).
+    A failure of `main` ends the whole; one of `side` only ends `side`."""
     queue: asyncio.Queue[dict[str, Any] | BaseException | None] = asyncio.Queue(QUEUED)
 
     async def pump(source: AsyncIterator[dict[str, Any]], is_main: bool) -> None:
@@ -337,7 +337,10 @@ async def beside(
             async for item in source:
                 await queue.put(item)
         except Exception as exc:
-            await queue.put(exc)
+            if is_main:
+                await queue.put(exc)
+            else:  # chat away: the game goes on without it
+                log.warning("chat: a game stream goes on without chat (%s)", str(exc)[:200])
         if is_main:
             await queue.put(None)
 
