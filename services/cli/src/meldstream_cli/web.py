@@ -31,6 +31,7 @@ async def start_web(
         scoring=services.scoring.address,
         identity=config.identity,
         service_credential=credential,
+        chat=replace(settings.chat, store=config.store),  # chat's topic in the run's own store
     )
     if explicit:
         check_listen(settings.address)  # a port in use is one line naming it, not a fallback

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from meldstream_web.api import BadRequest, Gateway, refusal
 from meldstream_web.bot_api import BotApi, api_routes
 from meldstream_web.bot_runner import BotRunner
+from meldstream_web.chat import Chat, ChatLimited, chat_routes, limited
 from meldstream_web.config import WebConfig, check_oidc
 from meldstream_web.cors import ApiCors
 from meldstream_web.headers import SecurityHeaders
@@ -74,6 +75,7 @@ def create_app(config: WebConfig) -> Starlette:
     limiter = Limiter(config.redis)
     tokens_page = TokenPages(sessions, identity)
     readiness = Readiness(config, tokens)
+    chat = Chat(config.chat, lambda: holder["gateway"], limiter, config.key_prefix)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -92,9 +94,11 @@ def create_app(config: WebConfig) -> Starlette:
                 config, sessions, identity, bots, bot_token, matchmaking, scoring, oidc=flow
             )
             await bots.start()
+            await chat.start(shared=bool(config.redis))
             try:
                 yield
             finally:
+                await chat.stop()
                 await readiness.stop()
                 await bots.stop()
                 identity.close()
@@ -152,7 +156,8 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/games/{game}/export", "export", ["GET"]),
         route("/api/games/{game}/verify", "verify", ["GET"]),
         route("/api/games/{game}/result", "result", ["GET"]),
-        *api_routes(BotApi(lambda: holder["gateway"])),
+        *api_routes(BotApi(lambda: holder["gateway"], chat)),
+        *chat_routes(chat),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
@@ -163,6 +168,7 @@ def create_app(config: WebConfig) -> Starlette:
             RpcFailure: _rpc_failure,
             grpc.aio.AioRpcError: _grpc_error,
             BadRequest: _bad_request,
+            ChatLimited: limited,
             NotSignedIn: _not_signed_in,
         },
     )

@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from meldstream_web import ndjson, openapi
 from meldstream_web.api import BadRequest, Gateway
+from meldstream_web.chat import Chat, beside, chat_json
 from meldstream_web.jsonpb import action_from_json, to_json
 from meldstream_web.tokens import small_json
 
@@ -77,6 +78,7 @@ class BotApi:
     """The handlers of /api/v1; `gateway` answers the gateway (made when the app starts)."""
 
     gateway: Callable[[], Gateway]
+    chat: Chat | None = None  # the table's chat, in the game stream and posted to it
     live: LiveGames = field(default_factory=LiveGames)
 
     async def token(self, request: Request) -> Response:
@@ -153,7 +155,8 @@ class BotApi:
     async def game_stream(self, request: Request) -> Response:
         """One game, one JSON object a line: `gameState` updates (seq, event, the view after it and, when
         the caller's seat may act, its legal actions) until the game is over. The caller's seat's
-        stream when it plays there, else a spectator's; `?after=SEQ` resumes after a seq."""
+        stream when it plays there, else a spectator's; `?after=SEQ` resumes after a seq. The table's
+        chat lines the caller may read come in between as `chatLine` objects (chat.py)."""
         gateway = self.gateway()
         caller = await gateway.caller(request)
         game = _bounded(request.path_params["game"], "game")
@@ -176,7 +179,16 @@ class BotApi:
                         "message": failure.details,
                     }
 
-        return ndjson.stream(updates())
+        if self.chat is None:
+            return ndjson.stream(updates())
+        lines = (chat_json(line) async for line in self.chat.lines(caller, f"game:{game}"))
+        return ndjson.stream(beside(updates(), lines))
+
+    async def say(self, request: Request) -> Response:
+        """`{"text"}`: a chat line at the game's table, with the web page's checks and limits (chat.py)."""
+        if self.chat is None:
+            raise BadRequest("chat is off on this gateway", 404, "no_chat")
+        return await self.chat.post(request)
 
     async def move(self, request: Request) -> Response:
         """`{"action", "command_id"?, "seat"?}`: one of the seat's listed legal actions, sent as the web
@@ -264,4 +276,5 @@ def api_routes(api: BotApi) -> list[Route]:
         Route("/api/v1/stream/event", api.events, methods=["GET"]),
         Route("/api/v1/games/{game}/stream", api.game_stream, methods=["GET"]),
         Route("/api/v1/games/{game}/move", api.move, methods=["POST"]),
+        Route("/api/v1/games/{game}/chat", api.say, methods=["POST"]),
     ]

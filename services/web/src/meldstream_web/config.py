@@ -21,6 +21,7 @@ from rummy_service.public_keys import DEFAULT_IDENTITY, IDENTITY_VARIABLE
 from rummy_service.rate_limits import LimitSettings, load_limits
 from rummy_service.tls import PLAINTEXT, Tls, load_tls
 
+from meldstream_web.chat_config import ChatSettings, load_chat
 from meldstream_web.oidc import OidcSettings
 
 DEFAULT_ADDRESS = "127.0.0.1:8080"
@@ -52,6 +53,7 @@ class WebConfig:
     oidc: OidcSettings = field(default_factory=OidcSettings)  # the operator's OpenID provider, if any
     public_url: str = ""  # WEB_PUBLIC_URL: the origin browsers load the page from (https://play.example.org)
     cors_origins: tuple[str, ...] = ()  # WEB_CORS_ORIGINS: other sites' pages that may call the bot API
+    chat: ChatSettings = field(default_factory=ChatSettings)  # WEB_CHAT_*, and the store its lines are on
 
     def needs(self) -> Needs:
         """Nothing to wait for: the services it bridges to are called when a browser asks."""
@@ -95,6 +97,7 @@ def load(env: Mapping[str, str] | None = None) -> WebConfig:
         bot_pace_ms=env_int("WEB_BOT_PACE_MS", d.bot_pace_ms, env),
         tls=load_tls(env),
         cors_origins=cors_origins_setting(env),
+        chat=load_chat(env),
     )
     return dataclasses.replace(config, oidc=_oidc(env, config))
 

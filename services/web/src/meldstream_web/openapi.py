@@ -116,7 +116,10 @@ DOCUMENT: Final[dict[str, Any]] = {
         "/api/v1/games/{game}/stream": {
             "get": _operation(
                 "One game's updates (GameUpdate): the view, the event, and the seat's legal actions",
-                _stream("NDJSON: `{type: gameState, seat, seq, event_type, view, legal_actions}` a line"),
+                _stream(
+                    "NDJSON: `{type: gameState, seat, seq, event_type, view, legal_actions}` a line, and "
+                    "chat lines as `{type: chatLine, id, room, channel, author, name, text, at, offset}`"
+                ),
                 parameters=[
                     GAME,
                     {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
@@ -136,6 +139,15 @@ DOCUMENT: Final[dict[str, Any]] = {
                     },
                     ["action"],
                 ),
+            )
+        },
+        "/api/v1/games/{game}/chat": {
+            "post": _operation(
+                "Say a line in the game's chat (players' channel when seated, else spectators'); "
+                "`too_long` past 300 characters, 429 `rate_limited` past the chat limit",
+                _json(OBJECT, "the line as written (`text` masked for the operators' blocked words)"),
+                parameters=[GAME],
+                requestBody=_body({"text": {"type": "string", "maxLength": 300}}, ["text"]),
             )
         },
         "/api/v1/openapi.json": {

@@ -1,0 +1,127 @@
+// The chat panel of the lobby and of a table (its own module: the page includes it with one line).
+// It follows the URL's hash like app.js: #/lobby is the lobby's room, #/play/GAME/SEAT and #/watch/GAME
+// the game's. Every line is shown with textContent, never as markup: a line is whatever someone typed.
+import { call, listen, whoAmI, session } from "/static/api.js";
+
+let source = null;
+let room = "";
+let panel = null;
+const muted = new Set();
+
+function roomOf(hash) {
+  const parts = hash.replace(/^#\//, "").split("/");
+  if (parts[0] === "lobby") return { room: "lobby", base: "/api/chat/lobby", page: "lobby-page" };
+  if ((parts[0] === "play" || parts[0] === "watch") && parts[1]) {
+    const game = encodeURIComponent(decodeURIComponent(parts[1]));
+    return { room: `game:${parts[1]}`, base: `/api/chat/games/${game}`, page: "table-page" };
+  }
+  return null;
+}
+
+function element(tag, props = {}, children = []) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function build(where) {
+  const list = element("ul", { id: "chat-lines", className: "chat-lines" });
+  list.setAttribute("aria-live", "polite");
+  const input = element("input", { id: "chat-text", maxLength: 300, autocomplete: "off", placeholder: "Say something" });
+  input.setAttribute("aria-label", "Chat message");
+  const form = element("form", { id: "chat-form", className: "buttons" }, [input, element("button", { type: "submit", textContent: "Send" })]);
+  const status = element("p", { id: "chat-status", className: "note" });
+  status.setAttribute("role", "status");
+  const unmute = element("button", { type: "button", id: "chat-unmute", hidden: true });
+  unmute.addEventListener("click", async () => {
+    for (const account of [...muted]) await call("POST", "/api/chat/mutes", { account, muted: false });
+    muted.clear();
+    unmute.hidden = true;
+    status.textContent = "Unmuted: their new lines show again.";
+  });
+  const section = element("section", { id: "chat", className: "chat" }, [element("h2", { textContent: "Chat" }), list, form, unmute, status]);
+  section.setAttribute("aria-label", "Chat");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = input.value;
+    if (!text.trim()) return;
+    try {
+      await call("POST", where.base, { text });
+      input.value = "";
+      status.textContent = "";
+    } catch (error) {
+      status.textContent = error.message; // the gateway's message: set as text
+    }
+  });
+  return section;
+}
+
+function hideAuthor(author) {
+  for (const item of panel.querySelectorAll("li[data-author]")) {
+    if (item.dataset.author === author) item.remove();
+  }
+}
+
+function showMuted() {
+  const unmute = panel && panel.querySelector("#chat-unmute");
+  if (!unmute) return;
+  unmute.hidden = muted.size === 0;
+  unmute.textContent = `Unmute all (${muted.size})`;
+}
+
+function show(line) {
+  if (muted.has(line.author) || !panel) return;
+  const item = element("li", { className: `chat-line chat-${line.channel}` });
+  item.dataset.author = line.author;
+  item.dataset.line = line.id;
+  const who = element("b", { className: "chat-name", textContent: line.name });
+  const text = element("span", { className: "chat-text", textContent: line.text });
+  item.append(who, ": ", text);
+  if (line.channel === "spectators") item.prepend(element("i", { textContent: "(spectator) " }));
+  if (line.author !== session.player) {
+    const mute = element("button", { type: "button", className: "chat-mute", textContent: "Mute" });
+    mute.setAttribute("aria-label", `Mute ${line.name}`);
+    mute.addEventListener("click", async () => {
+      await call("POST", "/api/chat/mutes", { account: line.author, muted: true });
+      muted.add(line.author);
+      hideAuthor(line.author);
+      showMuted();
+    });
+    const report = element("button", { type: "button", className: "chat-report", textContent: "Report" });
+    report.setAttribute("aria-label", `Report this line from ${line.name}`);
+    report.addEventListener("click", async () => {
+      await call("POST", "/api/chat/reports", { line: line.id });
+      report.disabled = true;
+      report.textContent = "Reported";
+    });
+    item.append(" ", mute, " ", report);
+  }
+  const list = panel.querySelector("#chat-lines");
+  list.append(item);
+  while (list.children.length > 200) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+async function follow() {
+  const where = roomOf(location.hash);
+  if (where && where.room === room) return;
+  if (source) source.close();
+  if (panel) panel.remove();
+  source = null; panel = null; room = "";
+  if (!where) return;
+  if (!session.player) await whoAmI();
+  if (!session.player) return;
+  room = where.room;
+  muted.clear();
+  try {
+    for (const account of (await call("GET", "/api/chat/mutes")).muted) muted.add(account);
+  } catch { /* no mutes known: the server still leaves muted lines out */ }
+  panel = build(where);
+  document.getElementById(where.page).append(panel);
+  showMuted();
+  source = listen(`${where.base}/stream`, { line: show });
+}
+
+window.addEventListener("hashchange", follow);
+follow();
