@@ -160,17 +160,8 @@ class _TransactionalProducer(TransactionalProducer):
 
     def transact(self, topic: str, records: Sequence[Outgoing], deadline: float) -> list[int]:
         producer = self._producer
-        delivered = _Delivered(len(records))
         producer.begin_transaction()
-        for i, r in enumerate(records):
-            producer.produce(
-                topic,
-                value=r.value,
-                key=r.key,
-                partition=r.partition,
-                headers=list(r.headers),
-                on_delivery=delivered.callback(i),
-            )
+        delivered = _produce(producer, topic, records)
         producer.commit_transaction(_left(deadline))  # flushes: every record acknowledged first
         producer.flush(_left(deadline))  # serves the delivery callbacks, already queued
         if delivered.error is not None:
@@ -199,6 +190,21 @@ class _TransactionalProducer(TransactionalProducer):
         self._producer.close()
 
 
+def _produce(producer: RdProducer, topic: str, records: Sequence[Outgoing]) -> _Delivered:
+    """Queue every record on its own partition; the answer collects each one's offset as delivered."""
+    delivered = _Delivered(len(records))
+    for i, r in enumerate(records):
+        producer.produce(
+            topic,
+            value=r.value,
+            key=r.key,
+            partition=r.partition,
+            headers=list(r.headers),
+            on_delivery=delivered.callback(i),
+        )
+    return delivered
+
+
 class _Producer(Producer):
     def __init__(self, bootstrap: str) -> None:
         self._producer = RdProducer(
@@ -216,16 +222,7 @@ class _Producer(Producer):
         return _await_partitions(self._producer, topic)
 
     def send_all(self, topic: str, records: Sequence[Outgoing], timeout_s: float) -> None:
-        delivered = _Delivered(len(records))
-        for i, r in enumerate(records):
-            self._producer.produce(
-                topic,
-                value=r.value,
-                key=r.key,
-                partition=r.partition,
-                headers=list(r.headers),
-                on_delivery=delivered.callback(i),
-            )
+        delivered = _produce(self._producer, topic, records)
         if self._producer.flush(timeout_s) > 0:
             raise StoreError(f"{topic}: records not acknowledged within {timeout_s:g} s")
         if delivered.error is not None:
