@@ -14,9 +14,12 @@ from .conftest import Move, Platform, console_errors, play, screenshot, sign_in,
 
 pytestmark = pytest.mark.slow
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
-# The page's width against the screen's, and the boxes of the elements a selector matches.
+# The page's width against the screen's, and the boxes of the rendered elements a selector matches.
 _MEASURE = """
-const boxes = [...document.querySelectorAll(arguments[0])].map((e) => {
+// Elements not rendered at all (hidden, display: none; say chat's "Unmute all" while no one is muted) are
+// not on the screen to be measured.
+const shown = [...document.querySelectorAll(arguments[0])].filter((e) => e.getClientRects().length > 0);
+const boxes = shown.map((e) => {
   const r = e.getBoundingClientRect();
   return [r.left, r.right, r.width, r.height];
 });

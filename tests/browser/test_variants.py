@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -47,6 +48,14 @@ def _finish(browser: WebDriver, name: str) -> str:
     return result
 
 
+# What the page showed when a click on a pile card listed nothing: the message, the pile, the moves.
+_PILE_STATE = """
+const html = (id) => (document.getElementById(id) || {outerHTML: "(none)"}).outerHTML.slice(0, 3000);
+return {message: document.getElementById("message").textContent, pile: html("discard-pile"),
+  moves: html("moves"), actions: html("actions")};
+"""
+
+
 class DeepPicker:
     """Rummy 500 as a greedy person: melds first, then the deepest pile card that can be used, picked
     by clicking it in the pile (the page then lists only its uses), else the stock."""
@@ -64,7 +73,13 @@ class DeepPicker:
         index = min(picks)
         pile = browser.find_elements(By.CSS_SELECTOR, "#discard-pile .card[data-index]")
         browser.find_element(By.CSS_SELECTOR, f"#discard-pile .card.pickable[data-index='{index}']").click()
-        until(browser, lambda d: d.find_elements(By.ID, "all-moves"))  # only that card's uses listed
+        try:
+            until(browser, lambda d: d.find_elements(By.ID, "all-moves"))  # only that card's uses listed
+        except TimeoutException:  # once in CI, under load: keep what explains it
+            state = browser.execute_script(_PILE_STATE)
+            console = browser.execute("getLog", {"type": "browser"})["value"]
+            shown = f"{state}\n{console}"
+            raise AssertionError(f"pile card {index} clicked, its uses never listed: {shown}") from None
         uses = page(browser).moves
         assert uses and all(move.index == index for move in uses), [move.index for move in uses]
         self.picks.append((index, len(pile)))

@@ -75,8 +75,14 @@ def test_watch_a_live_game(browser: WebDriver, platform: Platform) -> None:
     assert "demo-ada, demo-ben, demo-cleo" in listed, listed
     # The demo's: other tests leave tables open (newer ones are listed first).
     demo = f"{demo_row}/button[@class='watch']"
-    browser.find_element(By.XPATH, demo).click()
-    until(browser, lambda d: d.find_element(By.ID, "table-page").is_displayed())
+
+    def watching(driver: WebDriver) -> bool:
+        # The last refresh may redraw the list between finding the button and clicking it.
+        if not driver.find_element(By.ID, "table-page").is_displayed():
+            driver.find_element(By.XPATH, demo).click()
+        return driver.find_element(By.ID, "table-page").is_displayed()
+
+    until(browser, watching)
     Select(browser.find_element(By.ID, "pace")).select_by_value("300")
     until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log li")) >= 3)
     assert not browser.find_element(By.ID, "hand-area").is_displayed()  # a spectator sees no hand
