@@ -71,7 +71,7 @@ class ChallengeBook(Protocol):
         """Replace the decision (None: undo it) of the one who took it."""
 
     async def of_account(self, account: str) -> list[Challenge]:
-        """The account's live challenges, made or received, newest last."""
+        """The account's live challenges, made or received (the `LISTED` expiring last)."""
 
     async def close(self) -> None: ...
 
@@ -140,7 +140,8 @@ class RedisBook:
             pipe.set(self._key(challenge.id), json.dumps(asdict(challenge)), px=ttl)
             for account in (challenge.challenger, challenge.challenged):
                 pipe.zadd(self._index(account), {challenge.id: challenge.expires_at})
-                pipe.pexpire(self._index(account), ttl)  # every challenge lives as long: the newest's
+                pipe.pexpire(self._index(account), ttl, nx=True)  # a new index: its first challenge's
+                pipe.pexpire(self._index(account), ttl, gt=True)  # else only ever longer (Redis 7)
             await pipe.execute()
 
     async def get(self, challenge_id: str) -> Challenge | None:
