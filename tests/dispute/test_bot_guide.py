@@ -1,11 +1,14 @@
 """docs/clients/write-a-bot.md, run as a reader would: its scripts taken from the page as written,
-against `meldstream run` on an embedded store, two bots made with them meeting at a private table and
-playing a game to its end."""
+against `meldstream run` on an embedded store. Over gRPC, two bots made with them meet at a private
+table and play a game to its end; over HTTP, the page's shell steps run as written (curl, and its
+standard-library bot), one bot challenging the other, which accepts, and both playing the game out."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,7 +70,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     reader.start()
     try:
         assert ready.wait(90), "".join(lines)
-        yield env
+        yield {**env, "GATEWAY_URL": f"http://{web}"}
     finally:
         stop_process(proc, signal.SIGINT, timeout_s=30)
         reader.join(10)
@@ -102,3 +105,27 @@ def test_the_guide_s_two_bots_play_a_game_to_its_end(platform: dict[str, str], t
         assert re.search(r"^game over after \d+ moves of mine: winners \[\d", out, re.M), out
     games = {re.search(r"seated at (\S+),", out).group(1) for out, _ in results}  # type: ignore[union-attr]
     assert len(games) == 1  # the two met at one table
+
+
+@pytest.mark.slow
+def test_the_guide_s_http_bots_meet_by_a_challenge(platform: dict[str, str], tmp_path: Path) -> None:
+    assert shutil.which("curl"), "the guide's HTTP steps use curl"
+    (tmp_path / "bot_token.py").write_text(step("bot_token.py"))
+    (tmp_path / "http_bot.py").write_text(step("http_bot.py"))
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])  # the page's `.venv/bin/python`
+    script = "set -eu\n" + step("sign-in", "bash") + step("challenge", "bash")  # "in the same shell"
+    command = ["bash", "-c", script]
+    run = subprocess.run(
+        command, cwd=tmp_path, env=platform, capture_output=True, text=True, timeout=180, check=False
+    )
+    out = run.stdout
+    assert run.returncode == 0, out + run.stderr
+    account = json.loads(out.splitlines()[0])
+    assert (account["display_name"], account["kind"]) == ("cy-bot", "bot"), out
+    challenged = re.search(r"^challenged (\S+): (ch-\S+)$", out, re.M)
+    accepted = re.search(r"^accepted (ch-\S+) from (\S+)$", out, re.M)
+    assert challenged and accepted, out + run.stderr
+    assert (accepted.group(1), accepted.group(2)) == (challenged.group(2), account["player"]), out
+    games = re.findall(r"^playing (\S+), seat ([01])$", out, re.M)
+    assert len({game for game, _ in games}) == 1 and sorted(seat for _, seat in games) == ["0", "1"], out
+    assert len(re.findall(r"^game over after [1-9]\d* moves of mine: winners \[\d", out, re.M)) == 2, out
