@@ -1,6 +1,6 @@
 // A meldstream bot over the HTTP bot API (docs/clients/http-api.md), on Node's own fetch (Node 20+),
 // no dependency: it signs in with a bot's API token, accepts the challenges made to it (declining a
-// variant it does not know), and plays every game it starts to the end from the legal actions listed.
+// clock under 10 s a turn), and plays every game that starts to the end from the legal actions listed.
 // Usage: node bot.mjs https://play.example.org <bot API token> [games to play, then stop; default: all]
 const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN, games = "Infinity"] = process.argv.slice(2);
 if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN [GAMES]");
@@ -83,11 +83,11 @@ let left = Number(games);
 const playing = [];
 for await (const event of lines(await send("GET", "/api/v1/stream/event"))) {
   if (event.type === "challenge" && event.challenge.challenged === me.player) {
-    const { id, variant, challenger } = event.challenge;
-    const answer = variants.includes(variant) ? "accept" : "decline";
-    const res = await send("POST", `/api/v1/challenge/${id}/${answer}`, answer === "accept" ? {} : { reason: "variant" });
+    const { id, variant, challenger, turn_timeout_ms: clock } = event.challenge;
+    const answer = clock && clock < 10000 ? "decline" : "accept"; // under 10 s a turn: too fast for it
+    const res = await send("POST", `/api/v1/challenge/${id}/${answer}`, { reason: "tooFast" });
     if (res.status !== 409) await expect(res, answer); // 409: canceled (or answered) meanwhile
-    console.log(`challenge ${id} from ${challenger} to ${variant}: ${answer}ed`);
+    console.log(`challenge ${id} from ${challenger} to ${variant}: ${answer === "accept" ? "accepted" : "declined"}`);
   } else if (event.type === "gameStart") {
     const over = ({ view, moves }) => `${view.variant} ${event.game.game_id} over after ${moves} moves of mine: winners ${view.winners}`;
     playing.push(play(event.game).then((ended) => console.log(over(ended))));

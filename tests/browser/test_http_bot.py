@@ -88,24 +88,30 @@ def _call(platform: Platform, path: str, body: object = None, token: str = "") -
 
 async def _challenge_and_play(platform: Platform, token: str, opponent: str) -> dict[str, str]:
     """The challenger's side: `opponent` challenged to a short game of every variant, each game played
-    by the platform's bot as it starts on the challenger's event stream; {game: variant} once all end."""
-    challenges = {}
+    by the platform's bot as it starts on the challenger's event stream, and to one at 5 s a turn, which
+    it declines as too fast; {game: variant} once all end."""
     for variant in PLAYABLE_VARIANTS:
         status, made = _call(platform, f"/api/v1/challenge/{opponent}", {"variant": variant}, token)
         assert status == 200 and made["status"] == "created", made
-        challenges[made["id"]] = variant
+    fast = {"variant": "kalooki", "turn_timeout_ms": 5000}
+    status, too_fast = _call(platform, f"/api/v1/challenge/{opponent}", fast, token)
+    assert status == 200, too_fast
     events = _events(platform, token)
     games: dict[str, str] = {}
+    declined = ""
     async with GameClient(platform.env["ENGINE_ADDRESS"], token, retry_for_s=15.0) as client:
         playing = []
-        while len(games) < len(challenges):
+        while len(games) < len(PLAYABLE_VARIANTS) or not declined:
             event = await asyncio.to_thread(next, events)
-            if event["type"] == "gameStart":
+            if event["type"] == "challengeDeclined":
+                assert event["challenge"]["id"] == too_fast["id"], event
+                declined = event["challenge"]["reason"]
+            elif event["type"] == "gameStart":
                 game = event["game"]
                 games[game["game_id"]] = game["variant"]
                 playing.append(asyncio.create_task(BotPlayer(client, game["game_id"], game["seat"]).play()))
         await asyncio.gather(*playing)
-    assert sorted(games.values()) == sorted(PLAYABLE_VARIANTS)
+    assert sorted(games.values()) == sorted(PLAYABLE_VARIANTS) and declined == "tooFast"
     return games
 
 
@@ -129,6 +135,7 @@ def test_the_javascript_bot_accepts_challenges_and_plays_every_variant_to_its_en
     assert re.search(rf"^signed in as {js_bot} \(bot\)", out, re.M), out
     accepted = re.findall(rf"^challenge ch-\S+ from {rival} to (\S+): accepted$", out, re.M)
     assert sorted(accepted) == sorted(PLAYABLE_VARIANTS), out
+    assert re.findall(rf"^challenge ch-\S+ from {rival} to (\S+): declined$", out, re.M) == ["kalooki"], out
     played = re.findall(r"^(\S+) (\S+) over after (\d+) moves of mine: winners", out, re.M)
     assert {game: variant for variant, game, _ in played} == games, out
     assert all(int(moves) > 0 for _, _, moves in played), out
