@@ -1,9 +1,9 @@
 // A meldstream bot over the HTTP bot API (docs/clients/http-api.md), on Node's own fetch (Node 20+),
-// no dependency: it signs in with a bot's API token, seeks a short game of every variant against the
-// platform's bots and plays them to their end, choosing among the legal actions their streams list.
-// Usage: node bot.mjs https://play.example.org <bot API token>   (or MELDSTREAM_BOT_TOKEN in the env)
-const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN] = process.argv.slice(2);
-if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN");
+// no dependency: it signs in with a bot's API token, accepts the challenges made to it (declining a
+// clock under 10 s a turn), and plays every game that starts to the end from the legal actions listed.
+// Usage: node bot.mjs https://play.example.org <bot API token> [games to play, then stop; default: all]
+const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN, games = "Infinity"] = process.argv.slice(2);
+if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN [GAMES]");
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 let access = "", renewAt = 0;
 
@@ -79,21 +79,21 @@ async function play(game) {
 const me = await expect(await send("GET", "/api/v1/account"), "account");
 const { variants } = await expect(await send("GET", "/api/v1/variants"), "variants");
 console.log(`signed in as ${me.player} (${me.kind}); variants ${variants.join(" ")}`);
-const events = lines(await send("GET", "/api/v1/stream/event"));
-const seek = async (variant) =>
-  (await expect(await send("POST", "/api/v1/seek", { variant, length: "short" }), "seek")).game_id;
-const wanted = new Set(await Promise.all(variants.map(seek))); // a game of each, played side by side
+let left = Number(games);
 const playing = [];
-for await (const event of events) {
-  const id = event.game.game_id;
-  if (!wanted.has(id)) continue; // a game of this account's from before
-  if (event.type === "gameStart") {
-    const over = ({ view, moves }) => `${view.variant} ${id} over after ${moves} moves of mine: winners ${view.winners}`;
+for await (const event of lines(await send("GET", "/api/v1/stream/event"))) {
+  if (event.type === "challenge" && event.challenge.challenged === me.player) {
+    const { id, variant, challenger, turn_timeout_ms: clock } = event.challenge;
+    const answer = clock && clock < 10000 ? "decline" : "accept"; // under 10 s a turn: too fast for it
+    const res = await send("POST", `/api/v1/challenge/${id}/${answer}`, { reason: "tooFast" });
+    if (res.status !== 409) await expect(res, answer); // 409: canceled (or answered) meanwhile
+    console.log(`challenge ${id} from ${challenger} to ${variant}: ${answer === "accept" ? "accepted" : "declined"}`);
+  } else if (event.type === "gameStart") {
+    const over = ({ view, moves }) => `${view.variant} ${event.game.game_id} over after ${moves} moves of mine: winners ${view.winners}`;
     playing.push(play(event.game).then((ended) => console.log(over(ended))));
   } else if (event.type === "gameFinish") {
-    console.log(`${id} finished: scoring's winners ${event.result.match.winners}`);
-    wanted.delete(id);
-    if (!wanted.size) break;
+    console.log(`${event.game.game_id} finished: scoring's winners ${event.result.match.winners}`);
+    if (--left <= 0) break;
   }
 }
 await Promise.all(playing);

@@ -1,16 +1,18 @@
 """docs/clients/write-a-bot.md, run as a reader would: its scripts taken from the page as written,
-against `meldstream run` on an embedded store, two bots made with them meeting at a private table and
-playing a game to its end."""
+against `meldstream run` on an embedded store, and its shell steps run as written. Over gRPC, two bots
+made with them meet at a private table by its link and play a game to its end; over HTTP (curl, and
+a standard-library bot), one bot challenges the other, which accepts, and both play the game out."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from rummy_infra.serving import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "clients" / "write-a-bot.md"
+OVER = r"^game over after [1-9]\d* moves of mine: winners \[\d"  # a bot's last line, its game ended
 
 
 def step(name: str, language: str = "python") -> str:
@@ -67,7 +70,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
     reader.start()
     try:
         assert ready.wait(90), "".join(lines)
-        yield env
+        yield {**env, "GATEWAY_URL": f"http://{web}"}
     finally:
         stop_process(proc, signal.SIGINT, timeout_s=30)
         reader.join(10)
@@ -75,30 +78,41 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         proc.stdout.close()
 
 
+def _shell(platform: dict[str, str], tmp_path: Path, *steps: str) -> tuple[str, str]:
+    """The page's shell `steps`, one after another in one bash (`set -eu`), in a folder holding its
+    scripts and the clone's `.venv` as the page's commands name it; their output and errors."""
+    for script in ("bot_token.py", "table.py", "bot.py", "http_bot.py"):
+        (tmp_path / script).write_text(step(script))
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])
+    script = "set -eu\n" + "".join(step(name, "bash") for name in steps)
+    command = ["bash", "-c", script]
+    env = {k: v for k, v in platform.items() if k != "PYTHONUNBUFFERED"}  # each bot's lines: one write
+    run = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout, run.stderr
+
+
 @pytest.mark.slow
 def test_the_guide_s_two_bots_play_a_game_to_its_end(platform: dict[str, str], tmp_path: Path) -> None:
-    (tmp_path / "bot_token.py").write_text(step("bot_token.py"))
-    (tmp_path / "bot.py").write_text(step("bot.py"))
-    assert "bot_token.py" in step("run", "") and "bot.py" in step("run", "")
-    suffix = uuid.uuid4().hex[:6]
+    out, err = _shell(platform, tmp_path, "run")
+    games = re.findall(r"^seated at (\S+), seat ([01])$", out, re.M)
+    assert len({game for game, _ in games}) == 1, out + err  # the two met at one table
+    assert sorted(seat for _, seat in games) == ["0", "1"], out + err
+    assert len(re.findall(OVER, out, re.M)) == 2, out + err
 
-    def run(*arguments: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, *arguments], cwd=tmp_path, env=platform, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
 
-    tokens = []
-    for name in ("ann", "bo"):
-        made = run("bot_token.py", f"{name}-maker-{suffix}", f"{name}-bot-{suffix}")
-        out, err = made.communicate(timeout=60)
-        assert made.returncode == 0, err
-        tokens.append(out.strip())
-    bots = [run("bot.py", token, f"guide-{suffix}") for token in tokens]
-    results = [bot.communicate(timeout=300) for bot in bots]
-    for bot, (out, err) in zip(bots, results, strict=True):
-        assert bot.returncode == 0, out + err
-        assert re.search(r"^seated at \S+, seat [01]$", out, re.M), out
-        assert re.search(r"^game over after \d+ moves of mine: winners \[\d", out, re.M), out
-    games = {re.search(r"seated at (\S+),", out).group(1) for out, _ in results}  # type: ignore[union-attr]
-    assert len(games) == 1  # the two met at one table
+@pytest.mark.slow
+def test_the_guide_s_http_bots_meet_by_a_challenge(platform: dict[str, str], tmp_path: Path) -> None:
+    assert shutil.which("curl"), "the guide's HTTP steps use curl"
+    out, err = _shell(platform, tmp_path, "sign-in", "challenge")  # "in the same shell"
+    account = json.loads(out.splitlines()[0])
+    assert (account["display_name"], account["kind"]) == ("cy-bot", "bot"), out
+    challenged = re.search(r"^challenged (\S+): (ch-\S+)$", out, re.M)
+    accepted = re.search(r"^accepted (ch-\S+) from (\S+)$", out, re.M)
+    assert challenged and accepted, out + err
+    assert (accepted.group(1), accepted.group(2)) == (challenged.group(2), account["player"]), out
+    games = re.findall(r"^playing (\S+), seat ([01])$", out, re.M)
+    assert len({game for game, _ in games}) == 1 and sorted(seat for _, seat in games) == ["0", "1"], out
+    assert len(re.findall(OVER, out, re.M)) == 2, out + err

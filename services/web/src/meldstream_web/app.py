@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 from rummy_client import RpcFailure
 from rummy_client.identity import IdentityClient
+from rummy_service.errors import ServiceError
 from rummy_service.public_keys import verifier
 from rummy_service.rate_limits import Limiter
 from starlette.applications import Starlette
@@ -22,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 from meldstream_web.api import BadRequest, Gateway, refusal
 from meldstream_web.bot_api import BotApi, api_routes
 from meldstream_web.bot_runner import BotRunner
+from meldstream_web.challenge_book import challenge_book
 from meldstream_web.chat import Chat, ChatLimited, chat_routes, limited
 from meldstream_web.config import WebConfig, check_oidc
 from meldstream_web.cors import ApiCors
@@ -44,6 +46,11 @@ async def _rpc_failure(_request: Request, exc: Exception) -> Response:
 async def _grpc_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, grpc.aio.AioRpcError)
     return refusal(exc.code(), exc.details() or "")
+
+
+async def _service_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return refusal(exc.status, str(exc))
 
 
 async def _bad_request(_request: Request, exc: Exception) -> Response:
@@ -76,6 +83,7 @@ def create_app(config: WebConfig) -> Starlette:
     tokens_page = TokenPages(sessions, identity)
     readiness = Readiness(config, tokens)
     chat = Chat(config.chat, lambda: holder["gateway"], limiter, config.key_prefix)
+    book = challenge_book(config.redis, config.key_prefix)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -103,6 +111,7 @@ def create_app(config: WebConfig) -> Starlette:
                 await bots.stop()
                 identity.close()
                 await limiter.close()
+                await book.close()
 
     def route(path: str, name: str, methods: list[str]) -> Route:
         async def endpoint(request: Request) -> Response:
@@ -156,7 +165,7 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/games/{game}/export", "export", ["GET"]),
         route("/api/games/{game}/verify", "verify", ["GET"]),
         route("/api/games/{game}/result", "result", ["GET"]),
-        *api_routes(BotApi(lambda: holder["gateway"], chat)),
+        *api_routes(BotApi(lambda: holder["gateway"], chat, book=book)),
         *chat_routes(chat),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -168,6 +177,7 @@ def create_app(config: WebConfig) -> Starlette:
             RpcFailure: _rpc_failure,
             grpc.aio.AioRpcError: _grpc_error,
             BadRequest: _bad_request,
+            ServiceError: _service_error,
             ChatLimited: limited,
             NotSignedIn: _not_signed_in,
         },

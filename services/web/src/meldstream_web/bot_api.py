@@ -2,15 +2,13 @@
 plain HTTP with a bearer token, in the shape of the bot API its writer already knows (Lichess's): a
 token exchange, an NDJSON stream of the account's games starting and ending, a game's NDJSON stream
 (views, legal actions, the turn's deadline), a move posted as one of the listed legal actions, and a
-seek (a table against the platform's bots, as the web app's "Play against bots").
+seek (a table against the platform's bots, as the web app's "Play against bots"), and challenges
+(challenges.py: another account asked to a private table, which it accepts or declines).
 
 Each route reuses the gateway's own calls (api.py: quick play, the move, the engine's streams), so the
 rules, the checks and the refusals are the same as the web app's; errors are the gateway's one JSON
 shape `{"status", "code", "message"}` with the services' reason codes. Every string from outside is
 bounded before it is used (the body's bytes first, then each field's characters).
-
-There is no challenge yet: matchmaking has no challenge of one account by another (private tables by
-code are being rebuilt), so challenge, accept and decline are left for that mechanism.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import grpc
+import redis.exceptions
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
@@ -33,6 +32,8 @@ from starlette.routing import Route
 
 from meldstream_web import ndjson, openapi
 from meldstream_web.api import BadRequest, Gateway
+from meldstream_web.challenge_book import CREATED, Challenge, ChallengeBook, MemoryBook
+from meldstream_web.challenges import Challenges
 from meldstream_web.chat import Chat, beside, chat_json
 from meldstream_web.jsonpb import action_from_json, to_json
 from meldstream_web.tokens import small_json
@@ -80,6 +81,7 @@ class BotApi:
     gateway: Callable[[], Gateway]
     chat: Chat | None = None  # the table's chat, in the game stream and posted to it
     live: LiveGames = field(default_factory=LiveGames)
+    book: ChallengeBook = field(default_factory=MemoryBook)  # the challenges (challenges.py)
 
     async def token(self, request: Request) -> Response:
         """A personal API token (a bot's) exchanged for an access token, as every client does at
@@ -124,14 +126,26 @@ class BotApi:
     async def events(self, request: Request) -> Response:
         """The account's games as they start (`gameStart`: the game, its variant, players and the
         caller's seat; the games already being played come first) and end (`gameFinish`: scoring's
-        result), one JSON object a line."""
+        result), and its challenges (`challenge` made or received, `challengeDeclined` to the
+        challenger, `challengeCanceled` to the challenged), one JSON object a line."""
         caller = await self.gateway().caller(request)
         return ndjson.stream(self._events(caller.principal.subject))
 
     async def _events(self, player: str) -> AsyncIterator[dict[str, Any]]:
         scoring = self.gateway().scoring
         playing: set[str] = set()
+        told: set[tuple[str, str]] = set()  # (challenge, event type) this stream has said
         while True:
+            try:
+                challenges = await self.book.of_account(player)
+            except redis.exceptions.RedisError as error:  # Redis away for a moment: asked again next time
+                log.warning("event streams: the challenges failed (%s)", type(error).__name__)
+                challenges = []
+            for challenge in challenges:
+                kind = _challenge_event(challenge, player)
+                if kind and (challenge.id, kind) not in told:
+                    told.add((challenge.id, kind))
+                    yield {"type": kind, "challenge": challenge.public()}
             try:
                 listed = await self.live.games(scoring)
             except grpc.aio.AioRpcError as error:  # scoring away for a moment: the stream waits for it
@@ -215,6 +229,17 @@ class BotApi:
         return await gateway.act(_replayed(request, forwarded))
 
 
+def _challenge_event(challenge: Challenge, player: str) -> str:
+    """What `player`'s event stream says of `challenge` now (Lichess's event types), or nothing."""
+    if challenge.status == CREATED:
+        return "challenge"
+    if challenge.status == "declined" and player == challenge.challenger:
+        return "challengeDeclined"
+    if challenge.status == "canceled" and player == challenge.challenged:
+        return "challengeCanceled"
+    return ""
+
+
 def _replayed(request: Request, body: dict[str, Any]) -> Request:
     """`request` with `body` (checked and bounded here) as its JSON body, for the web app's handler."""
     data = ndjson.line(body).encode()
@@ -266,6 +291,7 @@ def _whole(value: str, name: str) -> int:
 
 def api_routes(api: BotApi) -> list[Route]:
     """The bot API's routes and its OpenAPI document (openapi.py), as app.py mounts them."""
+    challenges = Challenges(api.gateway, api.book)
     return [
         Route("/api/openapi.json", openapi.document, methods=["GET"]),
         Route("/api/v1/openapi.json", openapi.document, methods=["GET"]),
@@ -274,6 +300,10 @@ def api_routes(api: BotApi) -> list[Route]:
         Route("/api/v1/variants", api.variants, methods=["GET"]),
         Route("/api/v1/seek", api.seek, methods=["POST"]),
         Route("/api/v1/stream/event", api.events, methods=["GET"]),
+        Route("/api/v1/challenge/{account}", challenges.create, methods=["POST"]),
+        Route("/api/v1/challenge/{challenge}/accept", challenges.accept, methods=["POST"]),
+        Route("/api/v1/challenge/{challenge}/decline", challenges.decline, methods=["POST"]),
+        Route("/api/v1/challenge/{challenge}/cancel", challenges.cancel, methods=["POST"]),
         Route("/api/v1/games/{game}/stream", api.game_stream, methods=["GET"]),
         Route("/api/v1/games/{game}/move", api.move, methods=["POST"]),
         Route("/api/v1/games/{game}/chat", api.say, methods=["POST"]),

@@ -11,6 +11,8 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from meldstream_web.challenges import REASONS
+
 NDJSON: Final = "application/x-ndjson"
 ERROR: Final = {"$ref": "#/components/responses/Error"}
 LIMITED: Final = {"$ref": "#/components/responses/Limited"}
@@ -36,6 +38,13 @@ def _operation(summary: str, ok: dict[str, Any], **more: Any) -> dict[str, Any]:
 
 GAME: Final = {"name": "game", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 64}}
 OBJECT: Final = {"type": "object"}
+CHALLENGE_ID: Final = {
+    "name": "challenge",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "maxLength": 25},
+}
+CHALLENGE: Final = {"$ref": "#/components/schemas/Challenge"}
 PUBLIC: Final[list[dict[str, list[str]]]] = [{}]  # no token needed
 
 DOCUMENT: Final[dict[str, Any]] = {
@@ -109,8 +118,67 @@ DOCUMENT: Final[dict[str, Any]] = {
         },
         "/api/v1/stream/event": {
             "get": _operation(
-                "The account's games starting (`gameStart`) and ending (`gameFinish`, with scoring's result)",
-                _stream("NDJSON: `{type, game, result?}` a line, the games in play first"),
+                "The account's games starting (`gameStart`) and ending (`gameFinish`, with scoring's "
+                "result), and its challenges (`challenge`, `challengeDeclined`, `challengeCanceled`)",
+                _stream(
+                    "NDJSON: `{type, game, result?}` or `{type, challenge}` a line, the games in play and "
+                    "the open challenges first"
+                ),
+            )
+        },
+        "/api/v1/challenge/{account}": {
+            "post": _operation(
+                "Challenge another account to a game of two (a private table only it may join)",
+                _json(CHALLENGE, "the challenge, `status` created; it expires at `expires_at` undecided"),
+                parameters=[
+                    {
+                        "name": "account",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "maxLength": 64},
+                    }
+                ],
+                requestBody=_body(
+                    {
+                        "variant": {"type": "string", "maxLength": 32},
+                        "length": {"enum": ["short", "full"], "default": "short"},
+                        "options": {"type": "object", "maxProperties": 16, "description": "house rules"},
+                        "turn_timeout_ms": {"type": "integer", "description": "0 (default) or 5000-600000"},
+                    },
+                    ["variant"],
+                ),
+            )
+        },
+        "/api/v1/challenge/{challenge}/accept": {
+            "post": _operation(
+                "Accept a challenge made to the caller: the game starts on both accounts' event streams",
+                _json(CHALLENGE, "the challenge, `status` accepted, with its `game_id`"),
+                parameters=[CHALLENGE_ID],
+            )
+        },
+        "/api/v1/challenge/{challenge}/decline": {
+            "post": _operation(
+                "Decline a challenge made to the caller; the challenger's stream gets `challengeDeclined`",
+                _json(CHALLENGE, "the challenge, `status` declined"),
+                parameters=[CHALLENGE_ID],
+                requestBody={
+                    "required": False,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"reason": {"enum": sorted(REASONS), "default": "generic"}},
+                            }
+                        }
+                    },
+                },
+            )
+        },
+        "/api/v1/challenge/{challenge}/cancel": {
+            "post": _operation(
+                "Cancel a challenge the caller made; the challenged's stream gets `challengeCanceled`",
+                _json(CHALLENGE, "the challenge, `status` canceled"),
+                parameters=[CHALLENGE_ID],
             )
         },
         "/api/v1/games/{game}/stream": {
@@ -160,6 +228,23 @@ DOCUMENT: Final[dict[str, Any]] = {
     "components": {
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}},
         "schemas": {
+            "Challenge": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "status": {"enum": ["created", "accepted", "declined", "canceled"]},
+                    "challenger": {"type": "string"},
+                    "challenger_name": {"type": "string", "description": "text: never show it as markup"},
+                    "challenger_bot": {"type": "boolean"},
+                    "challenged": {"type": "string"},
+                    "variant": {"type": "string"},
+                    "options": {"type": "object"},
+                    "turn_timeout_ms": {"type": "integer"},
+                    "expires_at": {"type": "number", "description": "Unix seconds"},
+                    "reason": {"type": "string", "description": "a decline's reason, else empty"},
+                    "game_id": {"type": "string", "description": "an accepted challenge's game, else empty"},
+                },
+            },
             "Error": {
                 "type": "object",
                 "properties": {
@@ -168,7 +253,7 @@ DOCUMENT: Final[dict[str, Any]] = {
                     "message": {"type": "string"},
                 },
                 "required": ["status", "code", "message"],
-            }
+            },
         },
         "responses": {
             "Error": _json({"$ref": "#/components/schemas/Error"}, "a refusal"),
