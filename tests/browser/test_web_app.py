@@ -41,8 +41,10 @@ def test_sign_in_and_play_a_game_against_bots_to_its_end(browser: WebDriver, pla
         until(browser, lambda d: "games)" in d.find_element(By.ID, "rating").text)  # from matchmaking
         start_quick_play(browser, "kalooki", 2)  # one deal: a short game
         until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#hand .card")) == 13)
-        cards = browser.find_elements(By.CSS_SELECTOR, "#hand .card")
-        hand = [card.get_attribute("data-card") or "" for card in cards]
+        # In one round trip: the hand is redrawn whenever a view arrives (a bot's move).
+        hand = browser.execute_script(
+            "return [...document.querySelectorAll('#hand .card')].map((c) => c.dataset.card || '')"
+        )
         assert any(card.endswith(("S", "C")) for card in hand), hand  # drawn cards, each named by its key
         assert "at least 40 points" in browser.find_element(By.ID, "rules-note").text  # kalooki's opening
         screenshot(browser, "table-start")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from typing import Any
 
 import grpc
@@ -341,12 +342,18 @@ async def _scenario(kafka: str, redis_url: str, prefix: str, identity: IdentityP
 
 
 def _game_events(games: KafkaEventLog, game_id: str) -> dict[str, ev.GameEvent]:
-    """The game's rules events by case (a single-round game has one of each that matters here)."""
-    events: dict[str, ev.GameEvent] = {}
-    for record in games.read_stream(game_id):
-        envelope = ev.GameEvent.FromString(record.payload)
-        events.setdefault(envelope.WhichOneof("event") or "", envelope)
-    return events
+    """The game's rules events by case (a single-round game has one of each that matters here), read
+    once its end shows: a commit is answered before its marker makes it visible to a read_committed
+    reader, so the last transaction may show a moment after the players saw the game end."""
+    deadline = time.monotonic() + 30
+    while True:
+        events: dict[str, ev.GameEvent] = {}
+        for record in games.read_stream(game_id):
+            envelope = ev.GameEvent.FromString(record.payload)
+            events.setdefault(envelope.WhichOneof("event") or "", envelope)
+        if "game_ended" in events or time.monotonic() > deadline:
+            return events
+        time.sleep(0.1)
 
 
 def _mover(players: list[str], penalties: list[int], dealer: int) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from rummy_client import RpcFailure
 from rummy_engine.app import GameApp
 from rummy_engine.config import EngineConfig
@@ -79,9 +78,13 @@ def test_dropped_games_reload_transparently_and_streams_pin_theirs(tmp_path: Pat
 def test_asking_for_games_that_do_not_exist_leaves_nothing_behind(tmp_path: Path, people: People) -> None:
     async def scenario(engine: RunningEngine) -> None:
         async with people.client(engine.address, people.players[0]) as ann:
-            for n in range(50):
-                with pytest.raises(RpcFailure):
-                    await ann.view(f"nobody-{n}")
+            # At once: each is answered no_such_game only after the engine waited GAME_APPEARS_S for it.
+            answers = await asyncio.gather(
+                *(ann.view(f"nobody-{n}") for n in range(50)), return_exceptions=True
+            )
+        assert all(isinstance(answer, RpcFailure) and answer.code == "no_such_game" for answer in answers), (
+            answers
+        )
         assert not engine.app._loading
 
     run(tmp_path, people, scenario)

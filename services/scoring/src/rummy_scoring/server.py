@@ -44,8 +44,10 @@ class ScoringServicer(sc_grpc.ScoringServiceServicer):
     ) -> sc.GetMatchResultResponse:
         limits.check_lengths(request, LIMITS)
         _need(request.game_id, "game_id")
-        hands = await asyncio.to_thread(self._reader.hands, request.game_id)
+        # The match first: it is written with (or after) the game's last hand, so a match read first
+        # always comes with every hand; hands read first could miss the last one committed in between.
         match = await asyncio.to_thread(self._reader.match, request.game_id)
+        hands = await asyncio.to_thread(self._reader.hands, request.game_id)
         if not hands and match is None:
             raise NotFound("no_result", f"no scored hand of game {quote(request.game_id)}")
         response = sc.GetMatchResultResponse(hands=hands)

@@ -26,8 +26,9 @@ function element(tag, props = {}, children = []) {
 }
 
 function build(where) {
-  const list = element("ul", { id: "chat-lines", className: "chat-lines" });
+  const list = element("ul", { id: "chat-lines", className: "chat-lines", tabIndex: 0 }); // scrollable: keyboard too
   list.setAttribute("aria-live", "polite");
+  list.setAttribute("aria-label", "Chat");
   const input = element("input", { id: "chat-text", maxLength: 300, autocomplete: "off", placeholder: "Say something" });
   input.setAttribute("aria-label", "Chat message");
   const form = element("form", { id: "chat-form", className: "buttons" }, [input, element("button", { type: "submit", textContent: "Send" })]);
