@@ -44,9 +44,9 @@ def test_every_seat_s_seed_deals_at_once_and_refused_seeds_change_nothing(
         created = await ops.create_game("rummy40", people.ids, "s1", options=SHORT, turn_timeout_ms=NO_TIMER)
         assert (created.view.deal, created.view.phase) == (0, gs.PHASE_DEAL_OVER)
         log = engine.stores.log
-        for bad in (b"x" * 15, b"x" * 65, b""):
+        for bad, code in ((b"x" * 15, "bad_seed_length"), (b"", "bad_seed_length"), (b"x" * 65, "too_long")):
             failure = await refused(ann.contribute_seed("s1", 0, bad))
-            assert (failure.status, failure.code) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_seed_length")
+            assert (failure.status, failure.code) == (grpc.StatusCode.INVALID_ARGUMENT, code)
         denied = await refused(bob.contribute_seed("s1", 0, BOB))
         assert denied.status is grpc.StatusCode.PERMISSION_DENIED
         assert log.last_seq("s1") == 2

@@ -26,7 +26,7 @@ FIELDS: Final[Mapping[str, int]] = {
     "variant": VARIANT,
     "options": OPTION_NAME,
     "string_value": OPTION_VALUE,
-    "seed": CONTRIBUTED_MAX,  # ContributeSeed checks its range first (`seeds.check_contributed`)
+    "seed": CONTRIBUTED_MAX,  # ContributeSeed's; one too short is `seeds.check_contributed`'s to refuse
 }
 """Limits by field name (`rummy_service.limits.text_fields`); `options` limits the option names."""
 

@@ -230,8 +230,8 @@ class GameServicer(gs_grpc.GameServiceServicer):
     async def ContributeSeed(
         self, request: gs.ContributeSeedRequest, context: Context
     ) -> gs.ContributeSeedResponse:
-        check_contributed(request.seed)  # its own code for any wrong length, before `too_long`
-        limits.check(request)
+        limits.check(request)  # a seed over 64 bytes is `too_long`, as any field over its limit
+        check_contributed(request.seed)
         await self._caller(context, request.game_id, request.seat)
         outcome = await self._app.contribute_seed(request.game_id, request.seat, request.seed)
         view = render(outcome.state, request.seat, request.game_id, outcome.seq, None)
