@@ -1,18 +1,22 @@
 """End to end: the engine as a process on real Kafka and Redis with a seed window. Both seats play
 through the SDK, which sends a random seed of each seat's own before the first deal: the deal comes at
 once (not at the window's end), the log holds both seeds before it, and both `VerifyShuffle` and
-`meldstream verify` on the topic check the game's every shuffle against the mixed seed."""
+`meldstream verify` on the topic, on the replay export and on GetHistory's JSON check the game's every
+shuffle against the mixed seed; an export with a seat's seed changed does not verify."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from meldstream_cli.main import main
+from meldstream_web.export import history_export
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
@@ -53,6 +57,7 @@ def test_two_seats_seeds_deal_the_game_and_it_verifies(
     engine: tuple[ServiceProcess, dict[str, str]],
     identity: IdentityProcess,
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     process, env = engine
     players = [identity.player("seed-ann"), identity.player("seed-bob")]
@@ -95,3 +100,17 @@ def test_two_seats_seeds_deal_the_game_and_it_verifies(
     out = capsys.readouterr().out
     assert f"seat 0 seed     {seats[0].hex()}" in out and f"seat 1 seed     {seats[1].hex()}" in out
     assert f"shuffle seed    {checked.shuffle_seed.hex()}" in out and out.rstrip().endswith("verified")
+
+    export, history_json = tmp_path / "export.json", tmp_path / "history.json"
+    doc = history_export(game_id, history, seat=None)
+    export.write_text(json.dumps(doc))
+    history_json.write_text(json_format.MessageToJson(history))
+    for path in (export, history_json):
+        assert main(["verify", "--file", str(path)]) == 0
+        assert capsys.readouterr().out.rstrip().endswith("verified")
+    sent_event = next(e for e in doc["events"] if e["type"] == "seed_contributed")
+    assert sent_event["event"]["seed"] in (seats[0].hex(), seats[1].hex())  # hex, as verify prints it
+    sent_event["event"]["seed"] = "00" * 32  # another seed for that seat: another deal
+    export.write_text(json.dumps(doc))
+    assert main(["verify", "--file", str(export)]) == 1
+    assert "DOES NOT MATCH" in capsys.readouterr().out
