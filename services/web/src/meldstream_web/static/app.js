@@ -176,7 +176,8 @@ const tableEls = () => ({ info: $("table-info"), seats: $("seats"), stock: $("st
   offer: $("offer"), melds: $("melds") });
 async function showResult(view) {
   const box = $("result");
-  const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
+  const seeding = view.phase === "PHASE_DEAL_OVER" && !Number(view.deal || 0); // no deal yet: no result
+  const over = (view.phase === "PHASE_DEAL_OVER" && !seeding) || view.phase === "PHASE_GAME_OVER";
   box.hidden = !over;
   if (!over) return;
   box.replaceChildren(...resultLines(view).map((line, i) => {
