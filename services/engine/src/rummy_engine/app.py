@@ -855,6 +855,8 @@ class GameApp:
 
             try:
                 await self._apply(live, f"{ENGINE_PREFIX}deal/first", plan)
+            except ValueError:  # the seed key changed under an open game: no retry can deal it
+                log.exception("game %s: no first deal; window timer stopped", live.game_id)
             except Exception as exc:  # the store is down or the lease moved: try again shortly
                 log.warning("game %s: first deal failed: %s", live.game_id, exc)
                 if awaiting_deal(live.state.game):
