@@ -13,6 +13,10 @@ from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 
 pytest_plugins = ["rummy_infra.pytest_plugin"]
+# Engines the tests start from the environment deal at creation, as engines built in code do, unless a
+# test sets a seed window itself (tests/e2e/test_seed_contributions.py): tests that create a game and
+# act at once must not wait for seeds no one sends.
+os.environ.setdefault("ENGINE_SEED_WINDOW_MS", "0")
 
 
 @pytest.fixture(scope="session")

@@ -45,6 +45,20 @@ func verify(ctx context.Context, t *table, game *played) *report {
 		r.check(false, "%v", err)
 		return r
 	}
+	history, err := t.api.GetHistory(t.as(ctx, 0), &pb.GetHistoryRequest{GameId: game.id})
+	if err != nil {
+		r.check(false, "GetHistory: %v", err)
+		return r
+	}
+	// This client sends no seed of its own, but other seats may have: every shuffle then uses the
+	// shuffle seed S (docs/shuffle.md §1.1).
+	seats := make([][]byte, players)
+	for _, entry := range history.Entries {
+		if sent := entry.Event.GetSeedContributed(); sent != nil && int(sent.Seat) < players {
+			seats[sent.Seat] = sent.Seed
+		}
+	}
+	seed = shuffleSeed(seed, seats)
 	deck := func(deal uint32) []string {
 		return shuffle(unshuffledDeck(shape.packs, shape.jokers), dealKey(seed, deal))
 	}
@@ -52,29 +66,34 @@ func verify(ctx context.Context, t *table, game *played) *report {
 	for seat, view := range game.seats {
 		seatDeals[seat] = checkSeat(r, seat, view.updates, shape, deck)
 	}
-	history, err := t.api.GetHistory(t.as(ctx, 0), &pb.GetHistoryRequest{GameId: game.id})
-	if err != nil {
-		r.check(false, "GetHistory: %v", err)
-		return r
+	firstDealer := func(seq uint64, dealer uint32) {
+		if _, fixed := game.options["first_dealer"]; !fixed {
+			dealerDigest := sha256.Sum256(append(append([]byte(nil), seed...), "/dealer"...))
+			want := binary.BigEndian.Uint64(dealerDigest[:8]) % uint64(players)
+			r.check(uint64(dealer) == want, "history seq %d: the first dealer is seat %d", seq, want)
+		}
 	}
-	reshuffles := uint32(0)
+	reshuffles, opened := uint32(0), false
 	for _, entry := range history.Entries {
 		event := entry.Event
 		switch {
-		case event.GetGameStarted() != nil:
+		case event.GetGameStarted() != nil && len(event.GetGameStarted().Deck) > 0:
 			started := event.GetGameStarted()
 			r.deals++
-			r.check(slices.Equal(texts(started.Deck), deck(1)), "history seq %d: deal 1's deck is shuffle(deck, seed/deal/1)", event.Seq)
-			if _, fixed := game.options["first_dealer"]; !fixed {
-				dealerDigest := sha256.Sum256(append(append([]byte(nil), seed...), "/dealer"...))
-				dealer := binary.BigEndian.Uint64(dealerDigest[:8]) % uint64(players)
-				r.check(uint64(started.Dealer) == dealer, "history seq %d: the first dealer is seat %d", event.Seq, dealer)
-			}
+			opened = true
+			r.check(slices.Equal(texts(started.Deck), deck(1)), "history seq %d: deal 1's deck is shuffle(deck, S/deal/1)", event.Seq)
+			firstDealer(event.Seq, started.Dealer)
+		case event.GetDealStarted() != nil && !opened: // the first deal, after the seats' seeds
+			started := event.GetDealStarted()
+			r.deals++
+			opened = true
+			r.check(slices.Equal(texts(started.Deck), deck(1)), "history seq %d: deal 1's deck is shuffle(deck, S/deal/1)", event.Seq)
+			firstDealer(event.Seq, started.Dealer)
 		case event.GetDealStarted() != nil:
 			started := event.GetDealStarted()
 			r.deals++
 			r.check(slices.Equal(texts(started.Deck), deck(started.Deal)),
-				"history seq %d: deal %d's deck is shuffle(deck, seed/deal/%d)", event.Seq, started.Deal, started.Deal)
+				"history seq %d: deal %d's deck is shuffle(deck, S/deal/%d)", event.Seq, started.Deal, started.Deal)
 		case event.GetStockReshuffled() != nil:
 			reshuffles++
 			r.reshuffles++
@@ -88,7 +107,7 @@ func verify(ctx context.Context, t *table, game *played) *report {
 				pile = pile[:len(pile)-1]
 			}
 			r.check(slices.Equal(texts(event.GetStockReshuffled().Cards), shuffle(pile, reshuffleKey(seed, reshuffles))),
-				"history seq %d: reshuffle %d is shuffle(pile of %d, seed/reshuffle/%d)", event.Seq, reshuffles, len(pile), reshuffles)
+				"history seq %d: reshuffle %d is shuffle(pile of %d, S/reshuffle/%d)", event.Seq, reshuffles, len(pile), reshuffles)
 		}
 	}
 	for seat, deals := range seatDeals {
@@ -105,9 +124,10 @@ func checkSeat(r *report, seat int, updates []*pb.GameUpdate, shape deckShape, d
 	reshuffled, deals, draws, wrong := false, 0, 0, 0
 	for index, update := range updates {
 		view := update.View
-		if index == 0 || update.EventType == "deal_started" {
+		waiting := index == 0 && view.Deal == 0 && view.Phase == pb.Phase_PHASE_DEAL_OVER // for the seats' seeds
+		if (index == 0 && !waiting) || update.EventType == "deal_started" {
 			key := view.Deal // the first deal's key is 1 whatever its number (contract first_round)
-			if index == 0 {
+			if deals == 0 {
 				key = 1
 			}
 			cards, reshuffled = deck(key), false

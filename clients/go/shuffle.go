@@ -84,6 +84,22 @@ func dealKey(seed []byte, deal uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(append([]byte(nil), seed...), "/deal/"...), deal)
 }
 
+// shuffleSeed is S (docs/shuffle.md §1.1): the seed itself when no seat sent one, else
+// SHA256(seed || u32be(len) || seat seed, for each seat in order, nil for a seat that sent none).
+func shuffleSeed(seed []byte, seats [][]byte) []byte {
+	framed, sent := append([]byte(nil), seed...), false
+	for _, own := range seats {
+		framed = binary.BigEndian.AppendUint32(framed, uint32(len(own)))
+		framed = append(framed, own...)
+		sent = sent || len(own) > 0
+	}
+	if !sent {
+		return seed
+	}
+	digest := sha256.Sum256(framed)
+	return digest[:]
+}
+
 func reshuffleKey(seed []byte, count uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(append([]byte(nil), seed...), "/reshuffle/"...), count)
 }

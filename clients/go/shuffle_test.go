@@ -41,3 +41,39 @@ func TestWorkedExample(t *testing.T) {
 		t.Errorf("first ten cards %q, the page says %q", got, field("first ten cards"))
 	}
 }
+
+// The worked example with the seats' seeds: the shuffle seed S and the first deal it gives.
+func TestWorkedExampleWithSeats(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/shuffle.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(doc), "<!-- worked-example-seeds")
+	if !found {
+		t.Fatal("docs/shuffle.md: no worked example with the seats' seeds")
+	}
+	field := func(name string) []byte {
+		line := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` +(\S+)`).FindStringSubmatch(section)
+		if line == nil {
+			t.Fatalf("docs/shuffle.md: no %q line in the example with the seats' seeds", name)
+		}
+		value, err := hex.DecodeString(line[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return value
+	}
+	seed := shuffleSeed(field("seed (hex)"), [][]byte{field("seat 0 seed"), field("seat 1 seed")})
+	if got := hex.EncodeToString(seed); got != hex.EncodeToString(field("shuffle seed S")) {
+		t.Errorf("shuffle seed %s", got)
+	}
+	if same := shuffleSeed(field("seed (hex)"), [][]byte{nil, nil}); string(same) != string(field("seed (hex)")) {
+		t.Errorf("without seats' seeds the shuffle seed is not the seed")
+	}
+	shape, _ := shapeFor("rummy40", 2, nil)
+	deck := shuffle(unshuffledDeck(shape.packs, shape.jokers), dealKey(seed, 1))
+	want := regexp.MustCompile(`(?m)^first ten cards +(.+)$`).FindStringSubmatch(section)
+	if want == nil || strings.Join(deck[:10], " ") != strings.TrimSpace(want[1]) {
+		t.Errorf("first ten cards %v, the page says %v", deck[:10], want)
+	}
+}

@@ -10,7 +10,7 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import event_format, wire
-from rummy_contracts.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
 from rummy_rules import bots
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped
@@ -48,6 +48,7 @@ EXTRA: list[event_format.Logged] = [
     TurnTimedOut(0, 4, True),
     PlayerAway(1),
     PlayerReturned(1),
+    SeedContributed(0, bytes(range(32))),
 ]
 
 

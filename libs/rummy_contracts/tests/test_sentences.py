@@ -7,7 +7,7 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, sight
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
 from rummy_contracts.sentences import Narrator
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import (
@@ -143,6 +143,12 @@ WORDED: list[tuple[Logged, str, str, str]] = [
     ),
     (PlayerAway(1), "Bo is away", "You are away", "Bo is away"),
     (PlayerReturned(1), "Bo is back", "You are back", "Bo is back"),
+    (
+        SeedContributed(1, bytes(range(16))),
+        "Bo sent a seed for the shuffle: 0001020304050607…",
+        "You sent a seed for the shuffle: 0001020304050607…",
+        "Bo sent a seed for the shuffle: 0001020304050607…",
+    ),
 ]
 HIDDEN = ("Q♦", "Q♠", "Q♥")  # the deck's and the bought stock card's: shown only to their holder
 
@@ -202,3 +208,13 @@ def test_names_are_cut_and_left_for_the_reader_to_escape() -> None:
     shown.sentence(_seen(SEATED, None))
     assert shown.sentence(_seen(PlayerAway(0), None)) == "«Anna» is away"
     assert Narrator(None, ()).sentence(_seen(PlayerAway(3), None)) == "Seat 4 is away"
+
+
+def test_a_game_that_waits_for_seeds_says_so_and_numbers_its_first_deal_1() -> None:
+    narrator = Narrator(None)
+    opened: list[Logged] = [GameStarted("kalooki", 3, (), "c0ffee", 0, ()), SEATED, DealStarted(1, 2, DECK)]
+    assert [narrator.sentence(_seen(event, None)) for event in opened] == [
+        "A game of Kalooki for 3 players began.",
+        "At the table: Anna, Bo and Cy. The seats may send their seeds before the first deal.",
+        "Deal 1: Cy dealt.",
+    ]

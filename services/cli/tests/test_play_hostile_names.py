@@ -77,6 +77,9 @@ class FakeClient:
     async def submit(self, game_id: str, seat: int, action: gs.Action, command_id: str) -> None:
         self.sent.append(action)
 
+    async def offer_seed(self, game_id: str, seat: int, view: gs.PlayerView) -> bool:
+        return False  # this game was dealt at creation: no seed is asked for
+
 
 def test_hostile_names_print_as_text_and_no_control_character(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()

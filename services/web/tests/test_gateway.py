@@ -70,6 +70,8 @@ async def _session(identity: IdentityProcess) -> dict[str, Any]:
         "me": ("/api/me", "GET", None, {}),
         "bot_name": ("/api/signup", "POST", {"name": "bot-zoe", "password": PASSWORD}, {}),
         "bad_action": ("/api/games/g1/actions", "POST", {"seat": 0, "action": {"fly": {}}}, {}),
+        "seed_not_hex": ("/api/games/g1/seed", "POST", {"seat": 0, "seed": "zz" * 16}, {}),
+        "seed_too_long": ("/api/games/g1/seed", "POST", {"seat": 0, "seed": "ab" * 65}, {}),
         "signed_out": ("/api/signout", "POST", {}, {}),
         "me_after": ("/api/me", "GET", None, {}),
         "signed_in": ("/api/signin", "POST", {"name": "gw-zoe", "password": PASSWORD}, {}),
@@ -106,6 +108,8 @@ def test_sign_up_in_and_out_and_the_requests_the_gateway_refuses_itself(identity
 
     assert a["bot_name"][0] == 400 and a["bot_name"][1]["code"] == "name_reserved"
     assert a["bad_action"][0] == 400 and a["bad_action"][1]["message"].startswith("not an action")
+    assert a["seed_not_hex"][0] == 400 and a["seed_not_hex"][1]["message"] == "a seed is hex digits"
+    assert a["seed_too_long"][0] == 400 and "at most 128" in a["seed_too_long"][1]["message"]
     assert a["signed_out"][0] == 200 and a["me_after"] == (200, {"player": None})
     assert a["signed_in"][0] == 200 and a["signed_in"][1]["player"] == account["player"]
     assert a["long_table"][0] == 400 and a["long_table"][1]["code"] == "too_long"

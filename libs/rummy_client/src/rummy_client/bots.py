@@ -3,7 +3,8 @@
 A `BotPlayer` follows its seat's stream; an update that lists legal actions (the engine lists them
 whenever the seat may act) is its turn: a rules bot (`rummy_rules.bots`: random or greedy) chooses one
 from what the seat can see, and it submits it with a fresh command id. One stream message and one
-call per move. It never sees another seat's cards: it only has its stream and answers.
+call per move. It never sees another seat's cards: it only has its stream and answers. Before the
+first deal it sends a random seed of its own (`GameClient.offer_seed`), as every meldstream client does.
 """
 
 from __future__ import annotations
@@ -32,10 +33,18 @@ class BotStats:
 
 
 class BotPlayer:
-    """Plays `seat` of `game_id` until the game ends; `keep` keeps every update (for leak scans)."""
+    """Plays `seat` of `game_id` until the game ends; `keep` keeps every update (for leak scans);
+    `seed`: send a random seed of the seat's own before the first deal."""
 
     def __init__(
-        self, client: GameClient, game_id: str, seat: int, bot: str | Bot = "greedy", keep: bool = False
+        self,
+        client: GameClient,
+        game_id: str,
+        seat: int,
+        bot: str | Bot = "greedy",
+        keep: bool = False,
+        *,
+        seed: bool = True,
     ) -> None:
         self._client = client
         self._game_id = game_id
@@ -43,6 +52,7 @@ class BotPlayer:
         self._bot: Bot = BOTS[bot] if isinstance(bot, str) else bot
         self._rng = random.Random(hashlib.sha256(f"{game_id}/{seat}".encode()).digest())
         self._keep = keep
+        self._seed = seed
         self.stats = BotStats()
         self.final: gs.PlayerView | None = None
 
@@ -54,6 +64,9 @@ class BotPlayer:
                 self.stats.messages.append(update)
             view = update.view
             self.final = view
+            if self._seed:
+                self._seed = False
+                await self._client.offer_seed(self._game_id, self._seat, view)
             if view.phase == gs.PHASE_GAME_OVER:
                 break
             if not update.legal_actions or view.seq <= acted_at:

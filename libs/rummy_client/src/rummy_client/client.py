@@ -16,6 +16,7 @@ a session's refresh token or an API token). TLS: pass `credentials`
 from __future__ import annotations
 
 import asyncio
+import secrets
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -58,6 +59,11 @@ def _retry_after(error: grpc.aio.AioRpcError) -> float | None:
 
 def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
     return RpcFailure(error.code(), error.details() or "")
+
+
+def awaiting_seeds(view: gs.PlayerView) -> bool:
+    """Whether the game waits for its seats' own seeds before its first deal (ContributeSeed)."""
+    return view.deal == 0 and view.phase == gs.PHASE_DEAL_OVER
 
 
 class GameClient:
@@ -238,6 +244,30 @@ class GameClient:
         request = gs.ReturnToTableRequest(game_id=game_id, seat=seat)
         response: gs.ReturnToTableResponse = await self._call("ReturnToTable", request)
         return response.view
+
+    async def contribute_seed(
+        self, game_id: str, seat: int, seed: bytes | None = None
+    ) -> gs.ContributeSeedResponse:
+        """Send the seat's own seed (default: 32 fresh random bytes) before the first deal, so that
+        no one, the server included, can choose the deals (docs/shuffle.md)."""
+        request = gs.ContributeSeedRequest(
+            game_id=game_id, seat=seat, seed=secrets.token_bytes(32) if seed is None else seed
+        )
+        response: gs.ContributeSeedResponse = await self._call("ContributeSeed", request)
+        return response
+
+    async def offer_seed(self, game_id: str, seat: int, view: gs.PlayerView) -> bool:
+        """`contribute_seed` with a random seed if `view` shows the game waiting for seeds (deal 0);
+        False when it did not or was too late (the window closed, the seat sent one already)."""
+        if not awaiting_seeds(view):
+            return False
+        try:
+            await self.contribute_seed(game_id, seat)
+        except RpcFailure as failure:
+            if failure.status not in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
+                raise
+            return False
+        return True
 
     async def state_at(self, game_id: str, seq: int, seat: int | None = None) -> gs.GetStateAtResponse:
         request = gs.GetStateAtRequest(game_id=game_id, seq=seq)

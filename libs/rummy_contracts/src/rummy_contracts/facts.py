@@ -50,5 +50,14 @@ class PlayerReturned:
     seat: int
 
 
-Fact = TableSeated | TurnTimedOut | PlayerAway | PlayerReturned
+@dataclass(frozen=True, slots=True)
+class SeedContributed:
+    """A seat's own seed, sent before the first deal: every shuffle of the game mixes it in
+    (`rummy_rules.secret.mixed_seed`). Public: without the server's seed it predicts nothing."""
+
+    seat: int
+    seed: bytes
+
+
+Fact = TableSeated | TurnTimedOut | PlayerAway | PlayerReturned | SeedContributed
 """Every engine fact (a union, like `rummy_rules.events.Event`)."""

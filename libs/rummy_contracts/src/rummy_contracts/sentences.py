@@ -21,6 +21,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 
 NAME_LIMIT: Final = 64
 """Characters of a seated name a sentence shows (names are limited at seating; this bounds any log)."""
+SEED_HEX_SHOWN: Final = 16  # hex digits of a seat's seed a sentence shows (verify prints it whole)
 
 _RANKS: Final = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 _SUITS: Final = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
@@ -71,6 +72,7 @@ class Narrator:
         self.names = list(names)
         self._given = bool(names)
         self.dealer = 0
+        self.seeding = False  # the game began without a deck: the first deal waits for the seats' seeds
 
     def name(self, seat: int, first: bool = True) -> str:
         """The seat's name, "You"/"you" (`first`: it starts the sentence) for the viewer's own seat."""
@@ -116,6 +118,7 @@ class Narrator:
 
     def game_started(self, e: ev.GameStarted) -> str:
         self.dealer = e.dealer
+        self.seeding = not e.deck
         return f"A game of {_VARIANTS.get(e.variant, e.variant[:NAME_LIMIT])} for {e.players} players began."
 
     def table_seated(self, e: ev.TableSeated) -> str:
@@ -132,10 +135,15 @@ class Narrator:
             ]
         )
         seated = [self.name(seat, first=False) for seat in range(len(self.names))]
+        if self.seeding:
+            return f"At the table: {_and(seated)}. The seats may send their seeds before the first deal."
         return f"At the table: {_and(seated)}. {self.name(self.dealer)} dealt deal 1."
 
     def deal_started(self, e: ev.DealStarted) -> str:
         self.dealer = e.dealer
+        if self.seeding:
+            self.seeding = False
+            return f"Deal 1: {self.name(e.dealer)} dealt."
         return f"Deal {e.deal + 1}: {self.name(e.dealer)} dealt."
 
     def card_drawn(self, e: ev.CardDrawn) -> str:
@@ -227,6 +235,9 @@ class Narrator:
     def player_returned(self, e: ev.PlayerReturned) -> str:
         return f"{self.name(e.seat)} {'are' if e.seat == self.viewer else 'is'} back"
 
+    def seed_contributed(self, e: ev.SeedContributed) -> str:
+        return f"{self.name(e.seat)} sent a seed for the shuffle: {e.seed.hex()[:SEED_HEX_SHOWN]}…"
+
 
 _WORDS: Final[dict[str, Callable[[Narrator, Message], str]]] = {
     kind: getattr(Narrator, kind)
@@ -250,6 +261,7 @@ _WORDS: Final[dict[str, Callable[[Narrator, Message], str]]] = {
         "turn_timed_out",
         "player_away",
         "player_returned",
+        "seed_contributed",
     )
 }
 """Every oneof case of `GameEvent` -> its wording (a test checks none is missing)."""

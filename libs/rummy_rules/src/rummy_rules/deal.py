@@ -7,8 +7,8 @@ import hashlib
 from rummy_rules.cards import Card, make_deck, seed_commitment, shuffle
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealEnded, DealStarted, Event, GameStarted, OptionValue
-from rummy_rules.secret import Seed, deal_seed, secret
-from rummy_rules.state import DRAW, GameState
+from rummy_rules.secret import Contributed, Seed, deal_seed, shuffle_secret
+from rummy_rules.state import DEAL_OVER, DRAW, GameState
 from rummy_rules.variant import REGISTRY, rules_for
 
 
@@ -35,6 +35,23 @@ def start(variant: str, players: int, seed: bytes, **options: OptionValue) -> Ga
         dealer=first_dealer(seed, players) if rules.first_dealer is None else rules.first_dealer,
         deck=deck,
     )
+
+
+def first_deal(state: GameState, seed: Contributed) -> DealStarted:
+    """The first deal of a game whose `GameStarted` came without a deck (it waited for the seats'
+    seeds): the deck and first dealer `start` gives, from the mixed seed instead of the server's.
+    Its key is deal 1's whatever number the variant gives its first deal (contract `first_round`)."""
+    rules = state.rules
+    mixed = shuffle_secret(state, seed)
+    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(mixed, 1))
+    players = len(state.active)
+    dealer = first_dealer(mixed, players) if rules.first_dealer is None else rules.first_dealer
+    return DealStarted(rules.first_deal, dealer, deck)
+
+
+def awaiting_deal(state: GameState) -> bool:
+    """Whether the game began without a deck and its first deal is still to come (`first_deal`)."""
+    return state.deal == 0 and state.phase is DEAL_OVER
 
 
 def next_seat(active: tuple[bool, ...], seat: int) -> int:
@@ -88,7 +105,9 @@ def dealt(state: GameState, deal: int, dealer: int, deck: tuple[Card, ...]) -> G
 
 def new_deal(state: GameState, dealer: int, seed: Seed) -> DealStarted:
     rules = state.rules
-    deck = shuffle(make_deck(rules.packs, rules.jokers), deal_seed(secret(state, seed), state.deal + 1))
+    deck = shuffle(
+        make_deck(rules.packs, rules.jokers), deal_seed(shuffle_secret(state, seed), state.deal + 1)
+    )
     return DealStarted(state.deal + 1, dealer, deck)
 
 

@@ -111,6 +111,10 @@ def _started(event: GameStarted) -> GameState:
         winners=(),
         payouts=(),
     )
+    if not event.deck:  # the first deal waits for the seats' seeds: its DealStarted deals it
+        return blank._replace(
+            phase=DEAL_OVER, hands=tuple(() for _ in players), opened=tuple(False for _ in players)
+        )
     return dealt(blank, rules.first_deal, event.dealer, event.deck)
 
 

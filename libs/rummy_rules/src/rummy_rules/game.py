@@ -24,7 +24,7 @@ from rummy_rules.deal import start
 from rummy_rules.events import Event
 from rummy_rules.evolve import evolve, replay
 from rummy_rules.legal import legal_actions
-from rummy_rules.secret import deal_seed, reshuffle_seed
+from rummy_rules.secret import Contributed, deal_seed, mixed_seed, reshuffle_seed
 from rummy_rules.stalemate import STALEMATE_IDLE_ROUNDS, STALEMATE_VOIDS
 from rummy_rules.state import GameState, Phase
 from rummy_rules.turn import decide_command
@@ -33,6 +33,7 @@ from rummy_rules.variant import REGISTRY
 __all__ = [
     "STALEMATE_IDLE_ROUNDS",
     "STALEMATE_VOIDS",
+    "Contributed",
     "GameState",
     "Phase",
     "apply",
@@ -41,23 +42,25 @@ __all__ = [
     "decide",
     "evolve",
     "legal_actions",
+    "mixed_seed",
     "replay",
     "reshuffle_seed",
     "start",
 ]
 
 
-def decide(state: GameState, command: Command, *, seed: bytes) -> list[Event]:
+def decide(state: GameState, command: Command, *, seed: bytes | Contributed) -> list[Event]:
     """The events `command` causes in `state`, or RuleViolation (then nothing changes).
 
     `seed` is the game's secret seed (`start`'s): it orders the next deal or a reshuffle and is
-    revealed in `GameEnded`. One whose SHA-256 is not `state.seed_commitment` raises ValueError (a
+    revealed in `GameEnded`; with the seats' own seeds (`Contributed`) every shuffle uses their
+    `mixed_seed`. One whose SHA-256 is not `state.seed_commitment` raises ValueError (a
     caller's bug, not a rule violation), checked only when the decision needs the seed.
     """
     return decide_command(state, command, seed)
 
 
-def apply(state: GameState, command: Command, *, seed: bytes) -> tuple[GameState, list[Event]]:
+def apply(state: GameState, command: Command, *, seed: bytes | Contributed) -> tuple[GameState, list[Event]]:
     """`decide` then `evolve` every resulting event: the new state and the events to append."""
     events = decide(state, command, seed=seed)
     for event in events:

@@ -9,7 +9,7 @@ from rummy_rules.deal_end import deal_over, end_stalled_deal
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import Event, StockReshuffled
 from rummy_rules.rules import ALL_BUT_TOP, END_IMMEDIATELY, Reshuffle
-from rummy_rules.secret import Seed, reshuffle_seed, secret
+from rummy_rules.secret import Seed, reshuffle_seed, shuffle_secret
 from rummy_rules.state import GameState
 
 
@@ -32,7 +32,7 @@ _ENDS_ON_EMPTY_STOCK: Final = (ALL_BUT_TOP, Reshuffle.NONE_END_DEAL, END_IMMEDIA
 
 
 def _reshuffled(state: GameState, cards: tuple[Card, ...], seed: Seed) -> StockReshuffled:
-    return StockReshuffled(shuffle(cards, reshuffle_seed(secret(state, seed), state.reshuffles + 1)))
+    return StockReshuffled(shuffle(cards, reshuffle_seed(shuffle_secret(state, seed), state.reshuffles + 1)))
 
 
 def rebuild(state: GameState, cards: tuple[Card, ...], seed: Seed) -> list[Event]:

@@ -117,10 +117,15 @@ async def _seat(
     """Follow seat 0's stream: print each move as it happens (the others' too, in the web table's words),
     and on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
+    seeded = False
     lines = Lines(sys.stdin.fileno())
     log = GameLog(client, game, 0)
     async for update in client.updates(game, 0):
         view = update.view
+        if not seeded:  # a random seed of the seat's own, before the first deal (docs/shuffle.md)
+            seeded = True
+            if await client.offer_seed(game, 0, view):
+                console.print("  you sent a random seed for the shuffle")
         for line in await log.upto(update):
             console.print(f"  {table_text.plain(line['text'])}")
         if view.phase == gs.PHASE_GAME_OVER:

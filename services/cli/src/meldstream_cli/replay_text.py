@@ -15,7 +15,7 @@ from meldstream_web.export import event_message
 from rummy.game.v1 import events_pb2
 from rummy_contracts.sentences import Narrator, card_words, notation_words
 
-_FACTS = ("turn_timed_out", "player_away", "player_returned", "refused")
+_FACTS = ("turn_timed_out", "player_away", "player_returned", "seed_contributed", "refused")
 
 
 def _clock(time: str) -> str:

@@ -101,6 +101,10 @@ def report(events: list[tuple[int, Logged]], where: str) -> int:
     print(f"seed (hex)      {result.seed.hex()}")
     matches = "matches" if result.commitment_matches else "DOES NOT MATCH"
     print(f"commitment      {result.seed_commitment}  {matches}")
+    if any(result.seat_seeds):  # every shuffle used the mix (docs/shuffle.md §1)
+        for seat, seed in enumerate(result.seat_seeds):
+            print(f"seat {seat} seed     {seed.hex() or '(none)'}")
+        print(f"shuffle seed    {result.shuffle_seed.hex()}")
     for check in result.shuffles:
         print(f"{check.name:<15} seq {check.seq:<5} {'matches' if check.matches else 'DOES NOT MATCH'}")
     print("verified" if result.verified else "NOT verified")

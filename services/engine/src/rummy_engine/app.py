@@ -24,11 +24,12 @@ from typing import Any, Final, NoReturn, TypeVar
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, wire
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
 from rummy_rules.commands import Command
+from rummy_rules.deal import awaiting_deal, first_deal
 from rummy_rules.errors import RuleViolation
-from rummy_rules.events import Event, OptionValue
-from rummy_rules.game import decide, evolve, start
+from rummy_rules.events import DealStarted, Event, OptionValue
+from rummy_rules.game import Contributed, decide, evolve, start
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules, rules_for
 from rummy_service.errors import (
@@ -57,7 +58,7 @@ from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
-from rummy_engine.seeds import game_seed
+from rummy_engine.seeds import check_contributed, game_seed
 from rummy_engine.stores import Stores
 from rummy_engine.streams import Fanout, Update, Watchers, update_for
 from rummy_engine.timers import default_action
@@ -109,6 +110,7 @@ class LiveGame:
         self.fanout = Fanout()
         self.timer: asyncio.Task[None] | None = None
         self.deadline: float | None = None
+        self.window_ends: float | None = None  # when the seed window closes, once timed (`_schedule`)
         self.used = 0.0  # last call or event (the eviction clock)
         self.evicted = False  # dropped from memory: whoever still holds this object must reload
 
@@ -169,6 +171,10 @@ class GameApp:
     def _seed(self, game_id: str) -> bytes:
         """A game's secret seed, derived again whenever needed: the log holds only its commitment."""
         return game_seed(self._config.seed_key, game_id)
+
+    def _seeds(self, game_id: str, state: EngineState) -> Contributed:
+        """The server's seed with the seats' own: every shuffle of the game mixes them (seeds.py)."""
+        return Contributed(self._seed(game_id), state.seeds)
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
@@ -519,6 +525,8 @@ class GameApp:
             first = start(variant, len(players), self._seed(game_id), **dict(options))
         except RuleViolation as exc:  # unknown variant, table size or option: a malformed request
             raise InvalidArgument(exc.code, exc.message) from None
+        if self._config.seed_window_ms:  # the first deal waits for the seats' seeds (`contribute_seed`)
+            first = replace(first, deck=())
         existing = self._games.get(game_id)
         if existing is not None:
             return self._same_table(existing, table, rules)
@@ -604,7 +612,7 @@ class GameApp:
 
         def plan(state: EngineState) -> list[Logged]:
             back: list[Logged] = [PlayerReturned(seat)] if state.away[seat] else []
-            return back + self._decide(game_id, state.game, command)
+            return back + self._decide(game_id, state, state.game, command)
 
         async with self._locked(game_id) as live:
             outcome = await self._apply(live, command_id, plan, digest)
@@ -621,10 +629,11 @@ class GameApp:
             )
         return outcome
 
-    def _decide(self, game_id: str, game: GameState, command: Command) -> list[Event]:
-        """The rules' decision; a refusal is FAILED_PRECONDITION with the rule code and citation."""
+    def _decide(self, game_id: str, state: EngineState, game: GameState, command: Command) -> list[Event]:
+        """The rules' decision in `game` (`state`'s, or one step on); a refusal is FAILED_PRECONDITION
+        with the rule code and citation."""
         try:
-            return decide(game, command, seed=self._seed(game_id))
+            return decide(game, command, seed=self._seeds(game_id, state))
         except RuleViolation as exc:
             text = exc.message + (f" ({exc.rule})" if exc.rule else "")
             raise FailedPrecondition(exc.code, text) from None
@@ -729,7 +738,12 @@ class GameApp:
             live.timer.cancel()
         live.timer, live.deadline = None, None
         game = live.state.game
-        if live.evicted or self._closed or game.phase not in (Phase.DRAW, Phase.PLAY):
+        if live.evicted or self._closed:
+            return
+        if awaiting_deal(game):
+            self._time_window(live)
+            return
+        if game.phase not in (Phase.DRAW, Phase.PLAY):
             return
         delay_ms = self._limit_ms(live.state, game.turn)
         if delay_ms == 0 and not live.state.away[game.turn]:
@@ -757,7 +771,7 @@ class GameApp:
         if not away and in_a_row >= self._config.away_after:
             out.append(PlayerAway(seat))
         for step in range(MAX_DEFAULT_STEPS):
-            produced = self._decide(game_id, game, default_action(game, seat, game_id, seq + step))
+            produced = self._decide(game_id, state, game, default_action(game, seat, game_id, seq + step))
             out.extend(produced)
             for event in produced:
                 game = evolve(game, event)
@@ -785,6 +799,68 @@ class GameApp:
                     live.timer = asyncio.create_task(self._expire(live, seq, 1.0))
                 else:  # the log moved on meanwhile (read by `_reload`): time the seat now to move
                     self._schedule(live)
+
+    # --- the seats' seeds ------------------------------------------------------------------------------
+
+    async def contribute_seed(self, game_id: str, seat: int, seed: bytes) -> Outcome:
+        """A seat's own seed before the first deal (`SeedContributed`), dealt at once when it is the
+        last seat's. Refused, changing nothing: a length outside 16-64 bytes (INVALID_ARGUMENT
+        `bad_seed_length`), another seed from a seat that sent one (ALREADY_EXISTS `seed_already_sent`),
+        a seed once the first deal is dealt (FAILED_PRECONDITION `seed_window_closed`). The same seed
+        again from its seat is a retry, answered with the original outcome."""
+        check_contributed(seed)
+        command_id = f"{ENGINE_PREFIX}seed/{seat}"
+
+        def plan(state: EngineState) -> list[Logged]:
+            seeds = (*state.seeds[:seat], seed, *state.seeds[seat + 1 :])
+            contributed: list[Logged] = [SeedContributed(seat, seed)]
+            if all(seeds):  # no one left to wait for
+                return [*contributed, self._first_deal(game_id, replace(state, seeds=seeds))]
+            return contributed
+
+        async with self._locked(game_id) as live:
+            sent = live.state.seeds[seat] if seat < len(live.state.seeds) else b""
+            if sent and sent != seed:
+                raise AlreadyExists("seed_already_sent", f"seat {seat} sent its seed already; one per seat")
+            if sent and command_id not in live.state.commands:  # a retry long after: nothing to add
+                return Outcome(0, 0, True, live.state, live.seq)
+            if not sent and not awaiting_deal(live.state.game):
+                raise FailedPrecondition(
+                    "seed_window_closed", "the first deal is dealt: seeds are taken only before it"
+                )
+            return await self._apply(live, command_id, plan)
+
+    def _first_deal(self, game_id: str, state: EngineState) -> DealStarted:
+        return first_deal(state.game, self._seeds(game_id, state))
+
+    def _time_window(self, live: LiveGame) -> None:
+        """Time the seed window of a game awaiting its first deal: it closes ENGINE_SEED_WINDOW_MS after
+        the game was created or, after a restart or a move of its partition, loaded here."""
+        if live.window_ends is None:
+            live.window_ends = self._clock() + self._config.seed_window_ms / 1000
+        live.deadline = live.window_ends
+        delay_s = max(0.0, live.window_ends - self._clock())
+        live.timer = asyncio.create_task(self._close_window(live, delay_s))
+
+    async def _close_window(self, live: LiveGame, delay_s: float) -> None:
+        """The first deal with the seeds sent so far, when the window closes before every seat sent one.
+        Its DealStarted follows the SeedContributed events in the log, so a replay sees the same deal."""
+        await asyncio.sleep(delay_s)
+        async with live.lock:
+            if self._closed or live.evicted or not awaiting_deal(live.state.game):
+                return
+
+            def plan(state: EngineState) -> list[Logged]:
+                return [self._first_deal(live.game_id, state)] if awaiting_deal(state.game) else []
+
+            try:
+                await self._apply(live, f"{ENGINE_PREFIX}deal/first", plan)
+            except ValueError:  # the seed key changed under an open game: no retry can deal it
+                log.exception("game %s: no first deal; window timer stopped", live.game_id)
+            except Exception as exc:  # the store is down or the lease moved: try again shortly
+                log.warning("game %s: first deal failed: %s", live.game_id, exc)
+                if awaiting_deal(live.state.game):
+                    live.timer = asyncio.create_task(self._close_window(live, 1.0))
 
     async def return_to_table(self, game_id: str, seat: int) -> LiveGame:
         """PlayerReturned for an away seat (its timer is the turn limit again); else nothing."""

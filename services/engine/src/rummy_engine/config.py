@@ -65,6 +65,9 @@ class EngineConfig:
     identity: str = DEFAULT_IDENTITY  # the identity service, whose public keys verify tokens
     service_credential: str = ""  # this engine's own credential at identity (to forward tables)
     seed_key: str = DEV_SEED_KEY  # HMAC key deriving each game's seed (seeds.py); keep it secret and fixed
+    # How long a new game waits for its seats' own seeds before its first deal (seeds.py); 0 deals at
+    # creation. A configuration built in code deals at once; from the environment, DEFAULT_SEED_WINDOW_MS.
+    seed_window_ms: int = 0
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to other engines
     limits: LimitSettings = field(default_factory=LimitSettings)  # calls per account and per address
@@ -134,6 +137,7 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     (IDENTITY_VARIABLE, "identity", 0),
     (SERVICE_CREDENTIAL_VARIABLE, "service_credential", 0),
     ("ENGINE_SEED_KEY", "seed_key", 0),
+    ("ENGINE_SEED_WINDOW_MS", "seed_window_ms", 0),
     ("ENGINE_WORKERS", "workers", 1),
     ("ENGINE_TABLES", "tables", 0),
     ("ENGINE_MAX_GAMES", "max_games", 1),
@@ -144,6 +148,10 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_STREAM_QUEUE", "stream_queue", 1),
     (CONNECT_WAIT_VARIABLE, "connect_wait_s", 1),
 )
+DEFAULT_SEED_WINDOW_MS: Final = 2_500
+"""The seed window of an engine started from the environment: time for every client's seed to arrive,
+short enough that a table whose seats send none hardly notices."""
+_ENV_DEFAULTS: Final = {"seed_window_ms": DEFAULT_SEED_WINDOW_MS}  # where the environment's differs
 _SECRETS: Final = ("seed_key",)  # refused outside development mode when unset or public
 _STORE: Final = (
     "kafka",
@@ -161,7 +169,7 @@ def load(env: Mapping[str, str] | None = None, *, secrets: bool = True) -> Engin
     dev = dev_mode(env)
     values: dict[str, object] = {}
     for name, attr, minimum in _VARIABLES:
-        default = getattr(d, attr)
+        default = _ENV_DEFAULTS.get(attr, getattr(d, attr))
         if attr in _SECRETS or attr in _STORE:
             continue  # secrets last: a store half set is the mistake to name first
         if isinstance(default, int):

@@ -13,6 +13,8 @@ from google.protobuf.message import Message
 from rummy_service import limits
 from rummy_service.limits import DISPLAY_NAME, OPTION_NAME, OPTION_VALUE, PLAYER_ID, VARIANT
 
+from rummy_engine.seeds import CONTRIBUTED_MAX
+
 GAME_ID: Final = limits.GAME_ID  # the app checks a game id's pattern up to it
 COMMAND_ID: Final = limits.COMMAND_ID
 
@@ -24,6 +26,7 @@ FIELDS: Final[Mapping[str, int]] = {
     "variant": VARIANT,
     "options": OPTION_NAME,
     "string_value": OPTION_VALUE,
+    "seed": CONTRIBUTED_MAX,  # ContributeSeed's; one too short is `seeds.check_contributed`'s to refuse
 }
 """Limits by field name (`rummy_service.limits.text_fields`); `options` limits the option names."""
 

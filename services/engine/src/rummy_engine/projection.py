@@ -16,7 +16,7 @@ from typing import Any, Final
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, TableSeated, TurnTimedOut
+from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
 from rummy_rules import serialize
 from rummy_rules.events import BuyRequested, BuyWaived, GameStarted
 from rummy_rules.game import evolve
@@ -63,7 +63,7 @@ def _sender(state: EngineState, event: Logged) -> int:
     a returning player's PlayerReturned names them; every other command is the seat to move's. The opening
     event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
     """
-    if isinstance(event, BuyRequested | BuyWaived | PlayerReturned):
+    if isinstance(event, BuyRequested | BuyWaived | PlayerReturned | SeedContributed):
         return event.seat
     return state.game.turn
 
@@ -96,7 +96,8 @@ class EngineState:
     a retried command is answered with its original outcome before any rule is checked, and only to
     the seat that sent it, for the same request. The map is shared between successive states (the
     fold only adds to it and drops its oldest). `engine_command` is the latest command that began with
-    `TurnTimedOut`: its events were played by the engine for an absent seat.
+    `TurnTimedOut`: its events were played by the engine for an absent seat. `seeds` are the seats'
+    own seeds (`SeedContributed`, b"" for none), mixed into every shuffle.
     """
 
     game: GameState
@@ -105,6 +106,7 @@ class EngineState:
     away: tuple[bool, ...]
     commands: dict[str, Sent]
     engine_command: str
+    seeds: tuple[bytes, ...] = ()
 
     def by_engine(self, command_id: str) -> bool:
         """True for the events of the engine's latest default turn (call with the state after them)."""
@@ -121,7 +123,7 @@ class GameProjection:
 
     def __init__(self) -> None:
         # A change of the rules state's shape or of this fold invalidates old snapshots.
-        self.version = "engine-5:" + hashlib.sha256(shape().encode()).hexdigest()[:12]
+        self.version = "engine-6:" + hashlib.sha256(shape().encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -185,6 +187,7 @@ class GameProjection:
             "away": list(state.away),
             "commands": {cid: [c.first, c.last, c.seat, c.digest] for cid, c in state.commands.items()},
             "engine_command": state.engine_command,
+            "seeds": [seed.hex() for seed in state.seeds],
         }
         return json.dumps(data).encode()
 
@@ -207,6 +210,7 @@ class GameProjection:
                 for cid, (a, b, seat, d) in raw["commands"].items()
             },
             engine_command=raw["engine_command"],
+            seeds=tuple(bytes.fromhex(seed) for seed in raw["seeds"]),
         )
 
 
@@ -216,10 +220,12 @@ def _fact(state: EngineState, command_id: str, fact: Fact) -> EngineState:
         table = Table(
             fact.player_ids, fact.turn_timeout_ms, fact.player_names, fact.bots, fact.requested_by, fact.rated
         )
-        return replace(state, table=table, timeouts=(0,) * seats, away=(False,) * seats)
+        return replace(state, table=table, timeouts=(0,) * seats, away=(False,) * seats, seeds=(b"",) * seats)
     if isinstance(fact, TurnTimedOut):
         timeouts = _with(state.timeouts, fact.seat, fact.in_a_row)
         return replace(state, timeouts=timeouts, engine_command=command_id)
+    if isinstance(fact, SeedContributed):
+        return replace(state, seeds=_with(state.seeds, fact.seat, fact.seed))
     if isinstance(fact, PlayerAway):
         return replace(state, away=_with(state.away, fact.seat, True))
     return replace(

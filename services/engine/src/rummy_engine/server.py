@@ -33,6 +33,7 @@ from rummy_engine import access, limits, refusals, telemetry
 from rummy_engine.app import GameApp, LiveGame
 from rummy_engine.projection import engine_commands
 from rummy_engine.rendering import actions_pb, hands_to_pb, render, seats_to_pb, stream_update
+from rummy_engine.seeds import check_contributed
 
 Context = grpc.aio.ServicerContext[Any, Any]
 R = TypeVar("R", gs.StreamGameResponse, gs.WatchGameResponse)
@@ -226,6 +227,17 @@ class GameServicer(gs_grpc.GameServiceServicer):
         return gs.ReturnToTableResponse(view=_live_view(live, request.seat))
 
     @unary_errors
+    async def ContributeSeed(
+        self, request: gs.ContributeSeedRequest, context: Context
+    ) -> gs.ContributeSeedResponse:
+        limits.check(request)  # a seed over 64 bytes is `too_long`, as any field over its limit
+        check_contributed(request.seed)
+        await self._caller(context, request.game_id, request.seat)
+        outcome = await self._app.contribute_seed(request.game_id, request.seat, request.seed)
+        view = render(outcome.state, request.seat, request.game_id, outcome.seq, None)
+        return gs.ContributeSeedResponse(seq=outcome.first_seq, view=view)
+
+    @unary_errors
     async def GetStateAt(self, request: gs.GetStateAtRequest, context: Context) -> gs.GetStateAtResponse:
         limits.check(request)
         seat = request.seat if request.HasField("seat") else None
@@ -277,4 +289,6 @@ class GameServicer(gs_grpc.GameServiceServicer):
             commitment_matches=result.commitment_matches,
             shuffles=[gs.ShuffleCheck(name=c.name, seq=c.seq, matches=c.matches) for c in result.shuffles],
             verified=result.verified,
+            seat_seeds=result.seat_seeds,
+            shuffle_seed=result.shuffle_seed,
         )

@@ -40,6 +40,7 @@ from meldstream_web.sessions import check_csrf as check_page
 log = logging.getLogger("meldstream_web")
 MAX_TABLE = len(HOUSE_BOTS) + 1
 LIVE_LISTED = 30  # live games the lobby lists
+SEED_HEX_MAX = 128  # a seat's seed is at most 64 bytes (the engine checks 16-64)
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
     grpc.StatusCode.UNAUTHENTICATED: 401,
@@ -395,6 +396,22 @@ class Gateway:
         async with self.client(token) as client:
             view = await client.return_to_table(request.path_params["game"], seat)
         return JSONResponse(to_json(view))
+
+    async def contribute_seed(self, request: Request) -> Response:
+        """The seat's own seed before the first deal (ContributeSeed), sent by the app as hex."""
+        token = (await self.caller(request)).token
+        body = await _json_body(request)
+        seat = _int(body.get("seat"), "seat")
+        text = body.get("seed")
+        if not isinstance(text, str) or len(text) > SEED_HEX_MAX:
+            raise BadRequest(f"a seed is hex, at most {SEED_HEX_MAX} digits")
+        try:
+            seed = bytes.fromhex(text)
+        except ValueError:
+            raise BadRequest("a seed is hex digits") from None
+        async with self.client(token) as client:
+            answer = await client.contribute_seed(request.path_params["game"], seat, seed)
+        return JSONResponse(to_json(answer))
 
     async def view(self, request: Request) -> Response:
         token = (await self.caller(request)).token

@@ -162,6 +162,7 @@ def create_app(config: WebConfig) -> Starlette:
         route("/api/games/{game}/updates", "updates", ["GET"]),
         route("/api/games/{game}/actions", "act", ["POST"]),
         route("/api/games/{game}/return", "return_to_table", ["POST"]),
+        route("/api/games/{game}/seed", "contribute_seed", ["POST"]),
         route("/api/games/{game}/export", "export", ["GET"]),
         route("/api/games/{game}/verify", "verify", ["GET"]),
         route("/api/games/{game}/result", "result", ["GET"]),

@@ -86,11 +86,13 @@ def _state(state: EngineState, seen: Sight) -> dict[str, Any]:
 
 def event_message(entry: dict[str, Any]) -> events_pb2.GameEvent:
     """An entry of `events[]` as a `GameEvent` (less what was redacted): to word it or verify it. Reads
-    the seed in hex (this export's) or base64 (an older export's)."""
+    the seed in hex (this export's) or base64 (an older export's), a seat's seed in hex."""
     body = dict(entry["event"])
     seed = body.get("seed")
     if entry["type"] == "game_ended" and isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{64}", seed):
         body["seed"] = base64.b64encode(bytes.fromhex(seed)).decode()
+    if entry["type"] == "seed_contributed" and isinstance(seed, str):
+        body["seed"] = base64.b64encode(bytes.fromhex(seed[: 2 * 64])).decode()
     message = {"seq": entry["seq"], "schema_version": codec.SCHEMA_VERSION, entry["type"]: body}
     return json_format.ParseDict(message, events_pb2.GameEvent())
 
@@ -171,6 +173,8 @@ def _document(
         body = _json(getattr(message, kind))
         if kind == "game_ended":  # the seed in hex, as the summary, `replay` and `verify` print it
             body["seed"] = message.game_ended.seed.hex()
+        if kind == "seed_contributed":  # a seat's seed in hex too
+            body["seed"] = message.seed_contributed.seed.hex()
         entries.append(
             {
                 "seq": message.seq,

@@ -176,7 +176,8 @@ const tableEls = () => ({ info: $("table-info"), seats: $("seats"), stock: $("st
   offer: $("offer"), melds: $("melds") });
 async function showResult(view) {
   const box = $("result");
-  const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
+  const seeding = view.phase === "PHASE_DEAL_OVER" && !Number(view.deal || 0); // no deal yet: no result
+  const over = (view.phase === "PHASE_DEAL_OVER" && !seeding) || view.phase === "PHASE_GAME_OVER";
   box.hidden = !over;
   if (!over) return;
   box.replaceChildren(...resultLines(view).map((line, i) => {
@@ -441,9 +442,11 @@ function play(gameId, seat) {
   window.onresize = () => hand.fit();
 
   closeStream();
+  let seeded = false;
   stream = listen(`/api/games/${gameId}/updates?seat=${seat}`, {
     update: (update) => {
       view = update.view;
+      if (!seeded) { seeded = true; sendSeed(gameId, seat, view); }
       actions = update.legal_actions || [];
       hand.update(view.hand);
       draw();
@@ -452,6 +455,15 @@ function play(gameId, seat) {
     failure: (f) => say(f.message, true),
   });
   watchTimer = setInterval(tickTimers, 250);
+}
+
+// Before the first deal (deal 0) the seat sends a random seed of its own, so that no one, the server
+// included, can choose the deals (docs/shuffle.md). Too late (the deal is dealt): nothing to say.
+function sendSeed(gameId, seat, view) {
+  if (Number(view.deal || 0) !== 0 || view.phase !== "PHASE_DEAL_OVER") return;
+  const seed = crypto.getRandomValues(new Uint8Array(32));
+  const hex = Array.from(seed, (b) => b.toString(16).padStart(2, "0")).join("");
+  call("POST", `/api/games/${gameId}/seed`, { seat, seed: hex }).catch(() => {});
 }
 
 // A spectator's table: updates are queued and shown one per `pace` ms, so a game played at machine

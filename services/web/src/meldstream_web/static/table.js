@@ -70,7 +70,8 @@ export function drawTable(view, els, config, you = null) {
   const players = names(view);
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
   const contract = contractOf(view, config);
-  els.info.replaceChildren(`${view.variant} · deal ${view.deal} · ${PHASES[view.phase] || view.phase}` +
+  const seeding = view.phase === "PHASE_DEAL_OVER" && !Number(view.deal || 0); // before the first deal
+  els.info.replaceChildren(`${view.variant} · ${seeding ? "shuffling: the seats send their seeds" : `deal ${view.deal} · ${PHASES[view.phase] || view.phase}`}` +
     (contract ? ` · round ${contract.round}: contract ${contract.contract}` : ""),
   ...(over ? [] : [" · ", nameEl(players[view.turn]), " to move"]));
   const timer = el("span", "timer");
