@@ -52,10 +52,21 @@ class Words:
         self._category = Locale.parse(lang).plural_form
 
     def __call__(self, key: str, /, **params: object) -> str:
+        return fill(self.template(key), params)
+
+    def template(self, key: str) -> str:
+        """The message `key` unfilled (for a caller that escapes it first, as the terminal's markup)."""
         message = self._messages[key]
         if isinstance(message, dict):
             raise TypeError(f"{key} has plural forms: use Words.count")
-        return fill(message, params)
+        return message
+
+    def form(self, key: str, count: int) -> str:
+        """The plural form of `key` for `count`, unfilled."""
+        forms = self._messages[key]
+        if isinstance(forms, str):
+            raise TypeError(f"{key} has no plural forms")
+        return forms.get(self.category(count)) or forms["other"]
 
     def category(self, count: int) -> str:
         """The CLDR plural category of `count` in this language (`one`, `few`, `many`, `other`)."""
@@ -64,11 +75,7 @@ class Words:
 
     def count(self, key: str, count: int, /, **params: object) -> str:
         """The plural form of `key` for `count` (the `{count}` placeholder), the others from `params`."""
-        forms = self._messages[key]
-        if isinstance(forms, str):
-            raise TypeError(f"{key} has no plural forms")
-        form = forms.get(self.category(count)) or forms["other"]
-        return fill(form, {**params, "count": count})
+        return fill(self.form(key, count), {**params, "count": count})
 
     def join(self, items: Iterable[str]) -> str:
         """"a, b and c" in the language's words."""
@@ -91,3 +98,12 @@ def language_of(tags: Iterable[str]) -> str:
 def words(lang: str | None = None) -> Words:
     """The catalogue of `lang` (a tag from outside is only looked up, never used as a path)."""
     return Words(language_of([lang or DEFAULT]))
+
+
+def environment_language(environ: Mapping[str, str]) -> str:
+    """The language a terminal asks for: LC_ALL, else LC_MESSAGES, else LANG (POSIX's order), else
+    English; `C` and `POSIX` are English."""
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if value := environ.get(variable, ""):
+            return language_of([value])
+    return DEFAULT
