@@ -7,7 +7,15 @@ from __future__ import annotations
 import pytest
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, sight
-from rummy_contracts.catalogue import DEFAULT, LANGUAGES, PLACEHOLDER, language_of, plural_categories, raw, words
+from rummy_contracts.catalogue import (
+    DEFAULT,
+    LANGUAGES,
+    PLACEHOLDER,
+    language_of,
+    plural_categories,
+    raw,
+    words,
+)
 from rummy_contracts.facts import TableSeated, TurnTimedOut
 from rummy_contracts.sentences import Narrator
 from rummy_rules.cards import parse_cards
@@ -37,8 +45,11 @@ def test_every_language_has_every_message_with_its_placeholders_and_plural_forms
 CLDR_EXAMPLES = {
     "en": {"one": [1], "other": [0, 2, 3, 10, 11, 21, 100]},
     "hu": {"one": [1], "other": [0, 2, 16, 100, 1000]},
-    "ru": {"one": [1, 21, 31, 41, 51, 61, 71, 81, 101, 1001], "few": [2, 3, 4, 22, 23, 24, 32, 33, 34, 1002],
-           "many": [0, 5, 6, 11, 12, 13, 14, 19, 20, 100, 111, 112, 1000]},
+    "ru": {
+        "one": [1, 21, 31, 41, 51, 61, 71, 81, 101, 1001],
+        "few": [2, 3, 4, 22, 23, 24, 32, 33, 34, 1002],
+        "many": [0, 5, 6, 11, 12, 13, 14, 19, 20, 100, 111, 112, 1000],
+    },
     "is": {"one": [1, 21, 31, 41, 51, 61, 71, 81, 101, 1001], "other": [0, 2, 11, 12, 16, 100, 111, 1000]},
 }
 

@@ -51,6 +51,9 @@ class Words:
         self._messages = {**raw(DEFAULT), **raw(lang)} if lang != DEFAULT else raw(DEFAULT)
         self._category = Locale.parse(lang).plural_form
 
+    def __contains__(self, key: str) -> bool:
+        return key in self._messages
+
     def __call__(self, key: str, /, **params: object) -> str:
         return fill(self.template(key), params)
 
@@ -78,7 +81,7 @@ class Words:
         return fill(self.form(key, count), {**params, "count": count})
 
     def join(self, items: Iterable[str]) -> str:
-        """"a, b and c" in the language's words."""
+        """ "a, b and c" in the language's words."""
         listed = list(items)
         if len(listed) <= 1:
             return "".join(listed)

@@ -167,12 +167,20 @@ class Narrator:
 
     def cards_laid_off(self, e: ev.CardsLaidOff) -> str:
         return self._by(
-            "log.laid_off", e.seat, cards=self._cards(e.cards), meld=e.meld + 1, result=self._cards(e.result.cards)
+            "log.laid_off",
+            e.seat,
+            cards=self._cards(e.cards),
+            meld=e.meld + 1,
+            result=self._cards(e.result.cards),
         )
 
     def joker_swapped(self, e: ev.JokerSwapped) -> str:
         return self._by(
-            "log.swapped", e.seat, cards=self._cards(e.cards), meld=e.meld + 1, result=self._cards(e.result.cards)
+            "log.swapped",
+            e.seat,
+            cards=self._cards(e.cards),
+            meld=e.meld + 1,
+            result=self._cards(e.result.cards),
         )
 
     def card_discarded(self, e: ev.CardDiscarded) -> str:

@@ -102,7 +102,12 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
         you = table_text.name(me.name)
         console.print(
             table_text.say(
-                w, "cli.play_start", game=game, variant=table_text.plain(args.variant), you=you, bots=", ".join(bots)
+                w,
+                "cli.play_start",
+                game=game,
+                variant=table_text.plain(args.variant),
+                you=you,
+                bots=", ".join(bots),
             )
         )
         tasks = [
@@ -112,7 +117,7 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
             for seat in range(1, args.players)
         ]
         try:
-            return await _seat(console, client, game, windows, {me.player: me.name}, w)
+            return await _seat(console, client, game, windows, {me.player: me.name}, w=w)
         finally:
             for task in tasks:
                 task.cancel()
@@ -125,6 +130,7 @@ async def _seat(
     game: str,
     windows: BuyWindows,
     shown: dict[str, str],
+    *,
     w: Words = table_text.ENGLISH,
 ) -> int:
     """Follow seat 0's stream: print each move as it happens (the others' too, in the web table's words),
@@ -151,7 +157,9 @@ async def _seat(
         for number, offered in enumerate(actions, start=1):
             console.print(f" {number:>2}) {table_text.action(offered, view, w)}")
         while True:
-            answer = await lines.ask(console, clock(view, w) + table_text.count(w, "cli.your_move", len(actions)))
+            answer = await lines.ask(
+                console, clock(view, w) + table_text.count(w, "cli.your_move", len(actions))
+            )
             if answer.strip().isdigit() and 1 <= int(answer) <= len(actions):
                 break
             console.print(f"[yellow]{table_text.say(w, 'cli.number_please')}[/]")

@@ -197,12 +197,19 @@ def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words 
             if view.HasField("offer_from")
             else say(w, "cli.upcard")
         )
-        asked = say(w, "cli.offer_asked", who=players[view.buy_request]) if view.HasField("buy_request") else ""
+        asked = (
+            say(w, "cli.offer_asked", who=players[view.buy_request]) if view.HasField("buy_request") else ""
+        )
         until = say(w, "cli.offer_until", who=players[view.turn]) if not over else ""
         title = f"[bold]{say(w, 'cli.buy_window')}[/]"
-        lines.append("  " + say(w, "cli.offer", title=title, card=card(view.offer), source=who, until=until, asked=asked))
+        lines.append(
+            "  "
+            + say(w, "cli.offer", title=title, card=card(view.offer), source=who, until=until, asked=asked)
+        )
     for m in view.melds:
-        lines.append("  " + say(w, "cli.meld", meld=m.index + 1, who=players[m.owner], cards=cards(m.meld.cards)))
+        lines.append(
+            "  " + say(w, "cli.meld", meld=m.index + 1, who=players[m.owner], cards=cards(m.meld.cards))
+        )
     if note := rules_note(view, w):
         lines.append(f"  [italic]{note}[/]")
     if view.hand:

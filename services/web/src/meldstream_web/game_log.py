@@ -31,7 +31,9 @@ class GameLog:
     async def upto(self, update: gs.GameUpdate) -> list[dict[str, Any]]:
         """The lines of the events up to `update.seq` not yet sent, as `{"seq", "text"}`."""
         if self._narrator is None:  # the names the table shows
-            self._narrator = Narrator(self._seat, [seat.name or seat.player_id for seat in update.view.seats], self._say)
+            self._narrator = Narrator(
+                self._seat, [seat.name or seat.player_id for seat in update.view.seats], self._say
+            )
         if update.seq > self._read:
             try:
                 history = await self._client.history(self._game_id, self._seat, after_seq=self._read)

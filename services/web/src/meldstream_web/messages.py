@@ -28,7 +28,9 @@ async def catalogue(request: Request) -> Response:
     """One language's catalogue; an unknown language (only looked up, never a path) is a 404."""
     lang = request.path_params["lang"]
     if lang not in LANGUAGES:
-        return JSONResponse({"status": "NOT_FOUND", "code": "no_such_language", "message": "no such language"}, 404)
+        return JSONResponse(
+            {"status": "NOT_FOUND", "code": "no_such_language", "message": "no such language"}, 404
+        )
     data, etag = _body(lang)
     headers = {"Cache-Control": CACHE_CONTROL, "ETag": etag}
     if request.headers.get("if-none-match") == etag:
