@@ -39,6 +39,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".local" / "test-artifacts" / "browser"
 WAIT_S = 60.0
 DEMO_PREFIX = "demo-"  # the demo's accounts (meldstream_cli.platform_services)
+BROWSER_LANGUAGE = "en-US"
 GAME_S = 120.0  # the longest a page may wait for the game to move on (bots, a deal's end)
 
 
@@ -152,6 +153,9 @@ def open_chromium() -> WebDriver:
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=800,1200"):
         options.add_argument(argument)
+    # The tests read the page in English, whatever the machine's locale (the page follows the browser's).
+    options.add_argument(f"--lang={BROWSER_LANGUAGE}")
+    options.add_experimental_option("prefs", {"intl.accept_languages": BROWSER_LANGUAGE})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.implicitly_wait(0)

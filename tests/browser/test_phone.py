@@ -59,7 +59,7 @@ def _choose(_browser: WebDriver, moves: list[Move]) -> Move:
 
 def test_play_and_replay_at_phone_width(phone: WebDriver, platform: Platform) -> None:
     sign_in(phone, platform, "pia")
-    _fits(phone, "#lobby-page button")
+    _fits(phone, "#lobby-page button:not([hidden])")  # chat's "unmute all" waits hidden for a mute
     screenshot(phone, "phone-lobby")
     start_quick_play(phone, "rummy500", 2)
     assert _fits(phone, "#hand .card") == 13

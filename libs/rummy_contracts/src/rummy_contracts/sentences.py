@@ -7,7 +7,8 @@ the names from `table_seated`); it words only what is in the event it is given, 
 cleared by `rummy_contracts.sight.redact` for its reader can never show a hidden card. The names are
 other people's strings: the sentences are plain text, escaped by whoever shows them (the page sets
 textContent, the terminal uses `rummy_service.text.printable`).
-Meld numbers are 1-based (the first meld on the table is meld 1).
+Meld numbers are 1-based (the first meld on the table is meld 1). The words are the message catalogue's
+(`rummy_contracts.catalogue`), in the language of the `Words` given (English by default).
 """
 
 from __future__ import annotations
@@ -19,71 +20,82 @@ from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 
+from rummy_contracts.catalogue import Words, words
+
 NAME_LIMIT: Final = 64
 """Characters of a seated name a sentence shows (names are limited at seating; this bounds any log)."""
 SEED_HEX_SHOWN: Final = 16  # hex digits of a seat's seed a sentence shows (verify prints it whole)
 
 _RANKS: Final = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 _SUITS: Final = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
-_VARIANTS: Final = {
-    "kalooki": "Kalooki",
-    "rummy40": "Rummy 40",
-    "rummy500": "Rummy 500",
-    "contract": "Contract rummy",
-}
+_VARIANTS: Final = ("kalooki", "rummy40", "rummy500", "contract")
+ENGLISH: Final = words()
 
 
-def card_words(card: ev.Card) -> str:
-    """A card as people write it: `7♥`, `10♠`, `joker`."""
+def card_words(card: ev.Card, say: Words = ENGLISH) -> str:
+    """A card as people write it: `7♥`, `10♠`, `joker` (in `say`'s language)."""
     suit = _SUITS.get(card.suit)
     if suit is None or not 1 <= card.rank <= 13:
-        return "joker"
+        return say("card.joker")
     return _RANKS[card.rank] + suit
 
 
-def notation_words(text: str) -> str:
+def notation_words(text: str, say: Words = ENGLISH) -> str:
     """A card in the spec's notation (`7H`, `10S`, `JK`, as replay exports' states hold them) as
     `card_words` writes it."""
     symbol = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}.get(text[-1:])
-    return "joker" if text == "JK" or symbol is None else text[:-1] + symbol
+    return say("card.joker") if text == "JK" or symbol is None else text[:-1] + symbol
 
 
-def cards_words(cards: Iterable[ev.Card]) -> str:
-    return " ".join(card_words(card) for card in cards)
-
-
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+def cards_words(cards: Iterable[ev.Card], say: Words = ENGLISH) -> str:
+    return " ".join(card_words(card, say) for card in cards)
 
 
 def _points(value: int) -> str:
     return f"+{value}" if value > 0 else str(value)
 
 
+def variant_words(variant: str, say: Words = ENGLISH) -> str:
+    """A variant's name as people say it ("Rummy 500"); an unknown one as it is, cut."""
+    return say(f"variant.{variant}") if variant in _VARIANTS else variant[:NAME_LIMIT]
+
+
 class Narrator:
-    """Words the events of one game, in order, for `viewer` (their seat, or None for a spectator).
+    """Words the events of one game, in order, for `viewer` (their seat, or None for a spectator), in
+    the language of `say` (the catalogue's `log.*` messages; a `*_you` one when the viewer is the one
+    acting, since most languages conjugate for "you").
 
     `names`: the seats' names as the caller shows them (made printable, isolated); without them, the
     names seated in `table_seated`, cut at `NAME_LIMIT`.
     """
 
-    def __init__(self, viewer: int | None = None, names: Sequence[str] = ()) -> None:
+    def __init__(self, viewer: int | None = None, names: Sequence[str] = (), say: Words = ENGLISH) -> None:
         self.viewer = viewer
         self.names = list(names)
         self._given = bool(names)
         self.dealer = 0
+        self.say = say
         self.seeding = False  # the game began without a deck: the first deal waits for the seats' seeds
 
     def name(self, seat: int, first: bool = True) -> str:
         """The seat's name, "You"/"you" (`first`: it starts the sentence) for the viewer's own seat."""
         if seat == self.viewer:
-            return "You" if first else "you"
+            return self.say("log.you" if first else "log.you_after")
         if seat < len(self.names) and self.names[seat]:
             return self.names[seat]
-        return f"Seat {seat + 1}"
+        return self.say("log.seat", seat=seat + 1)
 
-    def _whose(self, seat: int) -> str:
-        return "Your" if seat == self.viewer else f"{self.name(seat)}'s"
+    def _by(self, key: str, seat: int, **params: object) -> str:
+        """Message `key` of `seat` acting: its `_you` form for the viewer, else with `{who}`."""
+        if seat == self.viewer:
+            return self.say(f"{key}_you", **params)
+        return self.say(key, who=self.name(seat), **params)
+
+    def _card(self, card: ev.Card) -> str:
+        return card_words(card, self.say)
+
+    def _cards(self, cards: Iterable[ev.Card]) -> str:
+        return cards_words(cards, self.say)
 
     def sentence(self, message: ev.GameEvent, by_timer: bool = False) -> str:
         """The event in words ("" for one a reader needs no line for); `by_timer`: the engine played it
@@ -91,19 +103,21 @@ class Narrator:
         kind = message.WhichOneof("event")
         word = _WORDS.get(kind or "")
         if word is None:
-            return f"(an event this version cannot word: {kind})"
+            return self.say("log.unknown", kind=kind)
         body = getattr(message, kind or "")
         if by_timer and isinstance(body, ev.CardDrawn | ev.CardDiscarded):
-            return f"{self._whose(body.seat)} time ran out: auto-{self._auto(body)}"
+            return self._by("log.auto", body.seat, what=self._auto(body))
         return word(self, body)
 
     def _auto(self, e: ev.CardDrawn | ev.CardDiscarded) -> str:
         """What the engine did for a seat whose time ran out, after "auto-"."""
         if isinstance(e, ev.CardDiscarded):
-            return f"discard {card_words(e.card)}"
+            return self.say("log.auto_discard", card=self._card(e.card))
         if e.from_discard:
-            return f"draw from the pile: {card_words(e.card)}"
-        return f"draw {card_words(e.card)} from the stock" if e.HasField("card") else "draw from the stock"
+            return self.say("log.auto_draw_pile", card=self._card(e.card))
+        if e.HasField("card"):
+            return self.say("log.auto_draw_stock_card", card=self._card(e.card))
+        return self.say("log.auto_draw_stock")
 
     def lines(self, entries: Iterable[gs.HistoryEntry]) -> list[tuple[int, str]]:
         """(seq, sentence) of each entry of a history (GetHistory's) that has one, in order."""
@@ -119,7 +133,7 @@ class Narrator:
     def game_started(self, e: ev.GameStarted) -> str:
         self.dealer = e.dealer
         self.seeding = not e.deck
-        return f"A game of {_VARIANTS.get(e.variant, e.variant[:NAME_LIMIT])} for {e.players} players began."
+        return self.say.count("log.game_started", e.players, variant=variant_words(e.variant, self.say))
 
     def table_seated(self, e: ev.TableSeated) -> str:
         self.names = (
@@ -134,109 +148,124 @@ class Narrator:
                 )
             ]
         )
-        seated = [self.name(seat, first=False) for seat in range(len(self.names))]
+        seated = self.say.join(self.name(seat, first=False) for seat in range(len(self.names)))
         if self.seeding:
-            return f"At the table: {_and(seated)}. The seats may send their seeds before the first deal."
-        return f"At the table: {_and(seated)}. {self.name(self.dealer)} dealt deal 1."
+            return self.say("log.table_seated_seeding", names=seated)
+        return self._by("log.table_seated", self.dealer, names=seated)
 
     def deal_started(self, e: ev.DealStarted) -> str:
         self.dealer = e.dealer
-        if self.seeding:
-            self.seeding = False
-            return f"Deal 1: {self.name(e.dealer)} dealt."
-        return f"Deal {e.deal + 1}: {self.name(e.dealer)} dealt."
+        deal = 1 if self.seeding else e.deal + 1  # the first deal after the seeds: deal 1
+        self.seeding = False
+        return self._by("log.deal_started", e.dealer, deal=deal)
 
     def card_drawn(self, e: ev.CardDrawn) -> str:
-        who = self.name(e.seat)
         if e.from_discard:
-            return f"{who} drew from the pile: {card_words(e.card)}"
+            return self._by("log.drew_pile", e.seat, card=self._card(e.card))
         if e.HasField("card"):
-            return f"{who} drew {card_words(e.card)} from the stock"
-        return f"{who} drew from the stock"
+            return self._by("log.drew_stock_card", e.seat, card=self._card(e.card))
+        return self._by("log.drew_stock", e.seat)
 
     def stock_reshuffled(self, e: ev.StockReshuffled) -> str:
-        return "The stock ran out: the discard pile was shuffled into a new stock"
+        return self.say("log.stock_reshuffled")
 
     def melds_laid(self, e: ev.MeldsLaid) -> str:
-        return f"{self.name(e.seat)} melded {_and([cards_words(m.cards) for m in e.melds])}"
+        return self._by("log.melded", e.seat, melds=self.say.join(self._cards(m.cards) for m in e.melds))
 
     def cards_laid_off(self, e: ev.CardsLaidOff) -> str:
-        return (
-            f"{self.name(e.seat)} laid off {cards_words(e.cards)} on meld {e.meld + 1}"
-            f" (now {cards_words(e.result.cards)})"
+        return self._by(
+            "log.laid_off",
+            e.seat,
+            cards=self._cards(e.cards),
+            meld=e.meld + 1,
+            result=self._cards(e.result.cards),
         )
 
     def joker_swapped(self, e: ev.JokerSwapped) -> str:
-        return (
-            f"{self.name(e.seat)} swapped {cards_words(e.cards)} for the joker in meld {e.meld + 1}"
-            f" (now {cards_words(e.result.cards)})"
+        return self._by(
+            "log.swapped",
+            e.seat,
+            cards=self._cards(e.cards),
+            meld=e.meld + 1,
+            result=self._cards(e.result.cards),
         )
 
     def card_discarded(self, e: ev.CardDiscarded) -> str:
-        return f"{self.name(e.seat)} discarded {card_words(e.card)}"
+        return self._by("log.discarded", e.seat, card=self._card(e.card))
 
     def deal_ended(self, e: ev.DealEnded) -> str:
-        scores = ", ".join(
-            f"{self.name(seat, first=False)} {_points(points)}" for seat, points in enumerate(e.penalties)
+        separator = self.say("list.separator")
+        scores = separator.join(
+            self.say("log.score", who=self.name(seat, first=False), points=_points(points))
+            for seat, points in enumerate(e.penalties)
         )
-        stopped = "The deal was stopped (no progress): " if e.stalemate else ""
         if e.HasField("winner"):
-            out = f"{self.name(e.winner)} went out"
-            if e.kalooki:
-                out += " all at once"
-            return f"{stopped}{out}. Deal scores: {scores}."
-        if not any(e.penalties):
-            return f"{stopped}Nobody went out: a void deal, dealt again."
-        return f"{stopped}Nobody went out. Deal scores: {scores}."
+            out = self._by("log.went_out_all" if e.kalooki else "log.went_out", e.winner, scores=scores)
+        elif not any(e.penalties):
+            out = self.say("log.void_deal")
+        else:
+            out = self.say("log.nobody_out", scores=scores)
+        return self.say("log.stalemate", rest=out) if e.stalemate else out
 
     def game_ended(self, e: ev.GameEnded) -> str:
         names = [self.name(seat, first=False) for seat in range(max(len(e.totals), len(self.names)))]
-        winners = _and([names[seat] for seat in e.winners]) if e.winners else "nobody"
-        won = "win" if len(e.winners) > 1 or (e.winners and e.winners[0] == self.viewer) else "wins"
-        totals = ", ".join(f"{names[seat]} {total}" for seat, total in enumerate(e.totals))
-        out = f"Game over: {winners} {won}. Totals: {totals}."
+        separator = self.say("list.separator")
+        totals = separator.join(
+            self.say("log.score", who=names[seat], points=total) for seat, total in enumerate(e.totals)
+        )
+        if not e.winners:
+            out = self.say("log.game_over_nobody", totals=totals)
+        elif list(e.winners) == [self.viewer]:
+            out = self.say("log.game_over_you", totals=totals)
+        else:
+            winners = self.say.join(names[seat] for seat in e.winners)
+            out = self.say.count("log.game_over", len(e.winners), winners=winners, totals=totals)
         if e.payouts:
-            pays = ", ".join(f"{names[seat]} {_points(p)}" for seat, p in enumerate(e.payouts))
-            out += f" Payouts: {pays}."
+            pays = separator.join(
+                self.say("log.score", who=names[seat], points=_points(p)) for seat, p in enumerate(e.payouts)
+            )
+            out += self.say("log.payouts", payouts=pays)
         return out
 
     def buy_offered(self, e: ev.BuyOffered) -> str:
-        start = f"{self.name(e.discarder)} discarded it: " if e.HasField("discarder") else ""
-        return f"{start}{card_words(e.card)} is on offer, {self.name(e.forehand, first=False)} first"
+        offer = self.say("log.offered", card=self._card(e.card), forehand=self.name(e.forehand, first=False))
+        return self._by("log.offered_after", e.discarder, offer=offer) if e.HasField("discarder") else offer
 
     def buy_requested(self, e: ev.BuyRequested) -> str:
-        return f"{self.name(e.seat)} asked to buy {card_words(e.card)}"
+        return self._by("log.buy_asked", e.seat, card=self._card(e.card))
 
     def buy_granted(self, e: ev.BuyGranted) -> str:
-        extra = " and a card from the stock"
+        card = self._card(e.card)
         if e.HasField("stock_card"):
-            extra = f" and {card_words(e.stock_card)}"
-        penalty = f" (penalty {e.penalty})" if e.penalty else ""
-        return f"{self.name(e.seat)} bought {card_words(e.card)}{extra}{penalty}"
+            out = self._by("log.bought_seen", e.seat, card=card, stock=self._card(e.stock_card))
+        else:
+            out = self._by("log.bought", e.seat, card=card)
+        return out + (self.say("log.buy_penalty", penalty=e.penalty) if e.penalty else "")
 
     def buy_waived(self, e: ev.BuyWaived) -> str:
-        return f"{self.name(e.seat)} passed on {card_words(e.card)}"
+        return self._by("log.buy_waived", e.seat, card=self._card(e.card))
 
     def buy_passed(self, e: ev.BuyPassed) -> str:
-        if e.taken_by_forehand:
-            return f"Nobody bought {card_words(e.card)}: the next player took it"
-        return f"Nobody bought {card_words(e.card)}"
+        key = "log.buy_passed_forehand" if e.taken_by_forehand else "log.buy_passed"
+        return self.say(key, card=self._card(e.card))
 
     def turn_timed_out(self, e: ev.TurnTimedOut) -> str:
         # The events of the turn the engine plays say "…'s time ran out: auto-…"; this line only when
         # a seat keeps timing out.
-        if e.in_a_row > 1:
-            return f"{self._whose(e.seat)} time ran out again ({e.in_a_row} turns in a row)"
-        return ""
+        if e.in_a_row <= 1:
+            return ""
+        if e.seat == self.viewer:
+            return self.say.count("log.timed_out_again_you", e.in_a_row)
+        return self.say.count("log.timed_out_again", e.in_a_row, who=self.name(e.seat))
 
     def player_away(self, e: ev.PlayerAway) -> str:
-        return f"{self.name(e.seat)} {'are' if e.seat == self.viewer else 'is'} away"
+        return self._by("log.away", e.seat)
 
     def player_returned(self, e: ev.PlayerReturned) -> str:
-        return f"{self.name(e.seat)} {'are' if e.seat == self.viewer else 'is'} back"
+        return self._by("log.back", e.seat)
 
     def seed_contributed(self, e: ev.SeedContributed) -> str:
-        return f"{self.name(e.seat)} sent a seed for the shuffle: {e.seed.hex()[:SEED_HEX_SHOWN]}…"
+        return self._by("log.seed_sent", e.seat, seed=e.seed.hex()[:SEED_HEX_SHOWN])
 
 
 _WORDS: Final[dict[str, Callable[[Narrator, Message], str]]] = {

@@ -23,12 +23,14 @@ from meldstream_web.quickplay import SHORT_MATCH, short_options
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
+from rummy_contracts.catalogue import Words
 from rummy_contracts.house import NAMES, house_bots
 from rummy_engine import config as engine_config
 from rummy_service.limits import PLAYER_ID
 from rummy_service.tls import Tls, load_tls
 
 from meldstream_cli import table_text
+from meldstream_cli.language import add_language_option, language
 from meldstream_cli.prompt import Lines, clock
 from meldstream_cli.signing_in import SignedIn, add_identity_options, sign_in
 
@@ -50,6 +52,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
     )
+    add_language_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -78,6 +81,7 @@ def terminal(**options: Any) -> Console:
 
 async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
     console = terminal()
+    w = language(args)
     engine = args.engine or engine_config.load(secrets=False).address
     bots = house_bots(args.players)
     windows = BuyWindows()
@@ -92,11 +96,20 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
             options = short_options(args.variant) if args.short else {}
             created = await client.create_game(args.variant, [me.player, *bots], options=options)
         except RpcFailure as failure:
-            console.print(f"[red]refused:[/] {table_text.plain(failure.details)}")
+            console.print(f"[red]{table_text.say(w, 'cli.refused')}[/] {table_text.plain(failure.details)}")
             return 1
         game = created.game_id
         you = table_text.name(me.name)
-        console.print(f"game {game}: {table_text.plain(args.variant)}, you ({you}) against {', '.join(bots)}")
+        console.print(
+            table_text.say(
+                w,
+                "cli.play_start",
+                game=game,
+                variant=table_text.plain(args.variant),
+                you=you,
+                bots=", ".join(bots),
+            )
+        )
         tasks = [
             asyncio.create_task(
                 play_paced(engine, me.token, game, seat, args.pace / 1000, windows=windows, tls=tls)
@@ -104,7 +117,7 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
             for seat in range(1, args.players)
         ]
         try:
-            return await _seat(console, client, game, windows, {me.player: me.name})
+            return await _seat(console, client, game, windows, {me.player: me.name}, w=w)
         finally:
             for task in tasks:
                 task.cancel()
@@ -112,14 +125,20 @@ async def _play(args: argparse.Namespace, tls: Tls, me: SignedIn) -> int:
 
 
 async def _seat(
-    console: Console, client: GameClient, game: str, windows: BuyWindows, shown: dict[str, str]
+    console: Console,
+    client: GameClient,
+    game: str,
+    windows: BuyWindows,
+    shown: dict[str, str],
+    *,
+    w: Words = table_text.ENGLISH,
 ) -> int:
     """Follow seat 0's stream: print each move as it happens (the others' too, in the web table's words),
     and on each update that offers moves, ask which one and send it."""
     shown_deal_over = 0
     seeded = False
     lines = Lines(sys.stdin.fileno())
-    log = GameLog(client, game, 0)
+    log = GameLog(client, game, 0, w)
     async for update in client.updates(game, 0):
         view = update.view
         if not seeded:  # a random seed of the seat's own, before the first deal (docs/shuffle.md)
@@ -129,29 +148,31 @@ async def _seat(
         for line in await log.upto(update):
             console.print(f"  {table_text.plain(line['text'])}")
         if view.phase == gs.PHASE_GAME_OVER:
-            console.print(*table_text.result(view, shown), sep="\n")
-            console.print(f"replay: meldstream replay {game}")
+            console.print(*table_text.result(view, shown, w), sep="\n")
+            console.print(table_text.say(w, "cli.replay_hint", game=game))
             return 0
         if view.phase == gs.PHASE_DEAL_OVER and shown_deal_over != view.deal:
             shown_deal_over = view.deal
-            console.print(*table_text.result(view, shown), sep="\n")
+            console.print(*table_text.result(view, shown, w), sep="\n")
         if not update.legal_actions:
             continue
         console.rule()
-        console.print(*table_text.table(view, shown), sep="\n")
+        console.print(*table_text.table(view, shown, w), sep="\n")
         actions = table_text.menu_order(update.legal_actions)
         for number, offered in enumerate(actions, start=1):
-            console.print(f" {number:>2}) {table_text.action(offered, view)}")
+            console.print(f" {number:>2}) {table_text.action(offered, view, w)}")
         while True:
-            answer = await lines.ask(console, f"{clock(view)}Your move [1-{len(actions)}]: ")
+            answer = await lines.ask(
+                console, clock(view, w) + table_text.count(w, "cli.your_move", len(actions))
+            )
             if answer.strip().isdigit() and 1 <= int(answer) <= len(actions):
                 break
-            console.print("[yellow]a number from the list, please[/]")
+            console.print(f"[yellow]{table_text.say(w, 'cli.number_please')}[/]")
         chosen = actions[int(answer) - 1]
         try:
             await client.submit(game, 0, chosen, uuid.uuid4().hex)
         except RpcFailure as failure:
-            console.print(f"[red]refused:[/] {table_text.plain(failure.details)}")
+            console.print(f"[red]{table_text.say(w, 'cli.refused')}[/] {table_text.plain(failure.details)}")
         if chosen.WhichOneof("kind") in ("buy_discard", "pass_buy"):
             windows.answered(game)  # the bot holding the card for you draws now
     return 1

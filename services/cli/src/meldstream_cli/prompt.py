@@ -16,17 +16,19 @@ from typing import Final
 
 from rich.console import Console
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_contracts.catalogue import Words, words
 
 MAX_LINE: Final = 256  # bytes of one answer kept; the rest of a longer line is dropped
 CHUNK: Final = 4096
+ENGLISH: Final = words()
 
 
-def clock(view: gs.PlayerView, now: float | None = None) -> str:
+def clock(view: gs.PlayerView, w: Words = ENGLISH, now: float | None = None) -> str:
     """The time left for the seat to move, as the prompt shows it ("" when no turn timer runs)."""
     if not view.HasField("turn_deadline"):
         return ""
     left = max(0, round(view.turn_deadline.ToMicroseconds() / 1e6 - (time.time() if now is None else now)))
-    return f"({left} s left) "
+    return w("cli.clock", left=left)
 
 
 class Lines:

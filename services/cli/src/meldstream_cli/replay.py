@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from meldstream_web.export import game_export
+from rummy_contracts.catalogue import Words
 from rummy_engine import refusals
 from rummy_service.errors import quote
 from rummy_service.limits import DISPLAY_NAME
 from rummy_service.text import printable, shown
 
 from meldstream_cli import replay_html
+from meldstream_cli.language import add_language_option, language
 from meldstream_cli.platform_args import (
     add_store_options,
     config_from,
@@ -65,6 +67,7 @@ def register(commands: Any) -> None:
         help="show an unfinished game's hidden hands and stock (an operator's view; the output says so)",
     )
     add_store_options(parser)
+    add_language_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -104,12 +107,13 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=1)
         print()
         return 0
-    _print_text(for_people(doc, lambda player: shown(player, DISPLAY_NAME)))
+    _print_text(for_people(doc, lambda player: shown(player, DISPLAY_NAME)), language(args))
     return 0
 
 
-def _print_text(doc: dict[str, Any]) -> None:
-    """The text replay; every line made printable, for what the log holds is what clients sent."""
+def _print_text(doc: dict[str, Any], say: Words) -> None:
+    """The text replay; every line made printable, for what the log holds is what clients sent. The
+    events and the table are in `say`'s language; the summary stays in English, an operator's record."""
 
     def out(*lines: str) -> None:
         for line in lines:
@@ -117,13 +121,13 @@ def _print_text(doc: dict[str, Any]) -> None:
 
     out(*summary_lines(doc), "")
     skipped = list(doc["skipped"])  # in log order, each before the events from its seq on
-    words = narrator(doc)
+    words = narrator(doc, say)
     for entry in doc["events"]:
         while skipped and skipped[0]["seq"] <= entry["seq"]:
             out(skipped_line(skipped.pop(0)))
         out(event_line(words, entry))
         if shows_table(entry):
-            out(*table_lines(doc, entry))
+            out(*table_lines(doc, entry, say))
         for refused in refused_after(doc, entry["seq"]):
             out(refused_line(doc, refused))
     out(*map(skipped_line, skipped))

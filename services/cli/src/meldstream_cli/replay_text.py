@@ -13,9 +13,11 @@ from typing import Any
 from google.protobuf import json_format
 from meldstream_web.export import event_message
 from rummy.game.v1 import events_pb2
+from rummy_contracts.catalogue import Words, words
 from rummy_contracts.sentences import Narrator, card_words, notation_words
 
 _FACTS = ("turn_timed_out", "player_away", "player_returned", "seed_contributed", "refused")
+ENGLISH = words()
 
 
 def _clock(time: str) -> str:
@@ -153,10 +155,11 @@ def skipped_line(record: dict[str, Any]) -> str:
     )
 
 
-def narrator(doc: dict[str, Any]) -> Narrator:
+def narrator(doc: dict[str, Any], say: Words = ENGLISH) -> Narrator:
     """What words the events (`rummy_contracts.sentences`, as the web table's log and `meldstream play`
-    word them), with the names the lines show; a replay is an operator's: nobody is "you"."""
-    return Narrator(None, doc["summary"]["players"])
+    word them, in `say`'s language), with the names the lines show; a replay is an operator's: nobody
+    is "you"."""
+    return Narrator(None, doc["summary"]["players"], say)
 
 
 def event_line(words: Narrator, entry: dict[str, Any]) -> str:
@@ -166,7 +169,7 @@ def event_line(words: Narrator, entry: dict[str, Any]) -> str:
     return f"seq {entry['seq']:<4} {_clock(entry['time'])}  {text}"
 
 
-def table_lines(doc: dict[str, Any], entry: dict[str, Any]) -> list[str]:
+def table_lines(doc: dict[str, Any], entry: dict[str, Any], say: Words = ENGLISH) -> list[str]:
     players = doc["summary"]["players"]
     state = entry["state"]
     width = max((len(p) for p in players), default=4) + 8
@@ -174,21 +177,29 @@ def table_lines(doc: dict[str, Any], entry: dict[str, Any]) -> list[str]:
     for seat, size in enumerate(state["hand_sizes"]):
         mark = ">" if seat == state["turn"] else " "
         hand = state["hands"][seat]
-        cards = " ".join(map(notation_words, sorted(hand, key=_order))) if hand is not None else "(hidden)"
-        away = "  AWAY" if seat < len(state["away"]) and state["away"][seat] else ""
+        cards = (
+            " ".join(notation_words(card, say) for card in sorted(hand, key=_order))
+            if hand is not None
+            else say("cli.replay_hidden")
+        )
+        away = say("cli.replay_away") if seat < len(state["away"]) and state["away"][seat] else ""
         label = f"{seat} {players[seat] if seat < len(players) else '?'}"
         lines.append(f"  {mark} {label:<{width}} {size:>2} | {cards or '-'}{away}")
     for index, meld in enumerate(state["melds"], start=1):  # 1-based, as the sentences number melds
-        owner = players[meld["owner"]] if meld["owner"] < len(players) else f"seat {meld['owner']}"
-        lines.append(f"    meld {index:<2} ({owner}) {' '.join(map(notation_words, meld['cards']))}")
+        owner = (
+            players[meld["owner"]] if meld["owner"] < len(players) else say("event.seat", seat=meld["owner"])
+        )
+        melded = " ".join(notation_words(card, say) for card in meld["cards"])
+        lines.append("    " + say("cli.replay_meld", meld=f"{index:<2}", who=owner, cards=melded))
     pile = state["discard"]
-    more = f"{len(pile) - 8} more under " if len(pile) > 8 else ""
-    top = " ".join(map(notation_words, pile[-8:])) or "-"
-    lines.append(
-        f"    discard: {more}{top} (top last)   stock: {state['stock_size']}   phase: {state['phase']}"
+    more = say.count("cli.replay_more", len(pile) - 8) if len(pile) > 8 else ""
+    top = " ".join(notation_words(card, say) for card in pile[-8:]) or "-"
+    phase = say(f"cli.phase.{state['phase']}") if f"cli.phase.{state['phase']}" in say else state["phase"]
+    lines.append("    " + say("cli.replay_piles", more=more, top=top, stock=state["stock_size"], phase=phase))
+    totals = say("list.separator").join(
+        f"{name} {total}" for name, total in zip(players, state["totals"], strict=False)
     )
-    totals = ", ".join(f"{name} {total}" for name, total in zip(players, state["totals"], strict=False))
-    lines.append(f"    totals: {totals}")
+    lines.append("    " + say("cli.totals", totals=totals))
     return lines
 
 

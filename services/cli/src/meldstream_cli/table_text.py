@@ -12,19 +12,27 @@ from collections.abc import Iterable, Mapping
 from rich.markup import escape
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_contracts.catalogue import Words, fill, words
 from rummy_rules.variants import rules_for, variant_named
 from rummy_service.limits import DISPLAY_NAME
 from rummy_service.text import clipped, printable
 
 RANKS = ("JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = {ev.SUIT_CLUBS: "♣", ev.SUIT_DIAMONDS: "♦", ev.SUIT_HEARTS: "♥", ev.SUIT_SPADES: "♠"}
-PHASES = {
-    gs.PHASE_DRAW: "draw",
-    gs.PHASE_PLAY: "play",
-    gs.PHASE_DEAL_OVER: "deal over",
-    gs.PHASE_GAME_OVER: "game over",
-}
+PHASES = (gs.PHASE_DRAW, gs.PHASE_PLAY, gs.PHASE_DEAL_OVER, gs.PHASE_GAME_OVER)
+ENGLISH = words()
 SUIT_ORDER = (ev.SUIT_CLUBS, ev.SUIT_DIAMONDS, ev.SUIT_SPADES, ev.SUIT_HEARTS, ev.SUIT_UNSPECIFIED)
+
+
+def say(words_: Words, key: str, /, **params: object) -> str:
+    """Catalogue message `key` as markup: its own text escaped (a `[` in a translation is shown), the
+    values (markup already: cards, names made `plain`) put in as they are."""
+    return fill(escape(words_.template(key)), params)
+
+
+def count(words_: Words, key: str, number: int, /, **params: object) -> str:
+    """`say` for a message with plural forms, chosen for `number`."""
+    return fill(escape(words_.form(key, number)), {**params, "count": number})
 
 
 def plain(text: str) -> str:
@@ -70,52 +78,52 @@ def _melds(melds: Iterable[gs.MeldCards]) -> str:
     return " | ".join(cards(m.cards) for m in melds)
 
 
-def _lay_off(lay: gs.LayOff) -> str:
-    end = {gs.RUN_END_LOW: " (low end)", gs.RUN_END_HIGH: " (high end)"}.get(lay.at, "")
-    return f"lay off {cards(lay.cards)} on meld {lay.meld + 1}{end}"
+def _lay_off(w: Words, lay: gs.LayOff, key: str = "move.lay_off_part") -> str:
+    end = {gs.RUN_END_LOW: "move.RUN_END_LOW", gs.RUN_END_HIGH: "move.RUN_END_HIGH"}.get(lay.at)
+    return say(w, key, cards=cards(lay.cards), meld=lay.meld + 1, end=say(w, end) if end else "")
 
 
-def _then(use: gs.PickFromPile | gs.SwapJoker) -> str:
+def _then(w: Words, use: gs.PickFromPile | gs.SwapJoker) -> str:
     """The meld or layoff a pick (or a freed joker) is used in at once."""
     if use.HasField("lay_melds"):
-        return f", then meld {_melds(use.lay_melds.melds)}"
+        return say(w, "move.then_meld", melds=_melds(use.lay_melds.melds))
     if use.HasField("lay_off"):
-        return f", then {_lay_off(use.lay_off)}"
+        return say(w, "move.then", move=_lay_off(w, use.lay_off))
     return ""
 
 
-def action(a: gs.Action, view: gs.PlayerView) -> str:
-    """How a legal action reads (the menu of `meldstream play`)."""
+def action(a: gs.Action, view: gs.PlayerView, w: Words = ENGLISH) -> str:
+    """How a legal action reads (the menu of `meldstream play`), in the words of the web table's."""
     kind = a.WhichOneof("kind")
     if kind == "draw_from_stock":
-        return "Draw from stock"
+        return say(w, "move.draw_from_stock")
     if kind == "take_discard":
-        return f"Take discard {card(view.discard_top)}"
+        return say(w, "move.take_discard", card=card(view.discard_top))
     if kind == "lay_melds":
-        return f"Meld {_melds(a.lay_melds.melds)}"
+        return say(w, "move.lay_melds", melds=_melds(a.lay_melds.melds))
     if kind == "lay_off":
-        return _lay_off(a.lay_off).capitalize()
+        return _lay_off(w, a.lay_off, "move.lay_off")
     if kind == "discard":
-        return f"Discard {card(a.discard.card)}"
+        return say(w, "move.discard", card=card(a.discard.card))
     if kind == "go_out":
-        parts = [f"meld {_melds(a.go_out.melds)}"] if a.go_out.melds else []
-        parts += [_lay_off(lay) for lay in a.go_out.layoffs]
+        parts = [say(w, "move.meld_part", melds=_melds(a.go_out.melds))] if a.go_out.melds else []
+        parts += [_lay_off(w, lay) for lay in a.go_out.layoffs]
         if a.go_out.HasField("discard"):
-            parts.append(f"discard {card(a.go_out.discard)}")
-        return "Go out: " + ", ".join(parts)
+            parts.append(say(w, "move.discard_part", card=card(a.go_out.discard)))
+        return say(w, "move.go_out", parts=say(w, "list.separator").join(parts))
     if kind == "swap_joker":
         swap = a.swap_joker
-        return f"Swap {cards(swap.cards)} for the joker in meld {swap.meld + 1}{_then(swap)}"
+        return say(w, "move.swap_joker", cards=cards(swap.cards), meld=swap.meld + 1, then=_then(w, swap))
     if kind == "pick_from_pile":
         pick = a.pick_from_pile
         above = len(view.discard_pile) - pick.index - 1
-        more = f" and the {above} card{'s' if above > 1 else ''} above it" if above else ""
+        more = count(w, "move.pick_above", above) if above else ""
         picked = card(view.discard_pile[pick.index]) if pick.index < len(view.discard_pile) else "?"
-        return f"Pick {picked} (pile position {pick.index + 1}){more}{_then(pick)}"
+        return say(w, "cli.pick", card=picked, place=pick.index + 1, above=more, then=_then(w, pick))
     if kind == "buy_discard":
-        return f"Buy {card(view.offer)} (with a penalty card from the stock)"
+        return say(w, "move.buy", card=card(view.offer))
     if kind == "pass_buy":
-        return f"Pass: don't buy {card(view.offer)}"
+        return say(w, "move.pass_buy", card=card(view.offer))
     return str(kind)
 
 
@@ -142,7 +150,7 @@ def _option(view: gs.PlayerView, name: str) -> int | None:
     return view.options[name].int_value if name in view.options else None
 
 
-def rules_note(view: gs.PlayerView) -> str:
+def rules_note(view: gs.PlayerView, w: Words = ENGLISH) -> str:
     """What a person must know of the rules now that the moves alone do not say: contract rummy's
     round and contract, Rummy 500's pile, an opening minimum not reached yet."""
     variant = variant_named(view.variant)
@@ -152,55 +160,70 @@ def rules_note(view: gs.PlayerView) -> str:
         last = _option(view, "last_round") or len(contracts)
         rnd = first + view.deal - 1
         contract = contracts[rnd - 1] if 0 < rnd <= len(contracts) else "?"
-        rounds = f"rounds {first}-{last}"
-        return f"round {rnd} ({rounds}): contract {contract}; lay it down exactly, then only lay off"
+        rounds = say(w, "rules.rounds", first=first, last=last)
+        return say(w, "cli.rules_contract", round=rnd, rounds=rounds, contract=contract)
     if variant.spread_pile:
-        return "any pile card may be picked, with every card above it, if it is melded or laid off at once"
+        return say(w, "cli.rules_spread_pile")
     opening = _option(view, "opening_min_points")
     if opening is None:
         opening = rules_for(view.variant, len(view.seats)).opening_min_points
     if opening and view.HasField("seat") and not view.opened[view.seat]:
-        return f"you have not opened: your first melds must total at least {opening} points"
+        return count(w, "cli.rules_not_opened", opening)
     return ""
 
 
-def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None) -> list[str]:
+def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words = ENGLISH) -> list[str]:
     """The table: header, seats with scores, piles, the card on offer, melds, what the rules ask now,
     and the viewer's hand when it has one."""
     players = names(view, shown)
     over = view.phase in (gs.PHASE_DEAL_OVER, gs.PHASE_GAME_OVER)
-    mover = "" if over else f" · [bold]{players[view.turn]}[/] to move"
-    lines = [f"[bold]{view.variant}[/] · deal {view.deal} · {PHASES.get(view.phase, '?')}{mover}"]
+    mover = "" if over else say(w, "table.to_move", who=f"[bold]{players[view.turn]}[/]")
+    phase = say(w, f"phase.{gs.Phase.Name(view.phase)}") if view.phase in PHASES else "?"
+    lines = [say(w, "table.info", variant=f"[bold]{view.variant}[/]", deal=view.deal, phase=phase) + mover]
     buying = variant_named(view.variant).buys
     for i, seat in enumerate(view.seats):
-        away = " · away" if seat.away else ""
-        buys = f" · buys {view.buys[i]}" if buying and view.buys else ""
-        lines.append(f"  {players[i]}: {view.hand_sizes[i]} cards · score {view.totals[i]}{buys}{away}")
+        away = say(w, "replay.seat_away") if seat.away else ""
+        buys = say(w, "seat.buys", buys=view.buys[i]) if buying and view.buys else ""
+        held = count(w, "seat.cards", view.hand_sizes[i])
+        lines.append(f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}")
     if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
     else:
         pile = card(view.discard_top) if view.discard_size else "-"
-    lines.append(f"  stock {view.stock_size} · discard ({view.discard_size}): {pile}")
+    lines.append("  " + say(w, "cli.piles", stock=view.stock_size, discard=view.discard_size, pile=pile))
     if view.HasField("offer"):
-        who = f"discarded by {players[view.offer_from]}" if view.HasField("offer_from") else "the upcard"
-        asked = f"; {players[view.buy_request]} asked to buy it" if view.HasField("buy_request") else ""
-        until = f" until {players[view.turn]} draws" if not over else ""
-        lines.append(f"  [bold]buy window[/]: {card(view.offer)} ({who}) is on offer{until}{asked}")
+        who = (
+            say(w, "cli.offer_from", who=players[view.offer_from])
+            if view.HasField("offer_from")
+            else say(w, "cli.upcard")
+        )
+        asked = (
+            say(w, "cli.offer_asked", who=players[view.buy_request]) if view.HasField("buy_request") else ""
+        )
+        until = say(w, "cli.offer_until", who=players[view.turn]) if not over else ""
+        title = f"[bold]{say(w, 'cli.buy_window')}[/]"
+        lines.append(
+            "  "
+            + say(w, "cli.offer", title=title, card=card(view.offer), source=who, until=until, asked=asked)
+        )
     for m in view.melds:
-        lines.append(f"  meld {m.index + 1} ({players[m.owner]}): {cards(m.meld.cards)}")
-    if note := rules_note(view):
+        lines.append(
+            "  " + say(w, "cli.meld", meld=m.index + 1, who=players[m.owner], cards=cards(m.meld.cards))
+        )
+    if note := rules_note(view, w):
         lines.append(f"  [italic]{note}[/]")
     if view.hand:
-        lines.append(f"  your hand: {cards(sorted_hand(view.hand))}")
+        lines.append("  " + say(w, "cli.hand", cards=cards(sorted_hand(view.hand))))
     return lines
 
 
-def result(view: gs.PlayerView, shown: Mapping[str, str] | None = None) -> list[str]:
+def result(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words = ENGLISH) -> list[str]:
     players = names(view, shown)
+    separator = say(w, "list.separator")
     if view.phase == gs.PHASE_GAME_OVER:
-        winners = ", ".join(players[s] for s in view.winners) or "nobody"
-        head = f"[bold]Game over[/] — winner: {winners}"
+        winners = separator.join(players[s] for s in view.winners) or say(w, "result.nobody")
+        head = say(w, "cli.game_over", title=f"[bold]{say(w, 'cli.game_over_title')}[/]", winners=winners)
     else:
-        head = f"[bold]Deal {view.deal} over[/]"
-    totals = ", ".join(f"{p} {t}" for p, t in zip(players, view.totals, strict=False))
-    return [head, f"  totals: {totals}"]
+        head = f"[bold]{say(w, 'result.deal_over', deal=view.deal)}[/]"
+    totals = separator.join(f"{p} {t}" for p, t in zip(players, view.totals, strict=False))
+    return [head, "  " + say(w, "cli.totals", totals=totals)]

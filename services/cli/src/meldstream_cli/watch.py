@@ -16,6 +16,7 @@ from rummy_engine import config as engine_config
 from rummy_service.tls import load_tls
 
 from meldstream_cli import table_text
+from meldstream_cli.language import add_language_option, language
 from meldstream_cli.signing_in import add_identity_options, sign_in
 
 
@@ -32,6 +33,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--ca-file", default="", help="CA of the engine's certificate: TLS (default TLS_CA_FILE)"
     )
+    add_language_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -45,6 +47,7 @@ async def _watch(args: argparse.Namespace) -> int:
     """Each update as it comes, then a pause: the stream buffers what comes meanwhile, so a fast game is
     shown move by move, never skipped."""
     console = Console(highlight=False)
+    w = language(args)
     tls = load_tls(ca_file=args.ca_file)
     token = (await asyncio.to_thread(sign_in, args, tls, device="meldstream watch")).token
     async with GameClient(
@@ -53,16 +56,16 @@ async def _watch(args: argparse.Namespace) -> int:
         credentials=tls.channel_credentials(),
         options=tls.channel_options(),
     ) as client:
-        log = GameLog(client, args.game, None)
+        log = GameLog(client, args.game, None, w)
         try:
             async for update in client.updates(args.game):
                 view = update.view
-                console.rule(f"seq {update.seq}")
+                console.rule(w("cli.seq", seq=update.seq))
                 # What happened, in the web table's words (the first time: the game so far).
                 console.print(*[table_text.plain(line["text"]) for line in await log.upto(update)], sep="\n")
-                console.print(*table_text.table(view), sep="\n")
+                console.print(*table_text.table(view, None, w), sep="\n")
                 if view.phase == gs.PHASE_GAME_OVER:
-                    console.print(*table_text.result(view), sep="\n")
+                    console.print(*table_text.result(view, None, w), sep="\n")
                     return 0
                 await asyncio.sleep(args.pace / 1000)
         except RpcFailure as failure:

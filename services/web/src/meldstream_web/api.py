@@ -20,6 +20,7 @@ from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
 from rummy_client import GameClient, RpcFailure
 from rummy_client.identity import Grant, IdentityClient, RenewingToken
+from rummy_contracts.catalogue import words
 from rummy_contracts.house import NAMES as HOUSE_BOTS
 from rummy_contracts.house import house_bots
 from rummy_rules.variants import PLAYABLE_VARIANTS, Variant, rules_for, variant_named
@@ -350,7 +351,7 @@ class Gateway:
     async def updates(self, request: Request) -> Response:
         """A seat's stream (`seat` given: its hand and legal actions) or a spectator's, resumed after
         `Last-Event-ID` when the browser reconnects; each update followed by the log's lines in words up
-        to it (`game_log`: after the first, the whole history so far)."""
+        to it (`game_log`: after the first, the whole history so far), in the language `lang` names."""
         token = (await self.caller(request)).token
         game_id = request.path_params["game"]
         seat_param = request.query_params.get("seat", "")
@@ -359,7 +360,7 @@ class Gateway:
 
         async def messages() -> AsyncIterator[str]:
             async with self.client(token) as client:
-                lines = GameLog(client, game_id, seat)
+                lines = GameLog(client, game_id, seat, words(request.query_params.get("lang", "")[:16]))
                 try:
                     async for update in client.updates(game_id, seat, after):
                         yield sse.message(to_json(update), event="update", event_id=update.seq)

@@ -30,6 +30,7 @@ from meldstream_web.cors import ApiCors
 from meldstream_web.headers import SecurityHeaders
 from meldstream_web.health import Readiness, healthz
 from meldstream_web.limits import LimitsMiddleware
+from meldstream_web.messages import catalogue
 from meldstream_web.oidc import ProviderFlow
 from meldstream_web.private_tables import PrivateTablePages
 from meldstream_web.sessions import CookieMiddleware, CookiePolicy, NotSignedIn, Sessions
@@ -131,6 +132,7 @@ def create_app(config: WebConfig) -> Starlette:
         Route("/", _index),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readiness.readyz, methods=["GET"]),
+        Route("/i18n/{lang}.json", catalogue, methods=["GET"]),
         route("/api/variants", "variants", ["GET"]),
         route("/api/signup", "sign_up", ["POST"]),
         route("/api/signin", "sign_in", ["POST"]),

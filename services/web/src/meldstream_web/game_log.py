@@ -15,14 +15,15 @@ from typing import Any
 
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
+from rummy_contracts.catalogue import Words
 from rummy_contracts.sentences import Narrator
 
 
 class GameLog:
-    """The lines of one game for one reader (`seat`, or None for a spectator)."""
+    """The lines of one game for one reader (`seat`, or None for a spectator), in `say`'s language."""
 
-    def __init__(self, client: GameClient, game_id: str, seat: int | None) -> None:
-        self._client, self._game_id, self._seat = client, game_id, seat
+    def __init__(self, client: GameClient, game_id: str, seat: int | None, say: Words) -> None:
+        self._client, self._game_id, self._seat, self._say = client, game_id, seat, say
         self._narrator: Narrator | None = None
         self._read = 0  # the last seq read from the history
         self._pending: list[tuple[int, str]] = []
@@ -30,7 +31,9 @@ class GameLog:
     async def upto(self, update: gs.GameUpdate) -> list[dict[str, Any]]:
         """The lines of the events up to `update.seq` not yet sent, as `{"seq", "text"}`."""
         if self._narrator is None:  # the names the table shows
-            self._narrator = Narrator(self._seat, [seat.name or seat.player_id for seat in update.view.seats])
+            self._narrator = Narrator(
+                self._seat, [seat.name or seat.player_id for seat in update.view.seats], self._say
+            )
         if update.seq > self._read:
             try:
                 history = await self._client.history(self._game_id, self._seat, after_seq=self._read)

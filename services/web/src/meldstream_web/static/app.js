@@ -10,6 +10,7 @@ import { nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
 import { closeTokens, openTokens } from "./tokens.js";
 import { backToTable, closeTable, createTable, joinByCode, openTable } from "./private.js";
+import { lang, setLanguage, t, tn, tnodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGES = ["signin-page", "lobby-page", "private-page", "table-page", "replay-page", "tokens-page"];
@@ -24,7 +25,7 @@ export function say(text, error = false) {
 
 function show(page) {
   for (const id of PAGES) $(id).hidden = id !== page;
-  const who = session.player ? ["signed in as ", nameEl(session.name), session.kind === "guest" ? " (guest)" : ""] : [];
+  const who = session.player ? tnodes(session.kind === "guest" ? "nav.signed_in_guest" : "nav.signed_in", { who: nameEl(session.name) }) : [];
   $("who").replaceChildren(...who);
   $("signout").hidden = !session.player;
   $("tokens-link").hidden = session.kind !== "human"; // guests and bots hold no personal API tokens
@@ -73,8 +74,8 @@ $("signout").addEventListener("click", async () => {
 async function showRating() {
   try {
     const reply = await call("GET", `/api/rating?variant=${$("variant").value}`);
-    $("rating").textContent = `${Number(reply.rating).toFixed(2)} (${reply.games} games)`;
-  } catch (err) { $("rating").textContent = `unavailable (${err.message})`; }
+    $("rating").textContent = tn("lobby.rating_value", reply.games, { rating: Number(reply.rating).toFixed(2) });
+  } catch (err) { $("rating").textContent = t("lobby.rating_unavailable", { reason: err.message }); }
 }
 
 async function refreshLive() {
@@ -83,23 +84,23 @@ async function refreshLive() {
     $("live-games").replaceChildren(...reply.games.map((g) => {
       const li = document.createElement("li");
       const watch = document.createElement("button");
-      watch.textContent = "Watch";
+      watch.textContent = t("lobby.watch");
       watch.className = "watch";
       watch.addEventListener("click", () => { location.hash = `#/watch/${g.game_id}`; });
       const minutes = Math.max(0, Math.round((Date.now() / 1000 - g.started_at) / 60));
-      const scored = g.deals_scored ? ` · ${g.deals_scored} deal${g.deals_scored > 1 ? "s" : ""} scored` : "";
+      const scored = g.deals_scored ? tn("lobby.deals_scored", g.deals_scored) : "";
       const players = g.player_names && g.player_names.length ? g.player_names : g.player_ids;
-      li.append(`${g.variant} · `, ...nameList(players), ` · started ${minutes} min ago${scored} `, watch);
+      li.append(`${g.variant} · `, ...nameList(players), tn("lobby.started", minutes), `${scored} `, watch);
       return li;
     }));
-    if (!reply.games.length) $("live-games").textContent = "No live games right now.";
+    if (!reply.games.length) $("live-games").textContent = t("lobby.no_live");
   } catch (err) { say(err.message, true); }
 }
 
 // The match lengths of the variant chosen: its full match, and its short one where it has one.
 function showLengths() {
   const short = config.short[$("variant").value];
-  $("length").replaceChildren(new Option("full match", "full"), ...(short ? [new Option(`short: ${short}`, "short")] : []));
+  $("length").replaceChildren(new Option(t("lobby.full_match"), "full"), ...(short ? [new Option(t("lobby.short_match", { short }), "short")] : []));
 }
 
 // The table sizes the variant chosen seats, keeping the size chosen where the variant seats it.
@@ -135,7 +136,7 @@ $("refresh-live").addEventListener("click", refreshLive);
 $("replay-form").addEventListener("submit", (e) => { e.preventDefault(); location.hash = `#/replay/${$("replay-id").value.trim()}`; });
 
 $("quickplay").addEventListener("click", async () => {
-  say("Dealing…");
+  say(t("lobby.dealing"));
   try {
     const reply = await call("POST", "/api/quickplay",
       { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
@@ -148,7 +149,7 @@ $("quickplay").addEventListener("click", async () => {
 async function enqueue() {
   try {
     const ticket = await call("POST", "/api/queue", { variant: $("variant").value, players: Number($("players").value) });
-    $("ticket").textContent = "In the queue…";
+    $("ticket").textContent = t("lobby.queued");
     closeStream();
     stream = listen(`/api/queue/${ticket.ticket_id}`, {
       ticket: (t) => {
@@ -157,7 +158,7 @@ async function enqueue() {
           remember(t.game_id, $("variant").value);
           location.hash = `#/play/${t.game_id}/${seat.seat}`;
         } else if (t.state === "TICKET_STATE_QUEUED") {
-          $("ticket").textContent = `Queue: waiting ${Math.round(t.waited_s)} s…`;
+          $("ticket").textContent = tn("lobby.queue_wait", Math.round(t.waited_s));
         }
       },
       failure: (f) => say(f.message, true),
@@ -189,7 +190,7 @@ async function showResult(view) {
   const replay = document.createElement("a");
   replay.href = `#/replay/${view.game_id}`;
   replay.id = "open-replay";
-  replay.textContent = "Replay this game";
+  replay.textContent = t("result.replay");
   box.append(replay);
   const back = backToTable(view.game_id);
   if (back) box.append(" · ", back);
@@ -205,7 +206,7 @@ async function showResult(view) {
       const line = document.createElement("div");
       line.id = "scored";
       const winners = nameList(reply.match.winners);
-      line.append("Scored: winners ", ...(winners.length ? winners : ["-"]), `; totals ${reply.match.totals.join(", ")}`);
+      line.append(...tnodes("result.scored", { winners: winners.length ? winners : ["-"], totals: reply.match.totals.join(", ") }));
       box.append(line);
       return;
     } catch (err) {
@@ -242,7 +243,7 @@ const turnSignal = {
   },
   show() {
     const badge = this.on && document.hidden;
-    document.title = badge ? "● Your turn · meldstream" : "meldstream";
+    document.title = badge ? t("table.title_turn") : "meldstream";
     const icon = document.querySelector("link[rel=icon]");
     if (!icon) return;
     if (!badge) { icon.href = "data:,"; return; }
@@ -265,6 +266,12 @@ function fourColour(on) {
   $("four-colour").checked = on;
 }
 fourColour(localStorage.getItem("meldstream.fourColour") === "1");
+// The language chosen on the page: the page is drawn again in it (the log worded again by the gateway).
+$("language").addEventListener("change", async () => {
+  await setLanguage($("language").value);
+  if ($("variant").options.length) showLengths();
+  route();
+});
 $("four-colour").addEventListener("change", () => {
   localStorage.setItem("meldstream.fourColour", $("four-colour").checked ? "1" : "0");
   fourColour($("four-colour").checked);
@@ -291,13 +298,13 @@ function play(gameId, seat) {
       pileIndex = null;
       say("");
     } catch (err) {
-      say(`Refused: ${err.message}`, true);
+      say(t("table.refused", { reason: err.message }), true);
     } finally { sending = false; }
   };
   // One of several moves, or the only one, for a click on a card, a pile or a meld.
   const offer = (found, none) => {
     if (found.length === 1) submit(found[0]);
-    else if (found.length) { say("Several moves fit: choose one below."); drawActions(found); }
+    else if (found.length) { say(t("table.several")); drawActions(found); }
     else say(none);
   };
   const selectedCards = () => hand.selectedSlots().map((s) => s.card);
@@ -305,11 +312,11 @@ function play(gameId, seat) {
 
   const hand = new Hand($("hand"), `meldstream.hand.${gameId}.${seat}`, {
     changed: () => draw(),
-    moved: (slot, to) => announce(`${cardName(slot.card)} moved to place ${to + 1}`),
+    moved: (slot, to) => announce(t("hand.moved", { card: cardName(slot.card), place: to + 1 })),
     discard: (slot) => {
       const discard = slot && discardOf(slot);
       if (discard) submit(discard);
-      else say("That card cannot be discarded now.");
+      else say(t("table.no_discard"));
     },
   }, $("discard-pile"));
 
@@ -343,15 +350,15 @@ function play(gameId, seat) {
     } else if (chosen.length) {
       shown = matching(turn, chosen, view);
       const more = extending(turn, chosen, view);
-      if (!shown.length) hint = more ? `${more} move${more > 1 ? "s" : ""} use these cards and more: keep selecting` : "No move uses these cards now";
-      else if (more) hint = `or select more: ${more} more move${more > 1 ? "s" : ""}`;
+      if (!shown.length) hint = more ? tn("table.hint_more", more) : t("table.hint_none");
+      else if (more) hint = tn("table.hint_or_more", more);
     } else {
       shown = turn.filter((a) => ["draw_from_stock", "take_discard", "go_out"].includes(actionKind(a)));
-      if (turn.some((a) => handCards(a, view).length)) hint = "Select cards to meld, lay off or discard";
+      if (turn.some((a) => handCards(a, view).length)) hint = t("table.hint_select");
     }
     const buttons = [...shown].sort(byKind).map((a) => moveButton(a, "act"));
     $("actions").replaceChildren(...buttons, ...(hint ? [el("span", "hint", hint)] : []));
-    if (!turn.length) $("actions").replaceChildren(el("span", "hint", view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…"));
+    if (!turn.length) $("actions").replaceChildren(el("span", "hint", view.phase === "PHASE_GAME_OVER" ? "" : t("table.waiting")));
   };
 
   // The buy window's prompt, for the seat the card is offered to out of turn: buy or pass, with its clock.
@@ -374,7 +381,7 @@ function play(gameId, seat) {
     const stock = $("draw-stock");
     const drawMove = turn.find((a) => actionKind(a) === "draw_from_stock");
     stock.classList.toggle("live", Boolean(drawMove));
-    stock.addEventListener("click", () => offer(drawMove ? [drawMove] : [], "You cannot draw now."));
+    stock.addEventListener("click", () => offer(drawMove ? [drawMove] : [], t("table.no_draw")));
     const pileMoves = () => {
       const take = turn.filter((a) => actionKind(a) === "take_discard");
       const discard = chosen.length === 1 ? matching(turn.filter((a) => actionKind(a) === "discard"), chosen, view) : [];
@@ -383,7 +390,7 @@ function play(gameId, seat) {
     const top = $("take-discard");
     if (top) {
       top.classList.toggle("live", pileMoves().length > 0);
-      top.addEventListener("click", () => offer(pileMoves(), "Nothing to do with the pile now: select one card to discard it."));
+      top.addEventListener("click", () => offer(pileMoves(), t("table.pile_nothing")));
     }
     // Rummy 500's spread pile: a click on a card lists that card's uses (or discards the card selected).
     const picks = turn.filter((a) => actionKind(a) === "pick_from_pile");
@@ -394,7 +401,7 @@ function play(gameId, seat) {
       node.classList.toggle("chosen", index === pileIndex);
       node.addEventListener("click", () => {
         if (!usable && pileMoves().length) { offer(pileMoves(), ""); return; }
-        if (!usable) { say("That card of the pile has no use for you now."); return; }
+        if (!usable) { say(t("table.pile_no_use")); return; }
         pileIndex = index; // "all moves" or "clear selection" lists every move again
         draw();
       });
@@ -407,8 +414,8 @@ function play(gameId, seat) {
       const index = Number(node.dataset.meld);
       const here = onMeld.filter((a) => meldOf(a) === index);
       node.classList.toggle("target", here.length > 0);
-      node.addEventListener("click", () => offer(here, chosen.length ? "The cards selected do not fit this meld now."
-        : "Select the cards to lay off on this meld first."));
+      node.addEventListener("click", () => offer(here, chosen.length ? t("table.meld_no_fit")
+        : t("table.meld_select_first")));
     }
     drawActions();
     drawPrompt();
@@ -419,12 +426,12 @@ function play(gameId, seat) {
       const back = document.createElement("button");
       back.className = "small";
       back.id = "all-moves";
-      back.textContent = "all moves";
+      back.textContent = t("table.all_moves");
       back.addEventListener("click", () => { pileIndex = null; draw(); });
       $("moves").append(back);
     }
-    $("moves-title").textContent = `All your moves (${actions.length})`;
-    if (!actions.length) $("moves").textContent = view.phase === "PHASE_GAME_OVER" ? "" : "Waiting for the others…";
+    $("moves-title").textContent = t("table.all_moves_count", { count: actions.length });
+    if (!actions.length) $("moves").textContent = view.phase === "PHASE_GAME_OVER" ? "" : t("table.waiting");
     const mine = turn.length > 0;
     $("turn-badge").hidden = !mine;
     $("my-clock").dataset.deadline = mine || actions.length ? view.turn_deadline || "" : "";
@@ -443,7 +450,7 @@ function play(gameId, seat) {
 
   closeStream();
   let seeded = false;
-  stream = listen(`/api/games/${gameId}/updates?seat=${seat}`, {
+  stream = listen(`/api/games/${gameId}/updates?seat=${seat}&lang=${lang()}`, {
     update: (update) => {
       view = update.view;
       if (!seeded) { seeded = true; sendSeed(gameId, seat, view); }
@@ -477,7 +484,7 @@ function watch(gameId) {
   const queue = [];
   let shownAt = 0;
   closeStream();
-  stream = listen(`/api/games/${gameId}/updates`, {
+  stream = listen(`/api/games/${gameId}/updates?lang=${lang()}`, {
     update: (update) => queue.push(update),
     log: logLines,
     failure: (f) => say(f.message, true),
@@ -485,7 +492,7 @@ function watch(gameId) {
   watchTimer = setInterval(() => {
     tickTimers();
     const pace = Number($("pace").value);
-    $("behind").textContent = queue.length > 1 ? `${queue.length} moves to show` : "";
+    $("behind").textContent = queue.length > 1 ? tn("table.behind", queue.length) : "";
     if (!queue.length || Date.now() - shownAt < pace) return;
     let update = queue.shift();
     while (pace === 0 && queue.length) update = queue.shift();
@@ -518,7 +525,7 @@ config = await call("GET", "/api/variants");
 // in, or at #/signin-failed/CODE (a reason code the gateway chose, never the provider's text).
 const provider = await call("GET", "/api/oidc").catch(() => ({ enabled: false, name: "" }));
 if (provider.enabled) {
-  $("provider-btn").textContent = `Sign in with ${provider.name}`;
+  $("provider-btn").textContent = t("signin.provider", { provider: provider.name });
   $("provider").hidden = false;
 }
 $("provider-btn").addEventListener("click", () => { location.href = "/api/oidc/login"; });
@@ -527,6 +534,6 @@ await whoAmI();
 window.addEventListener("hashchange", route); // only now: the lobby needs the variants' facts
 route();
 if (providerFailed) {
-  say(`Sign-in with ${provider.name || "the provider"} failed (${providerFailed[1]}): try again`, true);
+  say(t("signin.provider_failed", { provider: provider.name || t("signin.the_provider"), code: providerFailed[1] }), true);
   history.replaceState(null, "", "/");
 }

@@ -1,5 +1,6 @@
 // Cards and actions as a person reads them. Display only: which moves exist is the engine's answer.
 import { nameEl, nameList } from "./names.js";
+import { t, tn, tnodes } from "./i18n.js";
 
 const SUITS = { SUIT_CLUBS: "♣", SUIT_DIAMONDS: "♦", SUIT_HEARTS: "♥", SUIT_SPADES: "♠" };
 const RANKS = ["JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
@@ -23,16 +24,15 @@ export function sameCard(a, b) {
 }
 
 const SVG = "http://www.w3.org/2000/svg";
-const SUIT_NAMES = { SUIT_CLUBS: "clubs", SUIT_DIAMONDS: "diamonds", SUIT_HEARTS: "hearts", SUIT_SPADES: "spades" };
-const RANK_NAMES = ["joker", "ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen", "king"];
 const SUIT_CLASS = { SUIT_CLUBS: "s-c", SUIT_DIAMONDS: "s-d", SUIT_HEARTS: "s-h", SUIT_SPADES: "s-s" };
 
 const isJoker = (card) => !card || !card.rank;
 
 // A card as a screen reader says it: "7 of hearts", "queen of spades", "joker".
 export function cardName(card) {
-  if (isJoker(card)) return "joker";
-  return `${RANK_NAMES[card.rank]} of ${SUIT_NAMES[card.suit] || "no suit"}`;
+  if (isJoker(card)) return t("card.joker");
+  const suit = SUITS[card.suit] ? t(`card.suit.${card.suit}`) : t("card.no_suit");
+  return t("card.name", { rank: card.rank > 1 && card.rank < 11 ? RANKS[card.rank] : t(`card.rank.${card.rank}`), suit });
 }
 
 // A card as a short key ("7H", "10S", "JK"), the same for both copies of a two-deck card.
@@ -137,12 +137,13 @@ export function sortCards(cards, byRank) {
 
 const cards = (list) => (list || []).map(cardText).join(" ");
 const melds = (list) => (list || []).map((m) => cards(m.cards)).join(" | ");
-const END = { RUN_END_LOW: " (low end)", RUN_END_HIGH: " (high end)" };
-const layOff = (l) => `lay off ${cards(l.cards)} on meld ${(l.meld || 0) + 1}${END[l.at] || ""}`;
+const END = ["RUN_END_LOW", "RUN_END_HIGH"];
+const layOff = (l, id = "move.lay_off_part") =>
+  t(id, { cards: cards(l.cards), meld: (l.meld || 0) + 1, end: END.includes(l.at) ? t(`move.${l.at}`) : "" });
 
 function then(action) {
-  if (action.lay_melds) return `, then meld ${melds(action.lay_melds.melds)}`;
-  if (action.lay_off) return `, then ${layOff(action.lay_off)}`;
+  if (action.lay_melds) return t("move.then_meld", { melds: melds(action.lay_melds.melds) });
+  if (action.lay_off) return t("move.then", { move: layOff(action.lay_off) });
   return "";
 }
 
@@ -155,28 +156,28 @@ export function actionLabel(action, view) {
   const kind = actionKind(action);
   const body = action[kind] || {};
   switch (kind) {
-    case "draw_from_stock": return "Draw from stock";
-    case "take_discard": return `Take discard ${cardText(view && view.discard_top)}`;
-    case "lay_melds": return `Meld ${melds(body.melds)}`;
-    case "lay_off": return layOff(body).replace(/^l/, "L");
-    case "swap_joker": return `Swap ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}${then(body)}`;
-    case "discard": return `Discard ${cardText(body.card)}`;
+    case "draw_from_stock": return t("move.draw_from_stock");
+    case "take_discard": return t("move.take_discard", { card: cardText(view && view.discard_top) });
+    case "lay_melds": return t("move.lay_melds", { melds: melds(body.melds) });
+    case "lay_off": return layOff(body, "move.lay_off");
+    case "swap_joker": return t("move.swap_joker", { cards: cards(body.cards), meld: (body.meld || 0) + 1, then: then(body) });
+    case "discard": return t("move.discard", { card: cardText(body.card) });
     case "go_out": {
       const parts = [];
-      if ((body.melds || []).length) parts.push(`meld ${melds(body.melds)}`);
+      if ((body.melds || []).length) parts.push(t("move.meld_part", { melds: melds(body.melds) }));
       for (const l of body.layoffs || []) parts.push(layOff(l));
-      if (body.discard) parts.push(`discard ${cardText(body.discard)}`);
-      return `Go out: ${parts.join(", ")}`;
+      if (body.discard) parts.push(t("move.discard_part", { card: cardText(body.discard) }));
+      return t("move.go_out", { parts: parts.join(t("list.separator")) });
     }
     case "pick_from_pile": {
       const pile = (view && view.discard_pile) || [];
       const index = body.index || 0;
       const taken = pile.length - index;
-      const what = taken > 1 ? ` and the ${taken - 1} card${taken > 2 ? "s" : ""} above it` : "";
-      return `Pick ${cardText(pile[index])}${what} from the pile${then(body)}`;
+      const what = taken > 1 ? tn("move.pick_above", taken - 1) : "";
+      return t("move.pick", { card: cardText(pile[index]), above: what, then: then(body) });
     }
-    case "buy_discard": return `Buy ${cardText(view && view.offer)} (with a penalty card from the stock)`;
-    case "pass_buy": return `Pass: don't buy ${cardText(view && view.offer)}`;
+    case "buy_discard": return t("move.buy", { card: cardText(view && view.offer) });
+    case "pass_buy": return t("move.pass_buy", { card: cardText(view && view.offer) });
     default: return kind;
   }
 }
@@ -185,27 +186,31 @@ export function actionLabel(action, view) {
 // the nodes to append.
 export function eventLine(kind, body, players) {
   const who = body.seat !== undefined && players[body.seat] !== undefined ? [nameEl(players[body.seat]), ": "] : [];
-  const seat = (s) => (players[s] !== undefined ? nameEl(players[s]) : `seat ${s}`);
+  const seat = (s) => (players[s] !== undefined ? nameEl(players[s]) : t("event.seat", { seat: s }));
+  const card = cardText(body.card);
+  const meld = (body.meld || 0) + 1;
   const detail = {
-    card_drawn: () => [body.from_discard ? `took ${cardText(body.card)} from the discard pile`
-      : `drew ${body.card ? cardText(body.card) + " " : ""}from the stock`],
-    card_discarded: () => [`discarded ${cardText(body.card)}`],
-    melds_laid: () => [`laid ${melds(body.melds)}`],
-    cards_laid_off: () => [`laid off ${cards(body.cards)} on meld ${(body.meld || 0) + 1}`],
-    joker_swapped: () => [`swapped ${cards(body.cards)} for the joker in meld ${(body.meld || 0) + 1}`],
-    buy_offered: () => [`${cardText(body.card)} on offer`],
-    buy_requested: () => [`asked to buy ${cardText(body.card)}`],
-    buy_granted: () => [`bought ${cardText(body.card)} (buy ${body.buys_this_round} this round)`],
-    buy_waived: () => [`passed on buying ${cardText(body.card)}`],
-    buy_passed: () => [body.taken_by_forehand ? `${cardText(body.card)} taken by the forehand` : `nobody bought ${cardText(body.card)}`],
-    deal_started: () => [`deal ${body.deal}, `, seat(body.dealer), " deals"],
-    deal_ended: () => [...(body.winner !== undefined ? [seat(body.winner), " went out"] : ["nobody went out"]),
-      ` · penalties ${(body.penalties || []).join(", ")}`],
+    card_drawn: () => [body.from_discard ? t("event.took_pile", { card })
+      : t("event.drew_stock", { card: body.card ? card + " " : "" })],
+    card_discarded: () => [t("event.discarded", { card })],
+    melds_laid: () => [t("event.laid", { melds: melds(body.melds) })],
+    cards_laid_off: () => [t("event.laid_off", { cards: cards(body.cards), meld })],
+    joker_swapped: () => [t("event.swapped", { cards: cards(body.cards), meld })],
+    buy_offered: () => [t("event.offered", { card })],
+    buy_requested: () => [t("event.buy_asked", { card })],
+    buy_granted: () => [t("event.bought", { card, buys: body.buys_this_round })],
+    buy_waived: () => [t("event.buy_waived", { card })],
+    buy_passed: () => [body.taken_by_forehand ? t("event.taken_by_forehand", { card }) : t("event.nobody_bought", { card })],
+    deal_started: () => tnodes("event.deal_started", { deal: body.deal, who: seat(body.dealer) }),
+    deal_ended: () => [...(body.winner !== undefined ? tnodes("event.went_out", { who: seat(body.winner) }) : [t("event.nobody_out")]),
+      t("event.penalties", { penalties: (body.penalties || []).join(", ") })],
     game_ended: () => {
-      const winners = (body.winners || []).map((s) => players[s] ?? `seat ${s}`);
-      return ["winner ", ...(winners.length ? nameList(winners) : ["nobody"])];
+      const winners = (body.winners || []).map((s) => players[s] ?? t("event.seat", { seat: s }));
+      return [t("event.winner"), ...(winners.length ? nameList(winners) : [t("result.nobody")])];
     },
-    turn_timed_out: () => [`out of time (${body.in_a_row} in a row)`],
+    turn_timed_out: () => [tn("event.timed_out", body.in_a_row)],
   }[kind];
-  return [...who, kind.replaceAll("_", " "), ...(detail ? [" — ", ...detail()] : [])];
+  const named = t(`event.kind.${kind}`);
+  return [...who, named === `event.kind.${kind}` ? kind.replaceAll("_", " ") : named,
+    ...(detail ? [" — ", ...detail()] : [])];
 }

@@ -1,6 +1,7 @@
 // The operators' view of chat reports (/operate/chat): each report with the lines around the reported
 // one, all set as text. The gateway answers only accounts with the `operate` scope.
 import { call } from "/static/api.js";
+import { t, tn } from "/static/i18n.js";
 
 function text(tag, value, className = "") {
   const node = document.createElement(tag);
@@ -22,13 +23,15 @@ async function load() {
     status.textContent = error.message;
     return;
   }
-  status.textContent = reports.length ? `${reports.length} reports, newest first` : "No reports.";
+  status.textContent = reports.length ? tn("reports.count", reports.length) : t("reports.none");
   const list = document.getElementById("reports");
   for (const report of reports) {
     const item = document.createElement("li");
     item.className = "chat-report-entry";
     const line = report.line;
-    item.append(text("p", `${when(report.at)}: ${report.reporter_name || report.reporter} (${report.reporter}) reported ${line.name} (${line.author}) in ${line.room}, ${line.channel}` + (report.reason ? `: ${report.reason}` : "")));
+    item.append(text("p", t("reports.entry", { at: when(report.at), reporter_name: report.reporter_name || report.reporter,
+      reporter: report.reporter, name: line.name, author: line.author, room: line.room, channel: line.channel }) +
+      (report.reason ? `: ${report.reason}` : "")));
     const context = document.createElement("ul");
     for (const other of report.context) {
       const entry = text("li", `${when(other.at)} ${other.name} (${other.author}) [${other.channel}]: ${other.text}`);

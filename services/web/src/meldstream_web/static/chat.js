@@ -2,6 +2,7 @@
 // It follows the URL's hash like app.js: #/lobby is the lobby's room, #/play/GAME/SEAT and #/watch/GAME
 // the game's. Every line is shown with textContent, never as markup: a line is whatever someone typed.
 import { call, listen, whoAmI, session } from "/static/api.js";
+import { t } from "/static/i18n.js";
 
 let source = null;
 let room = "";
@@ -25,13 +26,23 @@ function element(tag, props = {}, children = []) {
   return node;
 }
 
+// An element whose words follow the page's language (translatePage): `keys` its data-i18n* ids.
+function words(node, keys) {
+  Object.assign(node.dataset, keys);
+  if (keys.i18n) node.textContent = t(keys.i18n);
+  if (keys.i18nPlaceholder) node.placeholder = t(keys.i18nPlaceholder);
+  if (keys.i18nLabel) node.setAttribute("aria-label", t(keys.i18nLabel));
+  return node;
+}
+
 function build(where) {
   const list = element("ul", { id: "chat-lines", className: "chat-lines", tabIndex: 0 }); // scrollable: keyboard too
   list.setAttribute("aria-live", "polite");
-  list.setAttribute("aria-label", "Chat");
-  const input = element("input", { id: "chat-text", maxLength: 300, autocomplete: "off", placeholder: "Say something" });
-  input.setAttribute("aria-label", "Chat message");
-  const form = element("form", { id: "chat-form", className: "buttons" }, [input, element("button", { type: "submit", textContent: "Send" })]);
+  words(list, { i18nLabel: "chat.title" });
+  const input = element("input", { id: "chat-text", maxLength: 300, autocomplete: "off" });
+  words(input, { i18nPlaceholder: "chat.placeholder", i18nLabel: "chat.message" });
+  const send = words(element("button", { type: "submit" }), { i18n: "chat.send" });
+  const form = element("form", { id: "chat-form", className: "buttons" }, [input, send]);
   const status = element("p", { id: "chat-status", className: "note" });
   status.setAttribute("role", "status");
   const unmute = element("button", { type: "button", id: "chat-unmute", hidden: true });
@@ -39,10 +50,10 @@ function build(where) {
     for (const account of [...muted]) await call("POST", "/api/chat/mutes", { account, muted: false });
     muted.clear();
     unmute.hidden = true;
-    status.textContent = "Unmuted: their new lines show again.";
+    status.textContent = t("chat.unmuted");
   });
-  const section = element("section", { id: "chat", className: "chat" }, [element("h2", { textContent: "Chat" }), list, form, unmute, status]);
-  section.setAttribute("aria-label", "Chat");
+  const title = words(element("h2"), { i18n: "chat.title" });
+  const section = words(element("section", { id: "chat", className: "chat" }, [title, list, form, unmute, status]), { i18nLabel: "chat.title" });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = input.value;
@@ -68,7 +79,7 @@ function showMuted() {
   const unmute = panel && panel.querySelector("#chat-unmute");
   if (!unmute) return;
   unmute.hidden = muted.size === 0;
-  unmute.textContent = `Unmute all (${muted.size})`;
+  unmute.textContent = t("chat.unmute_all", { count: muted.size });
 }
 
 function show(line) {
@@ -79,22 +90,22 @@ function show(line) {
   const who = element("b", { className: "chat-name", textContent: line.name });
   const text = element("span", { className: "chat-text", textContent: line.text });
   item.append(who, ": ", text);
-  if (line.channel === "spectators") item.prepend(element("i", { textContent: "(spectator) " }));
+  if (line.channel === "spectators") item.prepend(element("i", { textContent: t("chat.spectator") }));
   if (line.author !== session.player) {
-    const mute = element("button", { type: "button", className: "chat-mute", textContent: "Mute" });
-    mute.setAttribute("aria-label", `Mute ${line.name}`);
+    const mute = element("button", { type: "button", className: "chat-mute", textContent: t("chat.mute") });
+    mute.setAttribute("aria-label", t("chat.mute_label", { who: line.name }));
     mute.addEventListener("click", async () => {
       await call("POST", "/api/chat/mutes", { account: line.author, muted: true });
       muted.add(line.author);
       hideAuthor(line.author);
       showMuted();
     });
-    const report = element("button", { type: "button", className: "chat-report", textContent: "Report" });
-    report.setAttribute("aria-label", `Report this line from ${line.name}`);
+    const report = element("button", { type: "button", className: "chat-report", textContent: t("chat.report") });
+    report.setAttribute("aria-label", t("chat.report_label", { who: line.name }));
     report.addEventListener("click", async () => {
       await call("POST", "/api/chat/reports", { line: line.id });
       report.disabled = true;
-      report.textContent = "Reported";
+      report.textContent = t("chat.reported");
     });
     item.append(" ", mute, " ", report);
   }

@@ -4,6 +4,7 @@
 // to the game when it starts, and comes back here (the link) for a rematch. Every name is text.
 import { call, session } from "./api.js";
 import { nameEl } from "./names.js";
+import { t, tn, tnodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 1000;
@@ -47,7 +48,7 @@ export function openTable(tableId, show, say) {
   closeTable();
   shown = tableId;
   show("private-page");
-  $("private-info").textContent = "Looking for the table…";
+  $("private-info").textContent = t("private.looking");
   $("private-players").replaceChildren();
   $("private-asking").replaceChildren();
   $("private-actions").replaceChildren();
@@ -61,7 +62,7 @@ async function refresh(tableId, say) {
   } catch (err) {
     if (shown !== tableId) return;
     $("private-info").textContent = err.code === "no_such_table"
-      ? "No table has this link: it is mistyped, or its invite expired. Ask the host for a new one."
+      ? t("private.no_table")
       : err.message;
     if (err.code !== "no_such_table") timer = setTimeout(() => refresh(tableId, say), POLL_MS);
     return;
@@ -99,43 +100,44 @@ function draw(table, say) {
   const base = `/api/tables/${encodeURIComponent(table.table_id)}`;
   const expires = new Date(table.expires_at * 1000).toLocaleTimeString();
   const games = Number(table.games);
-  $("private-info").textContent = `${table.variant} · ${table.players.length} of ${table.seats} seats taken` +
-    (Number(table.turn_timeout_ms) ? ` · ${Number(table.turn_timeout_ms) / 1000} s a turn` : "") +
-    (games ? ` · game ${games}` : ` · the game starts when every seat is taken; the invite expires at ${expires}`);
+  $("private-info").textContent = tn("private.info", Number(table.seats), { variant: table.variant, taken: table.players.length }) +
+    (Number(table.turn_timeout_ms) ? t("private.turn_time", { seconds: Number(table.turn_timeout_ms) / 1000 }) : "") +
+    (games ? t("private.game", { game: games }) : t("private.waiting", { expires }));
   $("private-link").value = `${location.origin}/#/table/${table.table_id}`;
   $("private-code").hidden = !table.short_code;
   $("private-code-text").textContent = table.short_code;
   $("private-players").replaceChildren(...table.players.map((p, seat) => {
     const li = document.createElement("li");
-    li.append(`Seat ${seat + 1}: `, nameEl(p.name), p.bot ? " [bot]" : "", p.player_id === table.host ? " (host)" : "");
-    if (games && table.game_over) li.append(p.rematch ? " · wants a rematch" : "");
+    li.append(...tnodes("private.seat", { seat: seat + 1, who: nameEl(p.name) }), p.bot ? t("table.bot_mark") : "",
+      p.player_id === table.host ? t("private.host") : "");
+    if (games && table.game_over) li.append(p.rematch ? t("private.wants_rematch") : "");
     if (host && !games && p.player_id !== table.host) {
-      li.append(" ", button(`remove-${seat}`, "Remove", () => act(`${base}/remove`, { player_id: p.player_id }, say)));
+      li.append(" ", button(`remove-${seat}`, t("private.remove"), () => act(`${base}/remove`, { player_id: p.player_id }, say)));
     }
     return li;
   }));
   $("private-asking").replaceChildren(...table.asking.map((p, i) => {
     const li = document.createElement("li");
-    li.append(nameEl(p.name), " asks for a seat");
+    li.append(...tnodes("private.asks", { who: nameEl(p.name) }));
     if (host) {
-      li.append(" ", button(`approve-${i}`, "Seat them", () => act(`${base}/approve`, { player_id: p.player_id }, say)),
-        " ", button(`refuse-${i}`, "Refuse", () => act(`${base}/remove`, { player_id: p.player_id }, say)));
-    } else li.append(": waiting for the host's answer");
+      li.append(" ", button(`approve-${i}`, t("private.approve"), () => act(`${base}/approve`, { player_id: p.player_id }, say)),
+        " ", button(`refuse-${i}`, t("private.refuse"), () => act(`${base}/remove`, { player_id: p.player_id }, say)));
+    } else li.append(t("private.asking_wait"));
     return li;
   }));
   const actions = [];
   const asking = table.asking.some((p) => p.player_id === session.player);
-  if (!seated && !asking && !games) actions.push(button("private-join", table.approval ? "Ask the host for a seat" : "Join this table", () => act(`${base}/join`, undefined, say)));
-  if (seated && !host && !games) actions.push(button("private-leave", "Leave", () => act(`${base}/remove`, { player_id: session.player }, say)));
+  if (!seated && !asking && !games) actions.push(button("private-join", table.approval ? t("private.ask") : t("private.join"), () => act(`${base}/join`, undefined, say)));
+  if (seated && !host && !games) actions.push(button("private-leave", t("private.leave"), () => act(`${base}/remove`, { player_id: session.player }, say)));
   if (seated && table.game_over) {
     const mine = table.players[table.your_seat];
-    if (!mine.rematch) actions.push(button("rematch", "Rematch (same players and settings)", () => act(`${base}/rematch`, undefined, say)));
-    else actions.push("Waiting for the others to accept the rematch…");
+    if (!mine.rematch) actions.push(button("rematch", t("private.rematch"), () => act(`${base}/rematch`, undefined, say)));
+    else actions.push(t("private.rematch_wait"));
   }
   if (seated && table.game_id && table.game_over) {
     const last = document.createElement("a");
     last.href = `#/replay/${table.game_id}`;
-    last.textContent = "Replay the last game";
+    last.textContent = t("private.replay_last");
     actions.push(" ", last);
   }
   $("private-actions").replaceChildren(...actions);
@@ -148,6 +150,6 @@ export function backToTable(gameId) {
   const a = document.createElement("a");
   a.href = `#/table/${tableId}`;
   a.id = "back-to-table";
-  a.textContent = "Back to the table (rematch)";
+  a.textContent = t("private.back");
   return a;
 }

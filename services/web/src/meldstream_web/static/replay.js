@@ -6,6 +6,7 @@ import { call } from "./api.js";
 import { cardEl, cardOfText, eventLine } from "./cards.js";
 import { isolated, nameEl, nameList } from "./names.js";
 import { el } from "./table.js";
+import { t, tn, tnodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,38 +28,41 @@ function summaryNodes(doc) {
   const each = (f) => players.flatMap((p, i) => [...(i ? [", "] : []), ...f(p, i)]);
   const winners = nameList(s.winners.map((id) => players[s.players.indexOf(id)] ?? id));
   return [
-    `Game ${doc.game_id}: ${s.variant}, `, ...each((p, i) => [`${i} `, nameEl(p)]), "\n",
-    "Winner: ", ...(winners.length ? winners : ["none"]), " · totals ", ...each((p, i) => [nameEl(p), ` ${s.totals[i]}`]), "\n",
-    `Started ${s.started_at}, ended ${s.ended_at || "—"} · ${s.duration_s.toFixed(1)} s · ${s.events} events · ${s.deals} deal(s)\n`,
-    `Turn limit in force: ${s.turn_limit_in_force_ms ? `${s.turn_limit_in_force_ms / 1000} s` : "none"} · ` +
-      `${s.timeouts.length} timeout(s) · ${away} away period(s) · ${s.engine_played_events} event(s) played by the engine · ` +
-      `${refused} refused command(s)\n`,
-    `Shown: ${doc.shown}`,
+    t("replay.game", { game: doc.game_id, variant: s.variant }), ...each((p, i) => [`${i} `, nameEl(p)]), "\n",
+    ...tnodes("replay.winner", { winners: winners.length ? winners : [t("replay.none")],
+      totals: each((p, i) => [nameEl(p), ` ${s.totals[i]}`]) }), "\n",
+    t("replay.times", { started: s.started_at, ended: s.ended_at || "—", seconds: s.duration_s.toFixed(1) }) +
+      tn("replay.events_count", s.events) + tn("replay.deals_count", s.deals) + "\n",
+    t("replay.turn_limit", { limit: s.turn_limit_in_force_ms ? `${s.turn_limit_in_force_ms / 1000} s` : t("replay.none") }) +
+      tn("replay.timeouts", s.timeouts.length) + tn("replay.away", away) + tn("replay.by_engine", s.engine_played_events) +
+      tn("replay.refused", refused) + "\n",
+    t("replay.shown", { shown: doc.shown }),
   ];
 }
 
 function refusalLine(refusal, players, tag = "li") {
   const line = el(tag, "refused", `${refusal.time.slice(11, 23)} · `);
-  line.append(nameEl(players[refusal.seat] ?? refusal.player), `: REFUSED ${refusal.code} — ${refusal.message}`);
+  line.append(nameEl(players[refusal.seat] ?? refusal.player), t("replay.refusal", { code: refusal.code, message: refusal.message }));
   return line;
 }
 
 function drawState(entry, players, box) {
   const state = entry.state;
-  const info = el("div", "info", `deal ${state.deal} · ${state.phase.replace("_", " ")} · `);
-  info.append(nameEl(players[state.turn]), " to move");
+  const phase = t(`replay.phase.${state.phase}`);
+  const info = el("div", "info", t("replay.info", { deal: state.deal, phase: phase.startsWith("replay.") ? state.phase.replace("_", " ") : phase }));
+  info.append(...tnodes("replay.to_move", { who: nameEl(players[state.turn]) }));
   box.replaceChildren(info);
   const seats = el("div", "seats");
   state.hand_sizes.forEach((size, i) => {
-    const away = state.away[i] ? " · away" : "";
+    const away = state.away[i] ? t("replay.seat_away") : "";
     const seat = el("div", "seat" + (i === state.turn ? " turn" : ""));
-    seat.append(nameEl(players[i]), ` · ${size} cards · score ${state.totals[i]}${away}`);
+    seat.append(nameEl(players[i]), ` · ${tn("seat.cards", size)} · ${t("seat.score", { score: state.totals[i] })}${away}`);
     seats.append(seat);
   });
   const piles = el("div", "piles");
-  const stock = el("div", "pile", `Stock: ${state.stock_size} cards`);
+  const stock = el("div", "pile", tn("replay.stock", state.stock_size));
   const discard = el("div", "pile");
-  discard.append(el("div", "", `Discard pile (${state.discard.length})`), cardsOf(state.discard));
+  discard.append(el("div", "", t("table.pile", { count: state.discard.length })), cardsOf(state.discard));
   piles.append(stock, discard);
   const melds = el("div", "melds");
   state.melds.forEach((meld, i) => {
@@ -89,7 +93,7 @@ export async function openReplay(gameId, say) {
   try {
     [doc, check] = await Promise.all([exportOf("all"), call("GET", `/api/games/${gameId}/verify`)]);
   } catch (err) {
-    say(`No replay: ${err.message}`, true);
+    say(t("replay.none_found", { reason: err.message }), true);
     return;
   }
   const players = seatNames(doc.summary);
@@ -100,20 +104,20 @@ export async function openReplay(gameId, say) {
   const verify = $("verify");
   verify.className = `verify ${check.verified ? "ok" : "bad"}`;
   verify.textContent = check.verified
-    ? `✔ Shuffle verified: the revealed seed matches the commitment ${check.seed_commitment.slice(0, 16)}… and re-deals all ${check.shuffles.length} deals and reshuffles`
-    : `✘ Shuffle NOT verified (commitment ${check.commitment_matches ? "matches" : "does not match"})`;
+    ? t("replay.verified", { commitment: check.seed_commitment.slice(0, 16), count: check.shuffles.length })
+    : t(check.commitment_matches ? "replay.not_verified_matches" : "replay.not_verified");
   const download = $("replay-download");
   URL.revokeObjectURL(download.href);
   download.href = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 1)], { type: "application/json" }));
   download.download = `${gameId}.replay.json`;
 
-  $("replay-seat").replaceChildren(new Option("all hands", "all"), ...players.map((p, i) => new Option(`${isolated(p)}'s view`, `${i}`)));
+  $("replay-seat").replaceChildren(new Option(t("replay.all_hands"), "all"), ...players.map((p, i) => new Option(t("replay.view_of", { who: isolated(p) }), `${i}`)));
   const refusedAfter = (seq) => doc.refused.filter((r) => r.after_seq === seq);
   const items = [];
   for (const [i, entry] of doc.events.entries()) {
     const li = el("li", "", `${entry.time.slice(11, 23)} · seq ${entry.seq} · `);
     li.append(...eventLine(entry.type, entry.event, players));
-    if (entry.by_engine) li.append(" ", el("span", "engine", "engine played"));
+    if (entry.by_engine) li.append(" ", el("span", "engine", t("replay.engine_played")));
     li.addEventListener("click", () => go(i));
     items.push(li);
   }
@@ -127,7 +131,7 @@ export async function openReplay(gameId, say) {
     $("replay-pos").textContent = `${at + 1} / ${count}`;
     const line = $("replay-event");
     line.replaceChildren(`${entry.time} · seq ${entry.seq}: `, ...eventLine(entry.type, entry.event, players));
-    if (entry.by_engine) line.append(" ", el("span", "engine", "engine played"));
+    if (entry.by_engine) line.append(" ", el("span", "engine", t("replay.engine_played")));
     for (const refusal of refusedAfter(entry.seq)) line.append(refusalLine(refusal, players, "div"));
     drawState(entry, players, $("replay-table"));
     items.forEach((li, i) => li.classList.toggle("current", i === at));

@@ -2,13 +2,14 @@
 // are drawn with nameEl (names.js), never put in a string with the text around them.
 import { cardBack, cardEl, cardKey, cardName, cardSvg, cardText, cardsEl, spoken } from "./cards.js";
 import { nameEl, nameList } from "./names.js";
+import { t, tn, tnodes } from "./i18n.js";
 
-const PHASES = { PHASE_DRAW: "draw", PHASE_PLAY: "play", PHASE_DEAL_OVER: "deal over", PHASE_GAME_OVER: "game over" };
+const PHASES = ["PHASE_DRAW", "PHASE_PLAY", "PHASE_DEAL_OVER", "PHASE_GAME_OVER"];
 
 // The name shown per seat: the account's display name at seating (the player id in older games), with
 // a marker for programs.
 export function names(view) {
-  return (view.seats || []).map((s) => `${s.name || s.player_id}${s.bot ? " [bot]" : ""}`);
+  return (view.seats || []).map((s) => `${s.name || s.player_id}${s.bot ? t("table.bot_mark") : ""}`);
 }
 
 export function el(tag, cls, text) {
@@ -37,24 +38,20 @@ function contractOf(view, config) {
 export function rulesNote(view, config, you) {
   const contract = contractOf(view, config);
   if (contract) {
-    const rounds = contract.first === contract.last ? "a one-round match" : `rounds ${contract.first}-${contract.last}`;
-    const buys = you !== null && view.buys && view.buys.length ? ` You have bought ${view.buys[you]} card(s) this round.` : "";
-    const noBuy = contract.round === 8 ? " No buying in round 8." : "";
-    return `Round ${contract.round} (${rounds}): contract ${contract.contract}. Your first laydown is exactly the contract; ` +
-      `after it you may only lay off.${noBuy}${buys}`;
+    const rounds = contract.first === contract.last ? t("rules.one_round") : t("rules.rounds", { first: contract.first, last: contract.last });
+    const buys = you !== null && view.buys && view.buys.length ? tn("rules.bought", view.buys[you]) : "";
+    const noBuy = contract.round === 8 ? t("rules.no_buying_8") : "";
+    return t("rules.contract", { round: contract.round, rounds, contract: contract.contract }) + noBuy + buys;
   }
   if (config.facts[view.variant].spread_pile) {
-    return "Any card of the discard pile may be picked, with every card above it, if you meld or lay it off at once: " +
-      "click a card of the pile to see its uses.";
+    return t("rules.spread_pile");
   }
   const opening = option(view, "opening_min_points") ?? config.facts[view.variant].opening;
   if (opening && you !== null && view.opened && !view.opened[you]) {
-    return `You have not opened yet: your first melds must total at least ${opening} points, and only then may you lay off.`;
+    return tn("rules.not_opened", opening);
   }
   return "";
 }
-
-const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 // A box that is a button for a player (`you` a seat) and plain for a spectator.
 function control(you, cls, id) {
@@ -71,9 +68,11 @@ export function drawTable(view, els, config, you = null) {
   const over = view.phase === "PHASE_DEAL_OVER" || view.phase === "PHASE_GAME_OVER";
   const contract = contractOf(view, config);
   const seeding = view.phase === "PHASE_DEAL_OVER" && !Number(view.deal || 0); // before the first deal
-  els.info.replaceChildren(`${view.variant} · ${seeding ? "shuffling: the seats send their seeds" : `deal ${view.deal} · ${PHASES[view.phase] || view.phase}`}` +
-    (contract ? ` · round ${contract.round}: contract ${contract.contract}` : ""),
-  ...(over ? [] : [" · ", nameEl(players[view.turn]), " to move"]));
+  const phase = PHASES.includes(view.phase) ? t(`phase.${view.phase}`) : view.phase;
+  const info = seeding ? t("table.info_seeding", { variant: view.variant }) : t("table.info", { variant: view.variant, deal: view.deal, phase });
+  els.info.replaceChildren(info +
+    (contract ? t("table.info_round", { round: contract.round, contract: contract.contract }) : ""),
+  ...(over ? [] : tnodes("table.to_move", { who: nameEl(players[view.turn]) })));
   const timer = el("span", "timer");
   timer.id = "timer";
   timer.dataset.deadline = over ? "" : view.turn_deadline || "";
@@ -82,10 +81,10 @@ export function drawTable(view, els, config, you = null) {
   els.seats.replaceChildren(...(view.seats || []).map((seat, i) => {
     const moving = i === view.turn && !over;
     const box = el("div", "seat" + (moving ? " turn" : "") + (i === you ? " you" : ""));
-    const flags = [view.opened && view.opened[i] ? "opened" : "", seat.away ? "away (engine plays)" : "",
-      view.active && view.active[i] === false ? "out" : ""].filter(Boolean).join(", ");
-    box.append(nameEl(players[i]), `${i === you ? " (you)" : ""} · ${plural(view.hand_sizes[i] ?? 0, "card", "cards")} · ` +
-      `score ${view.totals[i] ?? 0}` + (contract && view.buys && view.buys.length ? ` · buys ${view.buys[i]}` : "") +
+    const flags = [view.opened && view.opened[i] ? t("seat.opened") : "", seat.away ? t("seat.away") : "",
+      view.active && view.active[i] === false ? t("seat.out") : ""].filter(Boolean).join(t("list.separator"));
+    box.append(nameEl(players[i]), `${i === you ? t("seat.you") : ""} · ${tn("seat.cards", view.hand_sizes[i] ?? 0)} · ` +
+      t("seat.score", { score: view.totals[i] ?? 0 }) + (contract && view.buys && view.buys.length ? t("seat.buys", { buys: view.buys[i] }) : "") +
       (flags ? ` · ${flags}` : ""));
     // Each seat's clock: it runs for the seat to move (the engine's deadline), empty for the others.
     const clock = el("span", "clock" + (moving ? " running" : ""));
@@ -95,10 +94,10 @@ export function drawTable(view, els, config, you = null) {
   }));
 
   const stock = control(you, "pile-card stock", you === null ? "" : "draw-stock");
-  stock.append(cardBack(), el("span", "pile-label", `Stock · ${view.stock_size}`));
-  if (you !== null) stock.append(spoken(` (${plural(view.stock_size, "card", "cards")}): draw from the stock`));
+  stock.append(cardBack(), el("span", "pile-label", t("table.stock", { count: view.stock_size })));
+  if (you !== null) stock.append(spoken(tn("table.stock_spoken", view.stock_size)));
   els.stock.replaceChildren(stock);
-  const pileLabel = el("div", "pile-label", `Discard pile (${view.discard_size})`);
+  const pileLabel = el("div", "pile-label", t("table.pile", { count: view.discard_size }));
   if ((view.discard_pile || []).length) {
     const whole = el("span", "whole-pile");
     view.discard_pile.forEach((card, index) => {
@@ -106,16 +105,16 @@ export function drawTable(view, els, config, you = null) {
       node.dataset.index = `${index}`;
       if (you !== null) {
         node.type = "button";
-        node.append(spoken(`${cardName(card)}, card ${index + 1} of the pile`));
+        node.append(spoken(t("table.pile_card", { card: cardName(card), place: index + 1 })));
       }
       whole.append(node);
     });
     els.discard.replaceChildren(pileLabel, whole);
   } else {
     const top = control(you, "pile-card top", you === null ? "" : "take-discard");
-    top.append(view.discard_top ? cardSvg(view.discard_top) : el("span", "empty", "empty"));
+    top.append(view.discard_top ? cardSvg(view.discard_top) : el("span", "empty", t("table.empty")));
     if (view.discard_top) top.dataset.card = cardKey(view.discard_top);
-    const label = view.discard_top ? `Discard pile: ${cardName(view.discard_top)}` : "Discard pile, empty";
+    const label = view.discard_top ? t("table.pile_top", { card: cardName(view.discard_top) }) : t("table.pile_empty");
     if (you === null) { top.setAttribute("role", "img"); top.setAttribute("aria-label", label); }
     else top.append(spoken(label));
     els.discard.replaceChildren(pileLabel, top);
@@ -124,11 +123,11 @@ export function drawTable(view, els, config, you = null) {
   els.offer.replaceChildren();
   els.offer.hidden = !(view.offer && view.offer.rank !== undefined && contract);
   if (!els.offer.hidden) {
-    const from = view.offer_from !== undefined ? [" discarded by ", nameEl(players[view.offer_from])] : [" (the upcard)"];
-    const asked = view.buy_request !== undefined ? [" · ", nameEl(players[view.buy_request]), " asked to buy it"] : [];
+    const from = view.offer_from !== undefined ? tnodes("offer.from", { who: nameEl(players[view.offer_from]) }) : [t("offer.upcard")];
+    const asked = view.buy_request !== undefined ? tnodes("offer.asked", { who: nameEl(players[view.buy_request]) }) : [];
     const line = el("p", "offer-line");
-    line.append("Buy window: ", el("b", "", cardText(view.offer)), ...from, " is on offer until ", nameEl(players[view.turn]),
-      " draws", ...asked);
+    line.append(...tnodes("offer.line", { card: el("b", "", cardText(view.offer)), from, until: nameEl(players[view.turn]) }),
+      ...asked);
     const clock = el("span", "clock running");
     clock.id = "offer-clock";
     clock.dataset.deadline = view.turn_deadline || "";
@@ -144,10 +143,10 @@ export function drawTable(view, els, config, you = null) {
     const owner = el("span", "meld-owner", `${m.index + 1}. `);
     owner.append(nameEl(players[m.owner]));
     box.append(owner, cardsEl(m.meld.cards, "meld-cards"));
-    box.prepend(spoken(`Meld ${m.index + 1}: `));
+    box.prepend(spoken(t("table.meld_spoken", { meld: m.index + 1 })));
     return box;
   }));
-  if (!(view.melds || []).length) els.melds.replaceChildren(el("span", "note", "No melds yet"));
+  if (!(view.melds || []).length) els.melds.replaceChildren(el("span", "note", t("table.no_melds")));
 }
 
 // The end of a deal or of the game, from the view (and scoring's result once it has one): each line
@@ -155,12 +154,12 @@ export function drawTable(view, els, config, you = null) {
 export function resultLines(view) {
   const players = names(view);
   const rows = players.map((p, i) => [nameEl(p),
-    `: ${view.last_penalties && view.last_penalties.length ? view.last_penalties[i] : 0} this deal, ${view.totals[i] ?? 0} in all`]);
+    t("result.row", { deal: view.last_penalties && view.last_penalties.length ? view.last_penalties[i] : 0, total: view.totals[i] ?? 0 })]);
   if (view.phase === "PHASE_GAME_OVER") {
     const winners = nameList((view.winners || []).map((s) => players[s]));
-    return [["Game over — winner: ", ...(winners.length ? winners : ["nobody"])], ...rows];
+    return [[t("result.game_over"), ...(winners.length ? winners : [t("result.nobody")])], ...rows];
   }
-  return [[`Deal ${view.deal} over`], ...rows];
+  return [[t("result.deal_over", { deal: view.deal })], ...rows];
 }
 
 // Every clock on the page, from its deadline: seconds left, marked low in the last ten.
@@ -169,7 +168,7 @@ export function tickTimers() {
     const deadline = clock.dataset.deadline;
     if (!deadline) { if (clock.id === "timer") clock.textContent = ""; continue; }
     const left = Math.max(0, Math.round((Date.parse(deadline) - Date.now()) / 1000));
-    clock.textContent = clock.id === "timer" ? `· ${left} s left` : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+    clock.textContent = clock.id === "timer" ? t("table.seconds_left", { left }) : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     clock.classList.toggle("low", left <= 10);
   }
 }

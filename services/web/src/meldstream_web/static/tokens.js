@@ -5,6 +5,7 @@
 // through names.js, as text in a <bdi>.
 import { call, session } from "./api.js";
 import { isolated, nameEl } from "./names.js";
+import { t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 let say = () => {};
@@ -23,8 +24,8 @@ function rememberBot(bot, name) {
 
 function showHolders() {
   const select = $("token-holder");
-  select.replaceChildren(new Option("you", ""),
-    ...myBots().map((b) => new Option(`bot ${isolated(b.name)} (${b.bot})`, b.bot)));
+  select.replaceChildren(new Option(t("tokens.you"), ""),
+    ...myBots().map((b) => new Option(t("tokens.bot_option", { name: isolated(b.name), bot: b.bot }), b.bot)));
   select.value = holder;
 }
 
@@ -37,16 +38,16 @@ function row(token) {
   const tr = document.createElement("tr");
   tr.dataset.token = token.token_id;
   const cell = (...nodes) => { const td = document.createElement("td"); td.append(...nodes); tr.append(td); return td; };
-  cell(token.label ? nameEl(token.label) : "(no name)").className = "token-label";
+  cell(token.label ? nameEl(token.label) : t("tokens.no_name")).className = "token-label";
   cell(token.scopes.join(", ")).className = "token-scopes";
   cell(new Date(token.created_at * 1000).toLocaleString());
   const revoke = document.createElement("button");
   revoke.className = "small revoke";
-  revoke.textContent = "Revoke";
+  revoke.textContent = t("tokens.revoke");
   revoke.addEventListener("click", async () => {
     try {
       await call("DELETE", `/api/tokens/${encodeURIComponent(token.token_id)}${query()}`);
-      say("Token revoked: programs using it are refused at their next sign-in.");
+      say(t("tokens.revoked"));
       await refresh();
     } catch (err) { say(err.message, true); }
   });
@@ -105,14 +106,14 @@ $("bot-form").addEventListener("submit", async (e) => {
     rememberBot(bot.bot, bot.name);
     $("bot-name").value = "";
     $("bot-display").value = "";
-    say(`Bot account ${isolated(bot.name)} created (account id ${bot.bot}): make its token below.`);
+    say(t("tokens.bot_created", { name: isolated(bot.name), bot: bot.bot }));
     choose(bot.bot);
   } catch (err) { say(err.message, true); }
 });
 $("token-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const scopes = [...document.querySelectorAll("#token-scopes input:checked")].map((box) => box.value);
-  if (!scopes.length) { say("Choose at least one scope.", true); return; }
+  if (!scopes.length) { say(t("tokens.choose_scope"), true); return; }
   try {
     const created = await call("POST", "/api/tokens", { bot: holder, label: $("token-label").value, scopes });
     $("token-label").value = "";
@@ -127,10 +128,10 @@ $("token-copy").addEventListener("click", async () => {
   const text = $("token-secret-text");
   try {
     await navigator.clipboard.writeText(text.value);
-    say("Copied: paste it where the program reads it, then press Done.");
+    say(t("tokens.copied"));
   } catch {
     text.select(); // no clipboard for this page (plain http): the person copies the selection
-    say("Select the token and copy it (Ctrl+C), then press Done.");
+    say(t("tokens.copy_yourself"));
   }
 });
 $("token-done").addEventListener("click", hideSecret);
