@@ -238,6 +238,22 @@ class KafkaEventLog(EventLog):
         start = hint.offset if hint is not None and hint.partition == partition else self._first(game_id)
         return (r for r in self._scan_game(game_id, start) if r.seq >= from_seq)
 
+    def read_streams(self, wanted: Mapping[str, tuple[int, LogPosition | None]]) -> Iterator[EventRecord]:
+        """One read of each partition, from the earliest record any of its games wants: the games a
+        takeover loads at once (a hundred, a few per partition) were a hundred reads, one after another
+        on the one reader, 1.2 s on this box before the first of them could move."""
+        starts: dict[str, tuple[int, int]] = {}  # game -> (first offset, from_seq)
+        firsts: dict[int, int] = {}  # partition -> the earliest of its games' first offsets
+        for game_id, (from_seq, hint) in wanted.items():
+            partition = self.partition_for(game_id)
+            start = hint.offset if hint is not None and hint.partition == partition else self._first(game_id)
+            starts[game_id] = (start, from_seq)
+            firsts[partition] = min(firsts.get(partition, start), start)
+        for record in self.read_partitions(firsts):
+            wants = starts.get(record.game_id)
+            if wants is not None and record.position.offset >= wants[0] and record.seq >= wants[1]:
+                yield record
+
     def _first(self, game_id: str) -> int:
         """The offset of the game's first record if this writer's index still holds the command that
         wrote it (a young game: fewer commands than the index keeps), else 0. A young game has no
