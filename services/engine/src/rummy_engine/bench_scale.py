@@ -247,42 +247,46 @@ async def accepted_after(
 @dataclass(frozen=True)
 class Takeover:
     """What the survivor's log says of a takeover, in seconds from the kill: when the group assigned
-    it the dead engine's fence groups, when each claim ended (and how long each took from that
-    assignment), and how long it spent loading the open games of the claimed partitions."""
+    it the dead engine's fence groups, when their claims ended, what each group's claim took (a new
+    producer, its `init_transactions`, the read of its partitions' tails; the groups are claimed in
+    parallel), and how long it spent resuming the open games of the claimed partitions."""
 
     assigned: float
-    claims: list[tuple[float, float]]  # (ended after the kill, seconds from the assignment)
+    claimed: float
+    steps: list[dict[str, float]]  # per fence group taken
     resumed: list[str]
 
     def __str__(self) -> str:
-        if not self.claims:
-            return f"assigned after {self.assigned:.1f} s, no claim logged"
-        took = sorted(c for _, c in self.claims)
-        ends = max(at for at, _ in self.claims)
-        text = f"assigned after {self.assigned:.1f} s; {len(took)} claim(s) ended after {ends:.1f} s"
-        text += f" ({took[0]:.2f}-{took[-1]:.2f} s each from the assignment)"
+        text = f"assigned after {self.assigned:.1f} s, claims ended after {self.claimed:.1f} s"
+        if self.steps:
+            slowest = {step: max(s.get(step, 0.0) for s in self.steps) for step in self.steps[0]}
+            text += f"; {len(self.steps)} fence groups taken, each at most " + ", ".join(
+                f"{step} {took:.2f} s" for step, took in slowest.items()
+            )
         return text + (f"; {'; '.join(self.resumed)}" if self.resumed else "")
 
 
-def takeover(log_file: Path, killed_at: float) -> Takeover:
-    """`Takeover` from the survivor's JSON log lines after `killed_at` (epoch seconds)."""
-    assigned, claims, resumed = math.inf, [], []
+def takeover(log_file: Path, topic: str, killed_at: float) -> Takeover:
+    """`Takeover` of `topic` from the survivor's JSON log lines after `killed_at` (epoch seconds)."""
+    assigned, claimed, steps, resumed = math.inf, math.inf, [], []
     for line in log_file.read_text(errors="replace").splitlines():
         try:
             entry = json.loads(line)
             at = dt.datetime.fromisoformat(entry["time"].replace("Z", "+00:00")).timestamp() - killed_at
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
-        if at < 0:
-            continue
         message = entry.get("message", "")
+        if at < 0 or not isinstance(message, str):
+            continue
         if message == "fence groups assigned" and entry.get("to_claim"):
             assigned = min(assigned, at)
         elif message == "partitions claimed":
-            claims.append((at, float(entry.get("seconds", 0.0))))
+            claimed = at if math.isinf(claimed) else max(claimed, at)
+        elif message.startswith(f"{topic}[") and message.endswith(" taken") and "seconds" in entry:
+            steps.append({k: float(v) for k, v in entry["seconds"].items()})
         elif message.startswith("resumed "):
             resumed.append(message)
-    return Takeover(assigned, claims, resumed)
+    return Takeover(assigned, claimed, steps, resumed)
 
 
 def engine_kill(
@@ -314,7 +318,8 @@ def engine_kill(
         engines.running.remove(victim)
         claimed, took = asyncio.run(recovery(killed_at))
         time.sleep(1)  # the survivor's last log lines
-    return claimed, took, len(moved), len(doomed), takeover(engines.log_of(survivor.address), killed_wall)
+    survivor_log = takeover(engines.log_of(survivor.address), engines.topic, killed_wall)
+    return claimed, took, len(moved), len(doomed), survivor_log
 
 
 def broker_kill(
