@@ -9,7 +9,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from rummy_store import ConcurrencyError, EventLog, EventRecord, NewEvent, StoreError, Subscription
+from rummy_store import (
+    ConcurrencyError,
+    EventLog,
+    EventRecord,
+    LogPosition,
+    NewEvent,
+    StoreError,
+    Subscription,
+)
 from rummy_store.embedded_log import EmbeddedEventLog
 from rummy_store.kafka_clients import BACKENDS
 from rummy_store.kafka_log import KafkaEventLog
@@ -110,6 +118,21 @@ class EventLogContract(abc.ABC):
         result = log.append("g1", "c1", 0, events("A", "B", "C", "D"))
         assert [r.seq for r in log.read_stream("g1", 3)] == [3, 4]
         assert [r.seq for r in log.read_stream("g1", 3, hint=result.positions[1])] == [3, 4]
+
+    def test_read_streams_reads_each_game_from_its_own_start(self, log: EventLog) -> None:
+        games = [f"g{n}" for n in range(7)]  # more games than partitions: some share one
+        hints: dict[str, LogPosition] = {}
+        for n in range(3):
+            for game_id in games:
+                written = log.append(game_id, f"c{n}", n * 2, events(f"A{n}", f"B{n}"))
+                hints.setdefault(game_id, written.positions[0])  # at or before every wanted record
+        wanted = {game_id: (1 + n % 6, hints[game_id] if n % 2 else None) for n, game_id in enumerate(games)}
+        together = list(log.read_streams(wanted))
+        for game_id, (from_seq, hint) in wanted.items():
+            alone = [(r.seq, r.position) for r in log.read_stream(game_id, from_seq, hint)]
+            assert [(r.seq, r.position) for r in together if r.game_id == game_id] == alone
+            assert [seq for seq, _ in alone] == list(range(from_seq, 7))
+        assert {r.game_id for r in together} <= set(games)
 
     def test_group_reads_from_start_then_resumes_after_commit(
         self, log: EventLog, unique_prefix: str

@@ -131,6 +131,8 @@ def assert_snapshots_change_nothing(
     }
     folded = {game_id: from_event_one.load(game_id) for game_id in {g for g, _ in script}}
     assert by_partition == {game_id: (game.state, game.seq) for game_id, game in folded.items()}
+    together = with_snapshots.load_many(list(folded))  # one read for all, each from its own snapshot
+    assert {g: (game.state, game.seq) for g, game in together.items()} == by_partition
 
 
 @settings(max_examples=60, deadline=None)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from rummy_store.event_log import EventLog
-from rummy_store.records import EventRecord
+from rummy_store.records import EventRecord, LogPosition
 from rummy_store.snapshots import Snapshot, SnapshotStore
 
 log = logging.getLogger("rummy_store")
@@ -101,6 +101,16 @@ class _Fold(Generic[S]):
         return self.seq
 
 
+class _Tail(Generic[S]):
+    """A game's fold while `load_many` reads its tail."""
+
+    def __init__(self, fold: _Fold[S]) -> None:
+        self.fold = fold
+        self.base = fold.seq  # the snapshot's seq, 0 without one
+        self.replayed = 0
+        self.last: EventRecord | None = None
+
+
 class CatchUpReader(Generic[S]):
     """Rebuilds games from the log, using and refreshing snapshots every ``snapshot_every`` events.
 
@@ -126,38 +136,43 @@ class CatchUpReader(Generic[S]):
         self._count_lock = threading.Lock()
         self.skipped = 0  # records skipped by this reader (a gauge for operators and tests)
 
-    def _start(self, game_id: str) -> tuple[_Fold[S], Iterator[EventRecord]]:
-        """The fold from the latest usable snapshot, or from event 1, and the records still to fold."""
+    def _start(self, game_id: str) -> tuple[_Fold[S], LogPosition | None]:
+        """The fold from the latest usable snapshot (and the snapshot's position, where its tail
+        starts), or from event 1 (None)."""
         p = self._projection
-        snapshot = None
         if self._snapshots is not None:
             try:
                 found = self._snapshots.load(game_id)
                 if found is not None and found.rules_version == p.version:
-                    snapshot, state = found, p.loads(found.state)
+                    return _Fold(p, p.loads(found.state), found.seq), found.position
             except Exception as exc:  # a cache: the log has it all
                 log.warning("game %s: snapshot unusable (%s); folding from the log", game_id, exc)
-        if snapshot is None:
-            return _Fold(p, p.initial(game_id), 0), self._log.read_stream(game_id)
-        tail = self._log.read_stream(game_id, snapshot.seq + 1, hint=snapshot.position)
-        return _Fold(p, state, snapshot.seq), tail
+        return _Fold(p, p.initial(game_id), 0), None
 
     def load(self, game_id: str) -> Loaded[S]:
         """Latest usable snapshot plus the tail of the log; saves a new snapshot when one is due."""
-        fold, tail = self._start(game_id)
-        base = fold.seq
-        replayed = 0
-        last: EventRecord | None = None
-        for record in tail:
-            step = fold.step(record)
+        return self.load_many([game_id])[game_id]
+
+    def load_many(self, game_ids: Iterable[str]) -> dict[str, Loaded[S]]:
+        """`load` of several games with one read of the log for all of them (`EventLog.read_streams`:
+        on Kafka each partition once, from the earliest record one of its games needs)."""
+        started = {game_id: self._start(game_id) for game_id in game_ids}
+        folds = {game_id: _Tail(fold) for game_id, (fold, _) in started.items()}
+        wanted = {game_id: (fold.seq + 1, hint) for game_id, (fold, hint) in started.items()}
+        for record in self._log.read_streams(wanted):
+            tail = folds[record.game_id]
+            step = tail.fold.step(record)
             if step.skipped:
                 self._report(step)
             else:
-                last, replayed = record, replayed + 1
-        seq = fold.settle(self._log, game_id)
-        if last is not None:
-            self.after_append(game_id, fold.state, last, base)
-        return Loaded(fold.state, seq, base, replayed)
+                tail.last, tail.replayed = record, tail.replayed + 1
+        loaded = {}
+        for game_id, tail in folds.items():
+            seq = tail.fold.settle(self._log, game_id)
+            if tail.last is not None:
+                self.after_append(game_id, tail.fold.state, tail.last, tail.base)
+            loaded[game_id] = Loaded(tail.fold.state, seq, tail.base, tail.replayed)
+        return loaded
 
     def steps(self, game_id: str, records: Iterable[EventRecord] | None = None) -> Iterator[Step[S]]:
         """Every record of the game from event 1 (`records` when the caller read them already) with the

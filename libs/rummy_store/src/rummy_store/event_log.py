@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Self
 
 from rummy_store.errors import StoreError
@@ -85,6 +85,13 @@ class EventLog(abc.ABC):
         ``hint`` is a position at or before the first wanted record (e.g. a snapshot's); it lets a log
         without a per-game index skip the head of the partition.
         """
+
+    def read_streams(self, wanted: Mapping[str, tuple[int, LogPosition | None]]) -> Iterator[EventRecord]:
+        """`read_stream` of several games (game id -> (from_seq, hint)): each game's records in order,
+        the games' interleaved. A log without a per-game index overrides it to read each partition
+        once for all of them (a takeover loads its partitions' games together)."""
+        for game_id, (from_seq, hint) in wanted.items():
+            yield from self.read_stream(game_id, from_seq, hint)
 
     @abc.abstractmethod
     def read_partition(self, partition: int, from_offset: int = 0) -> Iterator[EventRecord]:

@@ -127,15 +127,21 @@ class FencedWriter:
         if self._producer is not None:
             return self._indexes
         try:
+            began = time.monotonic()
             producer = self._new_producer()
             try:
+                made = time.monotonic()
                 producer.init()  # fences the previous owner, settles its open transaction
+                fenced = time.monotonic()
                 indexes = self._indexes or {p: self._from_checkpoint(p) for p in self.partitions}
                 for record in self._reader({p: index.offset for p, index in indexes.items()}):
                     indexes[record.position.partition].fold((record,))
             except BaseException:
                 producer.abandon()
                 raise
+            steps = {"producer": made - began, "init_transactions": fenced - made}
+            steps["tails"] = time.monotonic() - fenced
+            log.info("%s taken", self._name, extra={"seconds": {k: round(v, 3) for k, v in steps.items()}})
         except NotWriterError:
             raise
         except Exception as exc:

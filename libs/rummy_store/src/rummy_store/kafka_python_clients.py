@@ -300,7 +300,13 @@ class _Membership(Membership):
         if previous is None:
             return False
         member_id, generation = previous
-        return bool(current.member_id != member_id or current.generation_id != generation + 1)
+        if current.member_id == member_id and current.generation_id == generation + 1:
+            return False
+        log.info(
+            "membership went from generation %d to %d (member %s)",
+            *(generation, current.generation_id, "the same" if current.member_id == member_id else "new"),
+        )
+        return True
 
     def rejoin(self) -> bool:
         coordinator = self.consumer._coordinator

@@ -57,6 +57,7 @@ from rummy_engine import limits, telemetry
 from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
+from rummy_engine.load_batches import LoadBatcher
 from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import check_contributed, game_seed
 from rummy_engine.stores import Stores
@@ -137,6 +138,7 @@ class GameApp:
         self._reader: CatchUpReader[EngineState | None] = CatchUpReader(
             stores.log, self._projection, stores.snapshots, config.snapshot_every
         )
+        self._loads = LoadBatcher(self._reader.load_many, self._io)
         self._games: OrderedDict[str, LiveGame] = OrderedDict()  # least recently used first
         self._loading: dict[str, asyncio.Lock] = {}
         self._limits = Limits(config.max_games, config.idle_evict_ms / 1000, config.finished_grace_ms / 1000)
@@ -305,7 +307,7 @@ class GameApp:
         async def resume(game_id: str) -> bool:
             async with at_once:
                 try:
-                    await self.game(game_id)
+                    await self.game(game_id, background=True)
                     return True
                 except Exception as exc:  # one unreadable game must not keep the others' timers off
                     log.warning("resuming game %s failed: %s", game_id, exc)
@@ -336,8 +338,9 @@ class GameApp:
 
     # --- loading --------------------------------------------------------------------------------------
 
-    async def game(self, game_id: str) -> LiveGame:
-        """The loaded game; NotFound when the log has no such game."""
+    async def game(self, game_id: str, *, background: bool = False) -> LiveGame:
+        """The loaded game; NotFound when the log has no such game. `background`: a load no client
+        waits for (`_resume`), behind every load one does."""
         if not _GAME_ID.match(game_id):
             raise InvalidArgument("bad_game_id", f"not a game id: {game_id!r}")
         live = self._games.get(game_id)
@@ -348,11 +351,13 @@ class GameApp:
             self._touch(live)
             return live
         lock = self._loading.setdefault(game_id, asyncio.Lock())
+        if not background:
+            self._loads.hurry(game_id)  # perhaps queued by `_resume`, which holds the lock meanwhile
         try:
             async with lock:
                 live = self._games.get(game_id)
                 if live is None:
-                    live = self._adopt(await self._load(game_id))
+                    live = self._adopt(await self._load(game_id, background=background))
         finally:
             if game_id not in self._games and not lock.locked():  # not found: keep nothing of it
                 self._loading.pop(game_id, None)
@@ -469,9 +474,9 @@ class GameApp:
         """The games in memory, least recently used first."""
         return list(self._games)
 
-    async def _load(self, game_id: str) -> LiveGame:
+    async def _load(self, game_id: str, *, background: bool = False) -> LiveGame:
         try:
-            loaded = await self._io(self._reader.load, game_id)
+            loaded = await self._loads.load(game_id, background=background)
         except StoreError as exc:
             raise Unavailable("store_unavailable", str(exc)) from None
         if loaded.state is None or not loaded.state.table.players:

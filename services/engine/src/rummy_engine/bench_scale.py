@@ -26,6 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime as dt
+import json
 import math
 import os
 import subprocess
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +82,7 @@ class Engines:
             "ENGINE_PARTITIONS": str(partitions),
             "ENGINE_TURN_TIMEOUT_MS": "0",
             "MELDSTREAM_DEV": "1",  # the development seed key: throwaway games
+            "LOG_FORMAT": "json",  # `takeover` reads the survivor's claims from its log
             **UNLIMITED,
             **identity,  # where the engines get the public keys verifying the loads' tokens
         }
@@ -90,14 +93,14 @@ class Engines:
     def add(self) -> ServiceProcess:
         address = f"127.0.0.1:{free_port()}"
         engine = ServiceProcess(
-            "rummy_engine",
-            {**self._env, "ENGINE_ADDRESS": address},
-            address,
-            self._logs / f"engine-{len(self.running)}.log",
+            "rummy_engine", {**self._env, "ENGINE_ADDRESS": address}, address, self.log_of(address)
         )
         engine.start(120)
         self.running.append(engine)
         return engine
+
+    def log_of(self, address: str) -> Path:
+        return self._logs / f"engine-{address.rsplit(':', 1)[1]}.log"
 
     def owners(self) -> dict[int, str]:
         client = redis.Redis.from_url(self._redis)
@@ -231,16 +234,66 @@ async def accepted_after(
             await asyncio.sleep(PROBE_EVERY_S)
 
     try:
-        return max(await asyncio.gather(*(probe(g) for g in games)))
+        times = sorted(await asyncio.gather(*(probe(g) for g in games)))
     finally:
         await client.close()
+    progress(
+        f"bench-scale: probes accepted after {times[0]:.1f} s (first), {times[len(times) // 2]:.1f} s "
+        f"(median), {times[-1]:.1f} s (last)"
+    )
+    return times[-1]
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """What the survivor's log says of a takeover, in seconds from the kill: when the group assigned
+    it the dead engine's fence groups, when their claims ended, what each group's claim took (a new
+    producer, its `init_transactions`, the read of its partitions' tails; the groups are claimed in
+    parallel), and how long it spent resuming the open games of the claimed partitions."""
+
+    assigned: float
+    claimed: float
+    steps: list[dict[str, float]]  # per fence group taken
+    resumed: list[str]
+
+    def __str__(self) -> str:
+        text = f"assigned after {self.assigned:.1f} s, claims ended after {self.claimed:.1f} s"
+        if self.steps:
+            slowest = {step: max(s.get(step, 0.0) for s in self.steps) for step in self.steps[0]}
+            text += f"; {len(self.steps)} fence groups taken, each at most " + ", ".join(
+                f"{step} {took:.2f} s" for step, took in slowest.items()
+            )
+        return text + (f"; {'; '.join(self.resumed)}" if self.resumed else "")
+
+
+def takeover(log_file: Path, topic: str, killed_at: float) -> Takeover:
+    """`Takeover` of `topic` from the survivor's JSON log lines after `killed_at` (epoch seconds)."""
+    assigned, claimed, steps, resumed = math.inf, math.inf, [], []
+    for line in log_file.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+            at = dt.datetime.fromisoformat(entry["time"].replace("Z", "+00:00")).timestamp() - killed_at
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        message = entry.get("message", "")
+        if at < 0 or not isinstance(message, str):
+            continue
+        if message == "fence groups assigned" and entry.get("to_claim"):
+            assigned = min(assigned, at)
+        elif message == "partitions claimed":
+            claimed = at if math.isinf(claimed) else max(claimed, at)
+        elif message.startswith(f"{topic}[") and message.endswith(" taken") and "seconds" in entry:
+            steps.append({k: float(v) for k, v in entry["seconds"].items()})
+        elif message.startswith("resumed "):
+            resumed.append(message)
+    return Takeover(assigned, claimed, steps, resumed)
 
 
 def engine_kill(
     engines: Engines, generator: LoadGenerator, tables: int, probes: int
-) -> tuple[float, float, int, int]:
+) -> tuple[float, float, int, int, Takeover]:
     """(seconds until the survivor published every partition of the killed engine, until each of its
-    probed games accepted an action, its partitions, its probe games)."""
+    probed games accepted an action, its partitions, its probe games, the survivor's log of it)."""
     survivor, victim = engines.running
     moved = sorted(p for p, address in engines.owners().items() if address == victim.address)
     player = generator.player
@@ -260,11 +313,13 @@ def engine_kill(
     with load(generator, survivor.address, tables, 1.0, 3600):
         time.sleep(5)  # playing
         victim.kill()
-        killed_at = time.monotonic()
+        killed_at, killed_wall = time.monotonic(), time.time()
         progress(f"bench-scale: engine killed at {time.strftime('%H:%M:%S')}")
         engines.running.remove(victim)
         claimed, took = asyncio.run(recovery(killed_at))
-    return claimed, took, len(moved), len(doomed)
+        time.sleep(1)  # the survivor's last log lines
+    survivor_log = takeover(engines.log_of(survivor.address), engines.topic, killed_wall)
+    return claimed, took, len(moved), len(doomed), survivor_log
 
 
 def broker_kill(
@@ -291,6 +346,32 @@ def broker_kill(
     return after_kill, after_restart
 
 
+def throughput_row(
+    engines: Engines, generator: LoadGenerator, args: argparse.Namespace, say: Callable[[str], None]
+) -> tuple[float, float, float]:
+    count = len(engines.running)
+    progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
+    figures = throughput(engines, generator, args.tables, args.warmup, args.seconds)
+    rate, cpu, load_cpu = figures
+    say(
+        f"{count} engine process{'es' if count > 1 else ''}: {rate:7,.0f} actions/s   "
+        f"engine CPU {cpu:.2f} ms/action   load generator CPU {load_cpu:.2f} ms/action"
+    )
+    return figures
+
+
+def failover_rows(
+    engines: Engines, generator: LoadGenerator, args: argparse.Namespace, say: Callable[[str], None]
+) -> None:
+    progress("bench-scale: SIGKILL of one of the two engines under load")
+    claimed, took, moved, doomed, log = engine_kill(engines, generator, args.tables, args.probes)
+    say(
+        f"engine SIGKILL: its {moved} partitions claimed by the other after {claimed:.1f} s; "
+        f"every game of them ({doomed} probed) accepts an action again {_seconds(took)} (target < 8 s)"
+    )
+    say(f"  the survivor's log: {log}")
+
+
 def _seconds(value: float) -> str:
     return "never within the probes' 120 s" if math.isinf(value) else f"after {value:.1f} s"
 
@@ -303,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=EngineConfig().partitions)
     parser.add_argument("--probes", type=int, default=24, help="games probed after a kill")
     parser.add_argument("--no-broker-kill", action="store_true", help="skip the 3-node cluster part")
+    parser.add_argument(
+        "--failover-only",
+        action="store_true",
+        help="only the engine SIGKILL part (2 engines, no throughput windows, no broker kill)",
+    )
     parser.add_argument(
         "--load",
         choices=("go", "python"),
@@ -338,31 +424,21 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"load generator: {generator}{unbuilt}")
         figures = {}
-        for count in (1, 2):
+        for count in (2,) if args.failover_only else (1, 2):
             engines = Engines(kafka.address, store.address, args.partitions, logs, verifying)
             try:
                 for _ in range(count):
                     engines.add()
                 engines.settle()
-                progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
-                figures[count] = throughput(engines, generator, args.tables, args.warmup, args.seconds)
-                rate, cpu, load_cpu = figures[count]
-                say(
-                    f"{count} engine process{'es' if count > 1 else ''}: {rate:7,.0f} actions/s   "
-                    f"engine CPU {cpu:.2f} ms/action   load generator CPU {load_cpu:.2f} ms/action"
-                )
+                if not args.failover_only:
+                    figures[count] = throughput_row(engines, generator, args, say)
                 if count == 2:
-                    say(f"ratio, 2 engines / 1: {figures[2][0] / figures[1][0]:.2f}x (target 1.4x)")
-                    progress("bench-scale: SIGKILL of one of the two engines under load")
-                    claimed, took, moved, doomed = engine_kill(engines, generator, args.tables, args.probes)
-                    say(
-                        f"engine SIGKILL: its {moved} partitions claimed by the other after {claimed:.1f} s; "
-                        f"every game of them ({doomed} probed) accepts an action again {_seconds(took)} "
-                        "(target < 15 s)"
-                    )
+                    if not args.failover_only:
+                        say(f"ratio, 2 engines / 1: {figures[2][0] / figures[1][0]:.2f}x (target 1.4x)")
+                    failover_rows(engines, generator, args, say)
             finally:
                 engines.stop()
-        if not args.no_broker_kill:
+        if not args.no_broker_kill and not args.failover_only:
             progress("bench-scale: broker SIGKILL on a 3-node cluster")
             after_kill, after_restart = broker_kill(
                 store.address, args.partitions, args.probes, logs, identity=verifying, player=generator.player
