@@ -16,6 +16,7 @@ from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped
 from rummy_rules.game import decide, evolve, legal_actions, start
 from rummy_rules.melds import Meld, MeldKind
+from rummy_rules.out_of_turn import OUT_OF_TURN
 from rummy_rules.seat_view import SeatView
 from rummy_rules.simulate import simulate
 from rummy_rules.state import Phase
@@ -97,6 +98,13 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
                 assert wire.command_from_pb(state.turn, gs.Action.FromString(raw)) == action
             for event in decide(state, bots.greedy(SeatView(state, state.turn), actions, rng), seed=seed):
                 state = evolve(state, event)
+
+
+def test_out_of_turn_kinds_name_the_rules_out_of_turn_commands_on_the_wire() -> None:
+    kinds = {wire.command_to_pb(command(0)).WhichOneof("kind") for command in OUT_OF_TURN}
+    assert wire.OUT_OF_TURN_KINDS == kinds == {"buy_discard", "pass_buy"}
+    for kind in wire.OUT_OF_TURN_KINDS:  # each decodes to one of the rules' out-of-turn commands
+        assert type(wire.command_from_pb(3, gs.Action(**{kind: {}}))) in OUT_OF_TURN
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,10 @@ from rummy_contracts.facts import TableSeated
 from rummy_engine import limits
 from rummy_engine.engine import RunningEngine
 from rummy_engine.projection import COMMANDS_KEPT, GameProjection
-from rummy_rules.commands import BuyDiscard, PassBuy
+from rummy_rules.commands import BuyDiscard
 from rummy_rules.events import BuyGranted
 from rummy_rules.game import decide, legal_actions, start
+from rummy_rules.out_of_turn import OUT_OF_TURN
 from rummy_rules.state import Phase
 from rummy_service.errors import QUOTED_CHARS
 from rummy_service.limits import text_fields
@@ -46,7 +47,7 @@ def test_the_projection_records_the_seat_that_sent_each_command() -> None:
             break
         buys = [(s, a) for s in range(4) if s != game.turn for a in legal_actions(game, s)]
         buys = [(s, a) for s, a in buys if isinstance(a, BuyDiscard)]
-        moves = [a for a in legal_actions(game, game.turn) if not isinstance(a, BuyDiscard | PassBuy)]
+        moves = [a for a in legal_actions(game, game.turn) if not isinstance(a, OUT_OF_TURN)]
         seat, command = buys[0] if buys and rng.random() < 0.7 else (game.turn, rng.choice(moves))
         command_id = f"c{step}"
         for event in decide(game, command, seed=seed):

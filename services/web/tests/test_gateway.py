@@ -128,6 +128,7 @@ def test_sign_up_in_and_out_and_the_requests_the_gateway_refuses_itself(identity
     assert status == 200 and "kalooki" in variants["variants"]
     assert len(facts["contract"]["contracts"]) == 8 and facts["kalooki"]["players"] == [2, 5]
     assert variants["short"]["contract"] == "round 1 only" and "kalooki" not in variants["short"]
+    assert variants["out_of_turn"] == ["buy_discard", "pass_buy"]  # the page asks, never lists them
     openings = {v: f["opening"] for v, f in facts.items()}
     assert openings == {"kalooki": 40, "rummy40": 40, "rummy500": 0, "contract": 0}
     spread = [v for v, f in facts.items() if f["spread_pile"]]

@@ -19,6 +19,7 @@ from rummy_rules import commands
 from rummy_rules.cards import Card, CardError, Suit
 from rummy_rules.events import OptionValue
 from rummy_rules.melds import End, Meld, MeldKind
+from rummy_rules.out_of_turn import OUT_OF_TURN
 
 
 class CodecError(ValueError):
@@ -241,3 +242,10 @@ def command_to_pb(command: commands.Command) -> gs.Action:
     if command.discard is not None:
         out.discard.CopyFrom(card_to_pb(command.discard))
     return gs.Action(go_out=out)
+
+
+OUT_OF_TURN_KINDS: Final = frozenset(
+    str(command_to_pb(command(0)).WhichOneof("kind")) for command in OUT_OF_TURN
+)
+"""The action kinds (`Action.kind` names) a seat may send when it is not the seat to move: the rules'
+`OUT_OF_TURN`, named as on the wire, for clients that tell a turn's moves from an answer to an offer."""

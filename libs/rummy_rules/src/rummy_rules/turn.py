@@ -44,6 +44,7 @@ from rummy_rules.handlers import Entry, handles
 from rummy_rules.melds import SET, End, Meld, MeldKind, lay_off, make_meld, meld_options, shared, swap_joker
 from rummy_rules.memo import remember
 from rummy_rules.openings import opens_with
+from rummy_rules.out_of_turn import OUT_OF_TURN
 from rummy_rules.rules import ALL_AT_ONCE, END_IMMEDIATELY, KEEP_LAST_DISCARD, MELD_ALL, Rules
 from rummy_rules.secret import Seed
 from rummy_rules.stalemate import idle_stalemate
@@ -327,9 +328,6 @@ _ENTRIES = (
     handles(PassBuy, _no_buying, None),
 )
 HANDLERS: Final[dict[type[Command], Entry]] = dict(_ENTRIES)
-
-
-OUT_OF_TURN: Final = (BuyDiscard, PassBuy)  # contract §3.7.2: buying is out of turn
 
 
 # The events of drawing and discarding, built once per seat and card: a frozen dataclass is slow to build.

@@ -25,6 +25,7 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_contracts.catalogue import Words
 from rummy_contracts.house import NAMES, house_bots
+from rummy_contracts.wire import OUT_OF_TURN_KINDS
 from rummy_engine import config as engine_config
 from rummy_service.limits import PLAYER_ID
 from rummy_service.tls import Tls, load_tls
@@ -173,6 +174,6 @@ async def _seat(
             await client.submit(game, 0, chosen, uuid.uuid4().hex)
         except RpcFailure as failure:
             console.print(f"[red]{table_text.say(w, 'cli.refused')}[/] {table_text.plain(failure.details)}")
-        if chosen.WhichOneof("kind") in ("buy_discard", "pass_buy"):
+        if chosen.WhichOneof("kind") in OUT_OF_TURN_KINDS:
             windows.answered(game)  # the bot holding the card for you draws now
     return 1

@@ -18,8 +18,9 @@ from rummy_contracts import event_format
 from rummy_contracts.event_format import Logged
 from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
 from rummy_rules import serialize
-from rummy_rules.events import BuyRequested, BuyWaived, GameStarted
+from rummy_rules.events import GameStarted
 from rummy_rules.game import evolve
+from rummy_rules.out_of_turn import OUT_OF_TURN_OPENERS
 from rummy_rules.state import GameState, shape
 from rummy_store import EventRecord
 
@@ -56,14 +57,17 @@ def actor(event: Logged) -> int | None:
     return seat if isinstance(seat, int) else None
 
 
+_OPENED_BY_SENDER: Final = (*OUT_OF_TURN_OPENERS, PlayerReturned, SeedContributed)
+
+
 def _sender(state: EngineState, event: Logged) -> int:
     """The seat whose command opens with `event`.
 
-    Only a buy or a pass on one is out of turn (rules `decide`), and its first event names the seat, as
-    a returning player's PlayerReturned names them; every other command is the seat to move's. The opening
-    event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
+    Only an out-of-turn command (rules `OUT_OF_TURN`) opens with an event naming its sender, as a returning
+    player's PlayerReturned and a seat's seed name them; every other command is the seat to move's. The
+    opening event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
     """
-    if isinstance(event, BuyRequested | BuyWaived | PlayerReturned | SeedContributed):
+    if isinstance(event, _OPENED_BY_SENDER):
         return event.seat
     return state.game.turn
 

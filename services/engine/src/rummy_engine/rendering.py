@@ -23,14 +23,14 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import wire
 from rummy_rules.events import OptionValue
 from rummy_rules.game import legal_actions
-from rummy_rules.state import GameState, Phase, others_may_act
+from rummy_rules.out_of_turn import may_act
+from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView, observe
 
 from rummy_engine.projection import EngineState, Table
 from rummy_engine.streams import Update
 
-_ACTING = (Phase.DRAW, Phase.PLAY)
 _PHASE_TO_PB: Final = {
     Phase.DRAW: gs.PHASE_DRAW,
     Phase.PLAY: gs.PHASE_PLAY,
@@ -92,10 +92,8 @@ def stream_update(
     if seat is not None:
         actions = cache.get(seat)
         if actions is None:
-            game = update.game
-            # Out of turn only a contract buy (or pass) can be open to a seat: nothing to list.
-            may_act = game.phase in _ACTING and (game.turn == seat or others_may_act(game))
-            acting = update.settled and may_act
+            # A seat that may not act now has nothing to list (rules `may_act`).
+            acting = update.settled and may_act(update.game, seat)
             actions = cache[seat] = actions_pb(update.state, seat) if acting else []
         message.legal_actions.extend(actions)
     return message

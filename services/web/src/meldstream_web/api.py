@@ -23,6 +23,7 @@ from rummy_client.identity import Grant, IdentityClient, RenewingToken
 from rummy_contracts.catalogue import words
 from rummy_contracts.house import NAMES as HOUSE_BOTS
 from rummy_contracts.house import house_bots
+from rummy_contracts.wire import OUT_OF_TURN_KINDS
 from rummy_rules.variants import PLAYABLE_VARIANTS, Variant, rules_for, variant_named
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -110,13 +111,15 @@ class Gateway:
     async def variants(self, _request: Request) -> Response:
         """The variants, what a short match of each is, and the facts the app shows beside the moves:
         the table sizes, the opening minimum (a person must know it before their first meld), each
-        round's contract, whether the pile is spread and discards bought. The variants' own tables
-        and defaults, read, not restated, so the app never tests a variant's name."""
+        round's contract, whether the pile is spread and discards bought; and the action kinds a seat
+        may send out of turn (rules `OUT_OF_TURN`). The variants' own tables and defaults, read, not
+        restated, so the app never tests a variant's name nor lists actions of its own."""
         return JSONResponse(
             {
                 "variants": list(PLAYABLE_VARIANTS),
                 "short": {variant: text for variant, (_, text) in SHORT_MATCH.items()},
                 "facts": {v: _facts(variant_named(v)) for v in PLAYABLE_VARIANTS},
+                "out_of_turn": sorted(OUT_OF_TURN_KINDS),
             }
         )
 
@@ -387,7 +390,7 @@ class Gateway:
         game_id = request.path_params["game"]
         async with self.client(token) as client:
             answer = await client.submit(game_id, seat, action, command_id)
-        if action.WhichOneof("kind") in ("buy_discard", "pass_buy"):
+        if action.WhichOneof("kind") in OUT_OF_TURN_KINDS:
             await self.bots.answered(game_id)  # a bot holding the card for this person may draw
         return JSONResponse(to_json(answer))
 

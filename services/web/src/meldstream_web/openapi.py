@@ -91,8 +91,8 @@ DOCUMENT: Final[dict[str, Any]] = {
         },
         "/api/v1/variants": {
             "get": _operation(
-                "The playable variants, what a short match of each is, and their facts",
-                _json(OBJECT, "`{variants, short, facts}`"),
+                "The playable variants, what a short match of each is, their facts, the out-of-turn actions",
+                _json(OBJECT, "`{variants, short, facts, out_of_turn}`"),
                 security=PUBLIC,
             )
         },

@@ -14,7 +14,7 @@ import { lang, setLanguage, t, tn, tnodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const PAGES = ["signin-page", "lobby-page", "private-page", "table-page", "replay-page", "tokens-page"];
-let config = { variants: [], short: {}, facts: {} };
+let config = { variants: [], short: {}, facts: {}, out_of_turn: [] };
 let stream = null; // the open EventSource of the page shown
 let watchTimer = null;
 
@@ -219,7 +219,8 @@ async function showResult(view) {
 const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off", "swap_joker", "pick_from_pile",
   "draw_from_stock", "take_discard", "discard"];
 const byKind = (a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b));
-const OUT_OF_TURN = ["buy_discard", "pass_buy"];
+// Answers a seat may give when it is not its turn: the gateway names them (/api/variants).
+const outOfTurn = (a) => config.out_of_turn.includes(actionKind(a));
 
 // The "What happened" log: the gateway words each event for this reader (after the first update of a
 // stream, the whole history so far), the page only shows the lines, as text, newest first, each seq's
@@ -339,7 +340,7 @@ function play(gameId, seat) {
   // that need no card (drawing) and going out; `only` a choice to show instead.
   const drawActions = (only = null) => {
     const chosen = selectedCards();
-    const turn = actions.filter((a) => !OUT_OF_TURN.includes(actionKind(a)));
+    const turn = actions.filter((a) => !outOfTurn(a));
     let shown;
     let hint = "";
     if (only) shown = only;
@@ -363,7 +364,7 @@ function play(gameId, seat) {
 
   // The buy window's prompt, for the seat the card is offered to out of turn: buy or pass, with its clock.
   const drawPrompt = () => {
-    const answers = actions.filter((a) => OUT_OF_TURN.includes(actionKind(a))).sort(byKind);
+    const answers = actions.filter(outOfTurn).sort(byKind);
     $("offer").classList.toggle("prompt", answers.length > 0);
     if (!answers.length || $("offer").hidden) return;
     const row = $("offer-row");
@@ -376,7 +377,7 @@ function play(gameId, seat) {
     hand.marks.playable = new Set(hand.cards.filter((s) => usedKeys(actions, view).has(cardKey(s.card))).map((s) => s.id));
     hand.draw();
     const chosen = selectedCards();
-    const turn = actions.filter((a) => !OUT_OF_TURN.includes(actionKind(a)));
+    const turn = actions.filter((a) => !outOfTurn(a));
     // The stock and the pile: a click draws, takes, or discards the one card selected.
     const stock = $("draw-stock");
     const drawMove = turn.find((a) => actionKind(a) === "draw_from_stock");
