@@ -52,24 +52,19 @@ UNSEATED: Final = Table((), 0)
 """The table between GameStarted and TableSeated (both are appended by one command)."""
 
 
-def actor(event: Logged) -> int | None:
+_OPENED_BY_SENDER: Final = (*OUT_OF_TURN_OPENERS, PlayerReturned, SeedContributed)
+"""The first events that name the seat that sent their command: an out-of-turn command's (rules
+`OUT_OF_TURN`), a returning player's and a seat's seed. Every other command is the seat to move's,
+whatever seat its first event names: a forehand's draw can open with the buyer's BuyGranted."""
+
+
+def actor(event: Logged, turn: int | None = None) -> int | None:
+    """Whose `event` is: the seat it names (None for an event of the whole table); or, given `turn`
+    (the seat to move before it) for the first event of a command, the seat that sent the command."""
+    if turn is not None and not isinstance(event, _OPENED_BY_SENDER):
+        return turn
     seat = getattr(event, "seat", None)
     return seat if isinstance(seat, int) else None
-
-
-_OPENED_BY_SENDER: Final = (*OUT_OF_TURN_OPENERS, PlayerReturned, SeedContributed)
-
-
-def _sender(state: EngineState, event: Logged) -> int:
-    """The seat whose command opens with `event`.
-
-    Only an out-of-turn command (rules `OUT_OF_TURN`) opens with an event naming its sender, as a returning
-    player's PlayerReturned and a seat's seed name them; every other command is the seat to move's. The
-    opening event's own seat is not enough: a forehand's draw can open with the buyer's BuyGranted.
-    """
-    if isinstance(event, _OPENED_BY_SENDER):
-        return event.seat
-    return state.game.turn
 
 
 def _with(values: tuple[Any, ...], seat: int, value: Any) -> tuple[Any, ...]:
@@ -83,8 +78,9 @@ of commands later, and a snapshot or a game in memory must not grow with the gam
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """A command in the log: the seqs it appended, the seat that sent it (`_sender`) and the digest of
-    the request as sent (`command_digest` in its events; "" for the engine's own commands)."""
+    """A command in the log: the seqs it appended, the seat that sent it (`actor` of its first event)
+    and the digest of the request as sent (`command_digest` in its events; "" for the engine's own
+    commands)."""
 
     first: int
     last: int
@@ -170,7 +166,9 @@ class GameProjection:
         commands = state.commands
         sent = commands.get(command_id)
         if sent is None:
-            commands[command_id] = Sent(seq, seq, _sender(state, event), digest)
+            sender = actor(event, state.game.turn)
+            assert sender is not None  # every event that names its sender names a seat
+            commands[command_id] = Sent(seq, seq, sender, digest)
             if len(commands) > COMMANDS_KEPT:
                 del commands[next(iter(commands))]
         else:
