@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from rummy_rules.errors import RuleViolation
-from rummy_rules.state import SEATS
+from rummy_rules.state import MAX_SEATS
 from rummy_rules.variants import VARIANTS, GoingOut, JokerSwap, MatchMode, Reshuffle, rules_for
 
 
@@ -79,9 +79,10 @@ def test_one_rules_object_per_table_kind_and_still_every_refusal() -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_no_table_seats_more_than_the_prebuilt_seat_tables_hold(variant: str) -> None:
-    """Commands and events are prebuilt per seat over `state.SEATS`: a table past it is refused."""
-    largest = max(size for size in range(2, len(SEATS) + 3) if _seats(variant, size))
-    assert largest <= len(SEATS)
+    """Commands and events are prebuilt per seat over `state.SEATS` (`MAX_SEATS`): a table past it is
+    refused."""
+    largest = max(size for size in range(2, MAX_SEATS + 3) if _seats(variant, size))
+    assert largest <= MAX_SEATS
 
 
 def _seats(variant: str, players: int) -> bool:

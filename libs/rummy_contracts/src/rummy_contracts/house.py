@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 PREFIX: Final = "bot-"
-NAMES: Final = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")  # a table of 8 at most
+NAMES: Final = ("ada", "ben", "cleo", "dana", "eli", "fay", "gus")  # every seat but one: MAX_SEATS - 1
 
 
 def is_house_bot(player_id: str) -> bool:

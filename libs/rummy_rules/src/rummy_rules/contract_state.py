@@ -13,7 +13,7 @@ from typing import Final
 
 from rummy_rules.cards import Card
 from rummy_rules.events import BuyGranted, BuyOffered, BuyPassed, BuyRequested, BuyWaived
-from rummy_rules.state import GameState, VariantState
+from rummy_rules.state import MAX_SEATS, GameState, VariantState
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ def dealt(players: int, upcard: Card | None) -> ContractState:
     return ContractState(_NO_BUYS[players], upcard)
 
 
-_NO_BUYS: Final = tuple((0,) * players for players in range(9))
+_NO_BUYS: Final = tuple((0,) * players for players in range(MAX_SEATS + 1))
 _NOTHING: Final = tuple(ContractState(buys) for buys in _NO_BUYS)
 
 

@@ -24,9 +24,11 @@ PLAY: Final = Phase.PLAY
 DEAL_OVER: Final = Phase.DEAL_OVER
 GAME_OVER: Final = Phase.GAME_OVER
 
-# Every seat a table can have: 8, rummy500's largest (two packs). Tables of prebuilt commands and
-# events are indexed by seat over this range; a variant seating more must widen it.
-SEATS: Final = range(8)
+MAX_SEATS: Final = 8
+"""The most seats a table can have (rummy500's largest, with two packs): the one place the limit is
+written. Tables of prebuilt commands and events are indexed by seat over `SEATS`; a variant seating
+more must raise it."""
+SEATS: Final = range(MAX_SEATS)
 
 
 class VariantState:

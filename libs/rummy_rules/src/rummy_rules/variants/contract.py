@@ -56,7 +56,7 @@ from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, 
 from rummy_rules.scoring import match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import DRAW, SEATS, GameState, VariantState
+from rummy_rules.state import DRAW, MAX_SEATS, SEATS, GameState, VariantState
 from rummy_rules.stock import refill
 from rummy_rules.variants.base import StandardVariant
 
@@ -223,7 +223,7 @@ _LAST_BUY_LIMIT: list[tuple[Rules, int] | None] = [None]
 # _SEATS_AFTER[players][seat]: the other seats from `seat`'s left, in order.
 _SEATS_AFTER: Final = tuple(
     tuple(tuple((seat + step) % players for step in range(1, players)) for seat in range(players))
-    for players in range(9)
+    for players in range(MAX_SEATS + 1)
 )
 
 

@@ -36,7 +36,7 @@ from rummy_rules.rules import (
 )
 from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
 from rummy_rules.secret import PROBE, Seed, secret
-from rummy_rules.state import GameState, Phase
+from rummy_rules.state import MAX_SEATS, GameState, Phase
 from rummy_rules.table_index import table_index
 from rummy_rules.turn import PILE_DRAWS, decide_command, take_discard
 from rummy_rules.variants.base import StandardVariant
@@ -225,7 +225,7 @@ class Rummy500(StandardVariant):
 
     def rules(self, players: int, options: Mapping[str, Any]) -> Rules:
         o: Rummy500Options = parse_options(self.id, Rummy500Options, RUMMY500_CHOICES, options)
-        check_players(self.id, range(2, 9) if o.packs == 2 else self.players, players)  # D1
+        check_players(self.id, range(2, MAX_SEATS + 1) if o.packs == 2 else self.players, players)  # D1
         if o.packs not in (1, 2):
             raise RuleViolation("bad_option_value", "rummy500 is played with 1 or 2 packs", "rummy500 D1")
         if o.target_score < 1:
