@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from rummy.game.v1 import game_service_pb2 as gs
 from rummy.identity.v1 import identity_pb2 as idp
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
@@ -369,7 +370,7 @@ class Gateway:
                         yield sse.message(to_json(update), event="update", event_id=update.seq)
                         # After the update, so the table is never held up by the history's read.
                         yield sse.message({"lines": await lines.upto(update)}, event="log")
-                        if update.view.phase == 4:  # PHASE_GAME_OVER: nothing follows
+                        if update.view.phase == gs.PHASE_GAME_OVER:  # nothing follows
                             break
                 except RpcFailure as failure:
                     yield sse.message({"code": failure.code, "message": failure.details}, event="failure")
