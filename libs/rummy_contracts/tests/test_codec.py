@@ -21,8 +21,8 @@ from rummy_rules.seat_view import SeatView
 from rummy_rules.simulate import simulate
 from rummy_rules.state import Phase
 from rummy_rules.variants import PLAYABLE_VARIANTS
-from rummy_service.config import ConfigError
 from rummy_store import EventRecord, LogPosition
+from rummy_store.config_errors import ConfigError
 
 CASES = [field.name for field in events_pb2.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields]
 

@@ -25,8 +25,8 @@ from rummy.game.v1 import events_pb2 as ev
 from rummy_rules import events
 from rummy_rules.cards import Card
 from rummy_rules.melds import Meld
-from rummy_service.config import OtherFormat
 from rummy_store import EventRecord
+from rummy_store.config_errors import OtherFormat
 
 from rummy_contracts import facts
 from rummy_contracts.wire import (

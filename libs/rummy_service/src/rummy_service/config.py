@@ -10,6 +10,9 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+# Re-exported (`as`): the services raise and catch them as this module's (`except ConfigError` at start).
+from rummy_store.config_errors import ConfigError as ConfigError  # noqa: PLC0414
+from rummy_store.config_errors import OtherFormat as OtherFormat  # noqa: PLC0414
 from rummy_store.kafka_clients import BACKENDS, KAFKA_PYTHON
 from rummy_store.kafka_topic import Replication
 from rummy_store.locations import LocationError, StoreLocation, is_redis_url, redacted
@@ -26,28 +29,9 @@ CONNECT_WAIT_VARIABLE: Final = "MELDSTREAM_CONNECT_WAIT_S"
 DEFAULT_CONNECT_WAIT_S: Final = 15
 
 
-class ConfigError(ValueError):
-    """A setting the service cannot use: a bad environment variable, or a store it cannot read."""
-
-
 class WrongForm(ConfigError):
     """A setting not written in the form it takes (a Redis or store URL): the command line's usage
     error, so `meldstream` exits 2 for it as argparse does for a bad option."""
-
-
-class OtherFormat(ConfigError):
-    """A store written in another format than this build reads: it is refused, never upcast.
-
-    Each service words `what` it stores, what would be `lost` by reading on, and the `remedy`.
-    """
-
-    def __init__(self, where: str, version: int, *, what: str, current: int, lost: str, remedy: str) -> None:
-        age = "an older" if version < current else "a newer"
-        super().__init__(
-            f"{where} was written by {age} meldstream ({what} {version}; this one reads format {current}), "
-            f"whose {lost} it cannot continue. Start from a new store: {remedy}"
-        )
-        self.version = version
 
 
 def env_str(name: str, default: str, env: Mapping[str, str] | None = None) -> str:
