@@ -104,7 +104,9 @@ def test_out_of_turn_kinds_name_the_rules_out_of_turn_commands_on_the_wire() -> 
     kinds = {wire.command_to_pb(command(0)).WhichOneof("kind") for command in OUT_OF_TURN}
     assert wire.OUT_OF_TURN_KINDS == kinds == {"buy_discard", "pass_buy"}
     for kind in wire.OUT_OF_TURN_KINDS:  # each decodes to one of the rules' out-of-turn commands
-        assert type(wire.command_from_pb(3, gs.Action(**{kind: {}}))) in OUT_OF_TURN
+        action = gs.Action()
+        getattr(action, kind).SetInParent()
+        assert isinstance(wire.command_from_pb(3, action), OUT_OF_TURN)
 
 
 @pytest.mark.parametrize(
