@@ -7,6 +7,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+# Before anything imports grpc: without fork support, a child forked by a test (pexpect's pty.fork for
+# `meldstream play`) does not restart gRPC's poller thread, which then met the descriptors the child
+# closes before exec ("Epoll1Poller ... epoll_wait error: Bad file descriptor") and killed the child.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 import pytest
 from rummy_identity.testing import IdentityProcess, running_identity
 from rummy_infra.local import free_port

@@ -28,10 +28,10 @@ from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_contracts.wire import option_to_pb
 
 from rummy_client.identity import RenewingToken
+from rummy_client.rate_limits import retry_after
 
 RETRYABLE: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 OWNER_TRAILER: Final = "meldstream-owner"
-RETRY_AFTER_TRAILER: Final = "retry-after-ms"  # a rate limit's delay (rummy_service.rate_limits)
 SLOW_READER: Final = "slow_reader"  # a stream closed for falling behind its game: resumed at once
 LIMITED_FOR_S: Final = 30.0  # how long a call waits out rate limits (retry-after-ms) at most
 ROUTES_KEPT: Final = 1024  # games whose owner this client remembers (most recently used)
@@ -45,16 +45,6 @@ class RpcFailure(Exception):
         self.status = status
         self.details = details
         self.code = details.split(":", 1)[0]
-
-
-def _retry_after(error: grpc.aio.AioRpcError) -> float | None:
-    """The delay a RESOURCE_EXHAUSTED refusal asks for (`retry-after-ms`), in seconds; else None."""
-    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return None
-    for key, value in error.trailing_metadata() or ():
-        if key == RETRY_AFTER_TRAILER and str(value).isdigit():
-            return int(str(value)) / 1000
-    return None
 
 
 def _failure(error: grpc.aio.AioRpcError) -> RpcFailure:
@@ -165,7 +155,7 @@ class GameClient:
                     continue  # sent to the owner at once
                 if error.code() in RETRYABLE:  # the next call asks the target again, even after this one
                     self._forget(game_id, address)
-                wait = _retry_after(error)  # over a rate limit: back off as long as the engine says,
+                wait = retry_after(error)  # over a rate limit: back off as long as the engine says,
                 limited = wait is not None and loop.time() + wait <= limited_until  # even without retries
                 if not (error.code() in RETRYABLE and loop.time() + delay <= deadline) and not limited:
                     raise _failure(error) from None
@@ -328,7 +318,7 @@ class GameClient:
                 # Fell behind the game (`slow_reader`): resume at once. Over a limit (spectators,
                 # rates): after the delay the engine gives.
                 behind = (error.details() or "").startswith(SLOW_READER)
-                wait = 0.0 if behind else _retry_after(error)
+                wait = 0.0 if behind else retry_after(error)
                 if (error.code() not in RETRYABLE and wait is None) or loop.time() > deadline:
                     raise _failure(error) from None
             await asyncio.sleep(0.2 if wait is None else wait)

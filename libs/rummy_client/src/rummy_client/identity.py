@@ -21,9 +21,13 @@ import grpc
 from rummy.identity.v1 import identity_pb2 as pb
 from rummy.identity.v1 import identity_pb2_grpc as pb_grpc
 
+from rummy_client.rate_limits import retry_after
+
 log = logging.getLogger("rummy_client")
 EARLY_S: Final = 5.0  # an access token this close to its expiry is renewed before it is sent
 CALL_TIMEOUT_S: Final = 10.0
+RATE_LIMIT_RETRIES: Final = 3  # a call refused by a rate limit is sent again at most this often
+RATE_LIMIT_WAIT_MAX_S: Final = 2.0  # ... when the limit asks for at most this long a wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,43 +123,52 @@ class IdentityClient:
 
     def sign_up(self, name: str, password: str, display_name: str = "", device: str = "sdk") -> pb.Session:
         request = pb.SignUpRequest(name=name, password=password, display_name=display_name, device=device)
-        reply: pb.SignUpResponse = self._stub.SignUp(request, timeout=CALL_TIMEOUT_S)
+        reply: pb.SignUpResponse = self._unary("SignUp", request)
         return reply.session
 
     def sign_in(self, name: str, password: str, device: str = "sdk") -> pb.Session:
         request = pb.SignInRequest(name=name, password=password, device=device)
-        reply: pb.SignInResponse = self._stub.SignIn(request, timeout=CALL_TIMEOUT_S)
+        reply: pb.SignInResponse = self._unary("SignIn", request)
         return reply.session
 
     def guest(self, display_name: str = "") -> pb.Session:
         request = pb.SignInAsGuestRequest(display_name=display_name)
-        reply: pb.SignInAsGuestResponse = self._stub.SignInAsGuest(request, timeout=CALL_TIMEOUT_S)
+        reply: pb.SignInAsGuestResponse = self._unary("SignInAsGuest", request)
         return reply.session
 
     def refresh(self, refresh_token: str) -> Grant:
-        reply: pb.RefreshResponse = self._stub.Refresh(
-            pb.RefreshRequest(refresh_token=refresh_token), timeout=CALL_TIMEOUT_S
-        )
+        reply: pb.RefreshResponse = self._unary("Refresh", pb.RefreshRequest(refresh_token=refresh_token))
         return Grant(reply.access_token, reply.access_expires_at)
 
     def exchange(self, api_token: str) -> Grant:
         """An access token for a personal API token or a service credential."""
-        reply: pb.ExchangeApiTokenResponse = self._stub.ExchangeApiToken(
-            pb.ExchangeApiTokenRequest(api_token=api_token), timeout=CALL_TIMEOUT_S
+        reply: pb.ExchangeApiTokenResponse = self._unary(
+            "ExchangeApiToken", pb.ExchangeApiTokenRequest(api_token=api_token)
         )
         return Grant(reply.access_token, reply.access_expires_at)
 
     def sign_out(self, refresh_token: str) -> int:
-        reply: pb.SignOutResponse = self._stub.SignOut(
-            pb.SignOutRequest(refresh_token=refresh_token), timeout=CALL_TIMEOUT_S
-        )
+        reply: pb.SignOutResponse = self._unary("SignOut", pb.SignOutRequest(refresh_token=refresh_token))
         return reply.ended
 
     def call(self, method: str, request: Any, token: str | Callable[[], str] = "") -> Any:
         """Any other call of the service, with the caller's access token ("" for none)."""
         bearer = token() if callable(token) else token
         metadata = (("authorization", f"Bearer {bearer}"),) if bearer else ()
-        return getattr(self._stub, method)(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+        return self._unary(method, request, metadata)
+
+    def _unary(self, method: str, request: Any, metadata: Sequence[tuple[str, str]] = ()) -> Any:
+        """One call, sent again after the delay a rate limit asks for while that is short: a burst of
+        sign-ups from one address (a test suite, a room of players behind one NAT) waits, not fails."""
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            try:
+                return getattr(self._stub, method)(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+            except grpc.RpcError as error:
+                wait = retry_after(error)
+                if wait is None or wait > RATE_LIMIT_WAIT_MAX_S or attempt == RATE_LIMIT_RETRIES:
+                    raise
+                time.sleep(wait)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     # --- tokens that stay fresh ---------------------------------------------------------------------
 
