@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ log = logging.getLogger("meldstream_web")
 MAX_TABLE = len(HOUSE_BOTS) + 1
 LIVE_LISTED = 30  # live games the lobby lists
 SEED_HEX_MAX = 128  # a seat's seed is at most 64 bytes (the engine checks 16-64)
+HEX_BYTES = re.compile("(?:[0-9a-fA-F]{2})*")  # whole bytes; bytes.fromhex alone would skip spaces
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
     grpc.StatusCode.UNAUTHENTICATED: 401,
@@ -407,15 +409,13 @@ class Gateway:
         token = (await self.caller(request)).token
         body = await _json_body(request)
         seat = _int(body.get("seat"), "seat")
-        text = body.get("seed")
-        if not isinstance(text, str) or len(text) > SEED_HEX_MAX:
-            raise BadRequest(f"a seed is hex, at most {SEED_HEX_MAX} digits")
-        try:
-            seed = bytes.fromhex(text)
-        except ValueError:
-            raise BadRequest("a seed is hex digits") from None
+        return await self.send_seed(token, request.path_params["game"], seat, seed_from_hex(body.get("seed")))
+
+    async def send_seed(self, token: str, game_id: str, seat: int, seed: bytes) -> Response:
+        """ContributeSeed for the web app's route and the bot API's: the engine's answer, or its refusal
+        (`bad_seed_length`, `seed_already_sent`, `seed_window_closed`)."""
         async with self.client(token) as client:
-            answer = await client.contribute_seed(request.path_params["game"], seat, seed)
+            answer = await client.contribute_seed(game_id, seat, seed)
         return JSONResponse(to_json(answer))
 
     async def view(self, request: Request) -> Response:
@@ -473,6 +473,20 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("the body is a JSON object")
     return body
+
+
+def seed_from_hex(text: object) -> bytes:
+    """A seat's seed as the HTTP routes take it, hex digits, bounded before it is decoded; its 16-64
+    bytes are the engine's to check (`bad_seed_length`), so the rule has one home."""
+    if not isinstance(text, str):
+        raise BadRequest("seed is a string of hex digits")
+    if len(text) > SEED_HEX_MAX:
+        raise BadRequest(
+            f"seed has {len(text)} characters; at most {SEED_HEX_MAX} hex digits", code="too_long"
+        )
+    if not HEX_BYTES.fullmatch(text):
+        raise BadRequest("a seed is hex digits", code="bad_seed")
+    return bytes.fromhex(text)
 
 
 def _text(body: dict[str, Any], name: str) -> str:

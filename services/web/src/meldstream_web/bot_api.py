@@ -1,14 +1,15 @@
 """The bot and board API, `/api/v1/...`: what a bot written in an afternoon in any language needs, over
 plain HTTP with a bearer token, in the shape of the bot API its writer already knows (Lichess's): a
 token exchange, an NDJSON stream of the account's games starting and ending, a game's NDJSON stream
-(views, legal actions, the turn's deadline), a move posted as one of the listed legal actions, and a
-seek (a table against the platform's bots, as the web app's "Play against bots"), and challenges
-(challenges.py: another account asked to a private table, which it accepts or declines).
+(views, legal actions, the turn's deadline), a seat's own seed before the first deal, a move posted as
+one of the listed legal actions, a seek (a table against the platform's bots, as the web app's "Play
+against bots"), and challenges (challenges.py: another account asked to a private table, which it
+accepts or declines).
 
-Each route reuses the gateway's own calls (api.py: quick play, the move, the engine's streams), so the
-rules, the checks and the refusals are the same as the web app's; errors are the gateway's one JSON
-shape `{"status", "code", "message"}` with the services' reason codes. Every string from outside is
-bounded before it is used (the body's bytes first, then each field's characters).
+Each route reuses the gateway's own calls (api.py: quick play, the move, the seed, the engine's
+streams), so the rules, the checks and the refusals are the same as the web app's; errors are the
+gateway's one JSON shape `{"status", "code", "message"}` with the services' reason codes. Every string
+from outside is bounded before it is used (the body's bytes first, then each field's characters).
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from meldstream_web import ndjson, openapi
-from meldstream_web.api import BadRequest, Gateway
+from meldstream_web.api import BadRequest, Gateway, seed_from_hex
 from meldstream_web.challenge_book import CREATED, Challenge, ChallengeBook, MemoryBook
 from meldstream_web.challenges import Challenges
 from meldstream_web.chat import Chat, beside, chat_json
 from meldstream_web.jsonpb import action_from_json, to_json
+from meldstream_web.sessions import Caller
 from meldstream_web.tokens import small_json
 
 log = logging.getLogger("meldstream_web")
@@ -215,18 +217,33 @@ class BotApi:
             action = action_from_json(body.get("action"))
         except ValueError as exc:
             raise BadRequest(f"not an action: {str(exc)[:200]!r}") from None
-        seat = body.get("seat")
-        if seat is not None and (
-            not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < MAX_SEAT
-        ):
-            raise BadRequest(f"seat is a whole number from 0 to {MAX_SEAT - 1}")
-        if seat is None:
-            async with gateway.client(caller.token) as client:
-                seat = _seat_of(await client.view(game), caller.principal.subject)
-            if seat is None:
-                raise BadRequest("you do not play at this table", 403, "not_at_table")
+        seat = await self._seat(caller, game, body.get("seat"))
         forwarded = {"action": to_json(action), "seat": seat, "command_id": _text(body, "command_id")}
         return await gateway.act(_replayed(request, forwarded))
+
+    async def seed(self, request: Request) -> Response:
+        """`{"seed", "seat"?}`: the seat's own seed before the first deal (ContributeSeed, docs/shuffle.md
+        §1.1), 32-128 hex digits, through the web app's own call (the caller's seat found when not
+        given); refused once the first deal is dealt or after another seed from the seat."""
+        gateway = self.gateway()
+        caller = await gateway.caller(request)
+        game = _bounded(request.path_params["game"], "game")
+        body = await small_json(request)
+        seed = seed_from_hex(body.get("seed"))
+        seat = await self._seat(caller, game, body.get("seat"))
+        return await gateway.send_seed(caller.token, game, seat, seed)
+
+    async def _seat(self, caller: Caller, game: str, given: object) -> int:
+        """The caller's seat at `game`: `given` when sent (checked), else found in its view (one GetView)."""
+        if given is not None:
+            if not isinstance(given, int) or isinstance(given, bool) or not 0 <= given < MAX_SEAT:
+                raise BadRequest(f"seat is a whole number from 0 to {MAX_SEAT - 1}")
+            return given
+        async with self.gateway().client(caller.token) as client:
+            seat = _seat_of(await client.view(game), caller.principal.subject)
+        if seat is None:
+            raise BadRequest("you do not play at this table", 403, "not_at_table")
+        return seat
 
 
 def _challenge_event(challenge: Challenge, player: str) -> str:
@@ -306,5 +323,6 @@ def api_routes(api: BotApi) -> list[Route]:
         Route("/api/v1/challenge/{challenge}/cancel", challenges.cancel, methods=["POST"]),
         Route("/api/v1/games/{game}/stream", api.game_stream, methods=["GET"]),
         Route("/api/v1/games/{game}/move", api.move, methods=["POST"]),
+        Route("/api/v1/games/{game}/seed", api.seed, methods=["POST"]),
         Route("/api/v1/games/{game}/chat", api.say, methods=["POST"]),
     ]

@@ -209,6 +209,27 @@ DOCUMENT: Final[dict[str, Any]] = {
                 ),
             )
         },
+        "/api/v1/games/{game}/seed": {
+            "post": _operation(
+                "Send the seat's own random seed before the first deal (ContributeSeed), so that no one "
+                "chooses the deals; `bad_seed_length`, `seed_already_sent` (one per seat), "
+                "`seed_window_closed` (dealt already)",
+                _json(OBJECT, "ContributeSeedResponse: the seq of its SeedContributed event"),
+                parameters=[GAME],
+                requestBody=_body(
+                    {
+                        "seed": {
+                            "type": "string",
+                            "pattern": "^([0-9a-fA-F]{2}){16,64}$",
+                            "maxLength": 128,
+                            "description": "16-64 random bytes as hex",
+                        },
+                        "seat": {"type": "integer", "minimum": 0},
+                    },
+                    ["seed"],
+                ),
+            )
+        },
         "/api/v1/games/{game}/chat": {
             "post": _operation(
                 "Say a line in the game's chat (players' channel when seated, else spectators'); "
