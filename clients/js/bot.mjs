@@ -4,14 +4,12 @@
 // Usage: node bot.mjs https://play.example.org <bot API token> [games to play, then stop; default: all]
 const [base, apiToken = process.env.MELDSTREAM_BOT_TOKEN, games = "Infinity"] = process.argv.slice(2);
 if (!base || !apiToken) throw new Error("usage: node bot.mjs GATEWAY_URL API_TOKEN [GAMES]");
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 let access = "", renewAt = 0;
 
 // The API token is exchanged for a short-lived access token, exchanged again at half its life.
 async function token() {
   if (Date.now() / 1000 < renewAt) return access;
-  const res = await send("POST", "/api/v1/token", { api_token: apiToken }, false);
-  const grant = await expect(res, "token");
+  const grant = await expect(await send("POST", "/api/v1/token", { api_token: apiToken }, false), "token");
   access = grant.access_token;
   renewAt = (Date.now() / 1000 + grant.expires_at) / 2;
   return access;
@@ -24,7 +22,7 @@ async function send(method, path, body, signedIn = true) {
     if (signedIn) headers.Authorization = `Bearer ${await token()}`;
     const res = await fetch(base + path, { method, headers, body: body && JSON.stringify(body) });
     if (res.status !== 429) return res;
-    await sleep(1000 * Number(res.headers.get("retry-after") || 1));
+    await new Promise((done) => setTimeout(done, 1000 * Number(res.headers.get("retry-after") || 1)));
   }
 }
 
@@ -53,16 +51,18 @@ async function* lines(res) {
 // Lay down what it can, go out when it can, never buy; otherwise draw and discard any card.
 const PREFERRED = ["go_out", "lay_melds", "lay_off", "pass_buy", "draw_from_stock", "discard"];
 function choose(actions) {
-  const kind = (action) => Object.keys(action)[0];
   for (const wanted of PREFERRED) {
-    const found = actions.filter((action) => kind(action) === wanted);
+    const found = actions.filter((action) => Object.keys(action)[0] === wanted);
     if (found.length) return found[Math.floor(Math.random() * found.length)];
   }
   return actions[Math.floor(Math.random() * actions.length)];
 }
 
-// One game from its stream: a move whenever the seat may act, until the game is over.
+// One game: a random seed of its own (no one then chooses the deals), then a move whenever it may act.
 async function play(game) {
+  const bytes = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0"));
+  const sent = await send("POST", `/api/v1/games/${game.game_id}/seed`, { seed: bytes.join(""), seat: game.seat });
+  if (sent.status !== 409) await expect(sent, "seed"); // 409: dealt already (the seed window closed)
   let moves = 0;
   for await (const update of lines(await send("GET", `/api/v1/games/${game.game_id}/stream`))) {
     if (update.type === "error") throw new Error(`game ${game.game_id}: ${update.code}: ${update.message}`);
