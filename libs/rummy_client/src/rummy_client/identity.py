@@ -26,8 +26,8 @@ from rummy_client.rate_limits import retry_after
 log = logging.getLogger("rummy_client")
 EARLY_S: Final = 5.0  # an access token this close to its expiry is renewed before it is sent
 CALL_TIMEOUT_S: Final = 10.0
-RATE_LIMIT_RETRIES: Final = 3  # a call refused by a rate limit is sent again at most this often
-RATE_LIMIT_WAIT_MAX_S: Final = 2.0  # ... when the limit asks for at most this long a wait
+RATE_LIMIT_WAIT_MAX_S: Final = 2.0  # a call refused by a rate limit is sent again when it asks at most this
+RATE_LIMIT_BUDGET_S: Final = 10.0  # ... and until the waits add up to this
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,16 +159,19 @@ class IdentityClient:
 
     def _unary(self, method: str, request: Any, metadata: Sequence[tuple[str, str]] = ()) -> Any:
         """One call, sent again after the delay a rate limit asks for while that is short: a burst of
-        sign-ups from one address (a test suite, a room of players behind one NAT) waits, not fails."""
-        for attempt in range(RATE_LIMIT_RETRIES + 1):
+        sign-ups from one address (a test suite, a room of players behind one NAT) waits, not fails.
+        The waits grow (a sliding window may refuse again at the delay it named) within a budget."""
+        waited, attempt = 0.0, 0
+        while True:
             try:
                 return getattr(self._stub, method)(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
             except grpc.RpcError as error:
-                wait = retry_after(error)
-                if wait is None or wait > RATE_LIMIT_WAIT_MAX_S or attempt == RATE_LIMIT_RETRIES:
+                asked = retry_after(error)
+                if asked is None or asked > RATE_LIMIT_WAIT_MAX_S or waited >= RATE_LIMIT_BUDGET_S:
                     raise
+                wait = max(asked, min(0.05 * 2**attempt, 1.0))
                 time.sleep(wait)
-        raise AssertionError("unreachable")  # the loop returns or raises
+                waited, attempt = waited + wait, attempt + 1
 
     # --- tokens that stay fresh ---------------------------------------------------------------------
 
