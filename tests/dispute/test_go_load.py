@@ -116,10 +116,18 @@ def test_the_go_load_plays_every_engines_games_through_the_first(
 
     log = KafkaEventLog(kafka_bootstrap, topic, PARTITIONS)
     try:
-        played = {
-            p: {r.game_id for r in log.read_partition(p) if LOAD_COMMAND.fullmatch(r.command_id)}
-            for p in range(PARTITIONS)
-        }
+        # Read again (for at most 20 s) until each engine's partitions show the load: a commit is
+        # answered before its marker makes it visible to a read_committed reader.
+        deadline = time.monotonic() + 20
+        while True:
+            played = {
+                p: {r.game_id for r in log.read_partition(p) if LOAD_COMMAND.fullmatch(r.command_id)}
+                for p in range(PARTITIONS)
+            }
+            shown = {address for p, address in owners.items() if played[p]}
+            if shown == {first.address, second.address} or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
     finally:
         log.close()
     for engine in (first, second):
