@@ -20,6 +20,7 @@ import redis
 from rummy_contracts.house import house_bots
 from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
+from rummy_infra.reading import read_until
 from rummy_infra.serving import ServiceProcess
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
@@ -116,18 +117,17 @@ def test_the_go_load_plays_every_engines_games_through_the_first(
 
     log = KafkaEventLog(kafka_bootstrap, topic, PARTITIONS)
     try:
-        # Read again (for at most 20 s) until each engine's partitions show the load: a commit is
-        # answered before its marker makes it visible to a read_committed reader.
-        deadline = time.monotonic() + 20
-        while True:
-            played = {
+
+        def read() -> dict[int, set[str]]:
+            return {
                 p: {r.game_id for r in log.read_partition(p) if LOAD_COMMAND.fullmatch(r.command_id)}
                 for p in range(PARTITIONS)
             }
-            shown = {address for p, address in owners.items() if played[p]}
-            if shown == {first.address, second.address} or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+
+        def each_engine(played: dict[int, set[str]]) -> bool:
+            return {address for p, address in owners.items() if played[p]} == {first.address, second.address}
+
+        played = read_until(read, each_engine, 20)
     finally:
         log.close()
     for engine in (first, second):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from typing import Any
 
 import grpc
@@ -29,6 +28,7 @@ from rummy_client.client import RpcFailure
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
 from rummy_identity.testing import IdentityProcess, Player
+from rummy_infra.reading import read_until
 from rummy_matchmaking.config import MatchmakingConfig
 from rummy_matchmaking.pairing import PairingRules
 from rummy_matchmaking.service import RunningMatchmaking, start_matchmaking
@@ -343,17 +343,16 @@ async def _scenario(kafka: str, redis_url: str, prefix: str, identity: IdentityP
 
 def _game_events(games: KafkaEventLog, game_id: str) -> dict[str, ev.GameEvent]:
     """The game's rules events by case (a single-round game has one of each that matters here), read
-    once its end shows: a commit is answered before its marker makes it visible to a read_committed
-    reader, so the last transaction may show a moment after the players saw the game end."""
-    deadline = time.monotonic() + 30
-    while True:
+    once its end shows (`read_until`)."""
+
+    def read() -> dict[str, ev.GameEvent]:
         events: dict[str, ev.GameEvent] = {}
         for record in games.read_stream(game_id):
             envelope = ev.GameEvent.FromString(record.payload)
             events.setdefault(envelope.WhichOneof("event") or "", envelope)
-        if "game_ended" in events or time.monotonic() > deadline:
-            return events
-        time.sleep(0.1)
+        return events
+
+    return read_until(read, lambda events: "game_ended" in events, 30)
 
 
 def _mover(players: list[str], penalties: list[int], dealer: int) -> str:

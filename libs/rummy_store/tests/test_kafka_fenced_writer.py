@@ -10,13 +10,13 @@ leaves its commands to be recognised by the next one; a checkpoint lets a new ow
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Mapping
 
 import pytest
 import redis
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
+from rummy_infra.reading import read_until
 from rummy_store import AppendResult, NewEvent, NotWriterError, StoreError
 from rummy_store.checkpoints import RedisCheckpoints
 from rummy_store.fence_groups import control_topic
@@ -48,14 +48,8 @@ def history(log: KafkaEventLog, game_id: str) -> list[tuple[int, str]]:
 
 
 def seqs_up_to(log: KafkaEventLog, game_id: str, last: int) -> list[int]:
-    """The stream's sequence numbers, read again until `last` shows (for at most 10 s): a commit is
-    answered before its marker makes the records visible to a read_committed reader."""
-    deadline = time.monotonic() + 10
-    while True:
-        seqs = [r.seq for r in log.read_stream(game_id)]
-        if last in seqs or time.monotonic() > deadline:
-            return seqs
-        time.sleep(0.05)
+    """The stream's sequence numbers, read again until `last` shows (`read_until`)."""
+    return read_until(lambda: [r.seq for r in log.read_stream(game_id)], lambda seqs: last in seqs, 10)
 
 
 def test_records_are_keyed_by_game_with_type_and_version_headers(kafka_bootstrap: str, topic: str) -> None:
