@@ -321,7 +321,7 @@ async def _starts(address: str, players: list[Player], ops: Player, count: int) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine", description=__doc__)
     parser.add_argument(
         "--store",
         choices=(*KAFKA_STORES, "embedded"),
