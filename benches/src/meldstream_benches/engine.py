@@ -128,6 +128,9 @@ def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
         **os.environ,
         "ENGINE_ADDRESS": address,
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        # Deal at once: the start cost is CreateGame plus the first action, and no seat here sends a
+        # seed, so the seed window would only add its wait (and refuse the first action until it ends).
+        "ENGINE_SEED_WINDOW_MS": "0",
         **UNLIMITED,
         **identity.service_env(),
     }
