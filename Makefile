@@ -7,8 +7,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROTO_OUT := libs/rummy_proto/src
 PROTO_FILES := $(shell find protos -name '*.proto' -not -path 'protos/third_party/*' 2>/dev/null)
-# Local packages, installed editable; libs/ are imported, services/ are run.
-PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring
+# Local packages, installed editable; libs/ are imported, services/ are run, benches/ is the `make bench-*`
+# programs (never in a service image: deploy/service.Dockerfile builds libs/ and services/ only).
+PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring benches
 PYTEST_ARGS ?=
 
 .PHONY: help setup venv protos infra oidc-provider web-tools run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
@@ -74,8 +75,8 @@ lint: venv protos ## ruff, mypy (strict), buf lint and buf breaking against the 
 	$(BIN)/mypy -p rummy_service -p rummy_contracts -p rummy_client -p rummy_engine
 	$(BIN)/mypy conftest.py tests libs/rummy_store/tests tools/conformance
 	$(BIN)/mypy services/engine/tests libs/rummy_service/tests libs/rummy_contracts/tests
-	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring -p rummy_identity
-	$(BIN)/mypy services/matchmaking/tests services/scoring/tests services/identity/tests
+	$(BIN)/mypy -p rummy_matchmaking -p rummy_scoring -p rummy_identity -p meldstream_benches
+	$(BIN)/mypy services/matchmaking/tests services/scoring/tests services/identity/tests benches/tests
 	deploy/local/buf.sh lint
 	deploy/local/buf-breaking.sh
 	deploy/k8s/validate.sh
@@ -95,20 +96,20 @@ bench bench-eventlog bench-engine bench-scale bench-platform: export MELDSTREAM_
 
 bench-rules: venv ## rules engine throughput vs OpenSpiel and RLCard, same machine, same run
 	@$(BIN)/pip install --quiet -r requirements/bench.txt || echo "bench-rules: peers not installed (pip install -r requirements/bench.txt failed); measuring meldstream only" >&2
-	$(BIN)/python -m rummy_rules.bench $(BENCH_ARGS)
+	$(BIN)/python -m meldstream_benches.rules $(BENCH_ARGS)
 
 bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
-	$(BIN)/python -m rummy_store.bench
+	$(BIN)/python -m meldstream_benches.eventlog
 
 bench-engine: setup ## engine action latency p50/p99 and actions/s, many concurrent games, beside a bare gRPC round trip
-	$(BIN)/python -m rummy_engine.bench $(BENCH_ARGS)
+	$(BIN)/python -m meldstream_benches.engine $(BENCH_ARGS)
 
 bench-scale: setup go-client ## 1 vs 2 engine processes on the same load (actions/s, CPU/action), recovery after an engine or broker SIGKILL
-	$(BIN)/python -m rummy_engine.bench_scale $(BENCH_ARGS)
+	$(BIN)/python -m meldstream_benches.engine_scale $(BENCH_ARGS)
 
 bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue) and scoring lag under load
-	$(BIN)/python -m rummy_matchmaking.bench
-	$(BIN)/python -m rummy_scoring.bench
+	$(BIN)/python -m meldstream_benches.matchmaking
+	$(BIN)/python -m meldstream_benches.scoring
 
 kafka-up: ## start the local Kafka broker (loopback)
 	deploy/local/kafka.sh start

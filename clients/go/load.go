@@ -1,8 +1,8 @@
 package main
 
 // The load mode: `make bench-scale`'s load generator, as cheap per action as a client can be, since it
-// shares the machine's cores with the engines it measures (the Python load, rummy_engine.bench_load,
-// costs about 1 ms of CPU an action). It speaks bench_load's protocol and plays as it does.
+// shares the machine's cores with the engines it measures (the Python load, meldstream_benches.engine_load,
+// costs about 1 ms of CPU an action). It speaks engine_load's protocol and plays as it does.
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func runLoad(args []string) int {
 	}()
 	select {
 	case err := <-failed:
-		if ctx.Err() == nil { // a table that fails ends the load, as in bench_load
+		if ctx.Err() == nil { // a table that fails ends the load, as in engine_load
 			fmt.Fprintf(os.Stderr, "meldstream-go load: %s\n", describe(err))
 			return 1
 		}

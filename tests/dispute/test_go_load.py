@@ -1,7 +1,7 @@
 """The Go client's load mode (`meldstream-go load`, the load of `make bench-scale`) against two engine
-processes on real Kafka + Redis: it speaks bench_load's protocol (`window`, then `done N S`), and,
-sending every call to the first engine, it follows the owner each refusal names, so the games of the
-second engine's partitions are played too."""
+processes on real Kafka + Redis: it speaks meldstream_benches.engine_load's protocol (`window`, then
+`done N S`), and, sending every call to the first engine, it follows the owner each refusal names, so
+the games of the second engine's partitions are played too."""
 
 from __future__ import annotations
 

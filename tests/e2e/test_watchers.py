@@ -18,11 +18,11 @@ from typing import Any
 
 import grpc
 import pytest
+from meldstream_benches.engine import UNLIMITED
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
-from rummy_engine.bench import UNLIMITED
 from rummy_identity.testing import IdentityProcess
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from meldstream_benches.scoring import appends
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
 from rummy.scoring.v1 import scoring_pb2_grpc as sc_grpc
-from rummy_scoring.bench import appends
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.service import start_scoring
 from rummy_store.embedded_log import EmbeddedEventLog

@@ -9,8 +9,8 @@ import time
 
 import pytest
 from kafka import KafkaProducer
+from meldstream_benches.scoring import game_events
 from rummy_contracts.event_format import SCHEMA_VERSION
-from rummy_scoring.bench import game_events
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.service import start_scoring
 from rummy_scoring.store import ScoreReader

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from meldstream_web.config import WebConfig
 from meldstream_web.server import start_gateway
+from rummy_contracts import action_labels
 from rummy_contracts.catalogue import LANGUAGES, raw
 from rummy_infra.local import free_port
 
@@ -114,7 +115,7 @@ async def _served() -> list[tuple[int, dict[str, str], bytes]]:
 def test_the_gateway_serves_each_catalogue_cached() -> None:
     (status, headers, body), (again, _, empty), (unknown, _, refusal), outside = asyncio.run(_served())
     assert status == 200 and "max-age" in headers["cache-control"]
-    assert json.loads(body) == {"lang": "ru", "messages": raw("ru")}
+    assert json.loads(body) == {"lang": "ru", "messages": raw("ru"), "actions": action_labels.table()}
     assert (again, empty) == (304, b"")
     assert unknown == 404 and json.loads(refusal)["code"] == "no_such_language"
     assert outside[0] == 404 and b"import" not in outside[2]

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from rich.markup import escape
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy_contracts import action_labels
 from rummy_contracts.catalogue import Words, fill, words
 from rummy_rules.variants import rules_for, variant_named
 from rummy_service.limits import DISPLAY_NAME
@@ -74,76 +75,22 @@ def sorted_hand(hand: Iterable[ev.Card]) -> list[ev.Card]:
     return sorted(hand, key=lambda c: (SUIT_ORDER.index(c.suit), c.rank or 99))
 
 
-def _melds(melds: Iterable[gs.MeldCards]) -> str:
-    return " | ".join(cards(m.cards) for m in melds)
-
-
-def _lay_off(w: Words, lay: gs.LayOff, key: str = "move.lay_off_part") -> str:
-    end = {gs.RUN_END_LOW: "move.RUN_END_LOW", gs.RUN_END_HIGH: "move.RUN_END_HIGH"}.get(lay.at)
-    return say(w, key, cards=cards(lay.cards), meld=lay.meld + 1, end=say(w, end) if end else "")
-
-
-def _then(w: Words, use: gs.PickFromPile | gs.SwapJoker) -> str:
-    """The meld or layoff a pick (or a freed joker) is used in at once."""
-    if use.HasField("lay_melds"):
-        return say(w, "move.then_meld", melds=_melds(use.lay_melds.melds))
-    if use.HasField("lay_off"):
-        return say(w, "move.then", move=_lay_off(w, use.lay_off))
-    return ""
+def voice(w: Words = ENGLISH) -> action_labels.Voice:
+    """The action labels' words as markup in `w`'s language: `say`, `count` and coloured cards."""
+    return action_labels.Voice(
+        say=lambda key, params: say(w, key, **params),
+        count=lambda key, number, params: count(w, key, number, **params),
+        card=card,
+    )
 
 
 def action(a: gs.Action, view: gs.PlayerView, w: Words = ENGLISH) -> str:
-    """How a legal action reads (the menu of `meldstream play`), in the words of the web table's."""
-    kind = a.WhichOneof("kind")
-    if kind == "draw_from_stock":
-        return say(w, "move.draw_from_stock")
-    if kind == "take_discard":
-        return say(w, "move.take_discard", card=card(view.discard_top))
-    if kind == "lay_melds":
-        return say(w, "move.lay_melds", melds=_melds(a.lay_melds.melds))
-    if kind == "lay_off":
-        return _lay_off(w, a.lay_off, "move.lay_off")
-    if kind == "discard":
-        return say(w, "move.discard", card=card(a.discard.card))
-    if kind == "go_out":
-        parts = [say(w, "move.meld_part", melds=_melds(a.go_out.melds))] if a.go_out.melds else []
-        parts += [_lay_off(w, lay) for lay in a.go_out.layoffs]
-        if a.go_out.HasField("discard"):
-            parts.append(say(w, "move.discard_part", card=card(a.go_out.discard)))
-        return say(w, "move.go_out", parts=say(w, "list.separator").join(parts))
-    if kind == "swap_joker":
-        swap = a.swap_joker
-        return say(w, "move.swap_joker", cards=cards(swap.cards), meld=swap.meld + 1, then=_then(w, swap))
-    if kind == "pick_from_pile":
-        pick = a.pick_from_pile
-        above = len(view.discard_pile) - pick.index - 1
-        more = count(w, "move.pick_above", above) if above else ""
-        picked = card(view.discard_pile[pick.index]) if pick.index < len(view.discard_pile) else "?"
-        return say(w, "cli.pick", card=picked, place=pick.index + 1, above=more, then=_then(w, pick))
-    if kind == "buy_discard":
-        return say(w, "move.buy", card=card(view.offer))
-    if kind == "pass_buy":
-        return say(w, "move.pass_buy", card=card(view.offer))
-    return str(kind)
+    """How a legal action reads (the menu of `meldstream play`): the labels every client reads
+    (`rummy_contracts.action_labels`), so the web table's words."""
+    return action_labels.label(a, view, voice(w))
 
 
-# The order the menu lists moves in: answering a card on offer first (a bot waits for it), then the turn's.
-ORDER = (
-    "buy_discard",
-    "pass_buy",
-    "go_out",
-    "lay_melds",
-    "lay_off",
-    "swap_joker",
-    "pick_from_pile",
-    "draw_from_stock",
-    "take_discard",
-    "discard",
-)
-
-
-def menu_order(actions: Iterable[gs.Action]) -> list[gs.Action]:
-    return sorted(actions, key=lambda a: ORDER.index(str(a.WhichOneof("kind"))))
+menu_order = action_labels.menu_order  # the order every client lists moves in: one home, the table's
 
 
 def _option(view: gs.PlayerView, name: str) -> int | None:
@@ -186,7 +133,7 @@ def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words 
         buys = say(w, "seat.buys", buys=view.buys[i]) if buying and view.buys else ""
         held = count(w, "seat.cards", view.hand_sizes[i])
         lines.append(f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}")
-    if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
+    if view.discard_pile:  # Rummy 500's spread pile, numbered from the bottom
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
     else:
         pile = card(view.discard_top) if view.discard_size else "-"

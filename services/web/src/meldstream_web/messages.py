@@ -1,5 +1,6 @@
 """The message catalogue served to the page at `/i18n/<lang>.json`: the same file the gateway's log in
-words and the terminal read (`rummy_contracts.catalogue`).
+words and the terminal read (`rummy_contracts.catalogue`), with the table of how each action reads
+(`rummy_contracts.action_labels`, under `actions`), which the terminal reads too.
 
 The answer only changes with a release, so browsers and proxies keep it (an hour, then revalidated by
 its ETag): switching language costs one request the first time only."""
@@ -10,6 +11,7 @@ import functools
 import hashlib
 import json
 
+from rummy_contracts import action_labels
 from rummy_contracts.catalogue import LANGUAGES, raw
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,7 +21,8 @@ CACHE_CONTROL = "public, max-age=3600"
 
 @functools.cache
 def _body(lang: str) -> tuple[bytes, str]:
-    body = json.dumps({"lang": lang, "messages": raw(lang)}, ensure_ascii=False)
+    served = {"lang": lang, "messages": raw(lang), "actions": action_labels.table()}
+    body = json.dumps(served, ensure_ascii=False)
     data = body.encode()
     return data, '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
 

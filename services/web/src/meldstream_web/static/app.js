@@ -2,7 +2,7 @@
 // Pages are chosen by the URL's hash (#/lobby, #/table/TOKEN, #/play/GAME/SEAT, #/watch/GAME,
 // #/replay/GAME, #/tokens).
 import { call, listen, session, whoAmI } from "./api.js";
-import { actionKind, actionLabel, cardKey, cardName, sameCard } from "./cards.js";
+import { actionKind, actionLabel, byMoveOrder, cardKey, cardName, sameCard } from "./cards.js";
 import { Hand } from "./hand.js";
 import { extending, handCards, matching, meldOf, usedKeys } from "./moves.js";
 import { drawTable, el, names, resultLines, rulesNote, tickTimers } from "./table.js";
@@ -215,10 +215,6 @@ async function showResult(view) {
   }
 }
 
-// The order moves are listed in: answering a card on offer first (it waits for you), then the turn's.
-const MOVE_ORDER = ["buy_discard", "pass_buy", "go_out", "lay_melds", "lay_off", "swap_joker", "pick_from_pile",
-  "draw_from_stock", "take_discard", "discard"];
-const byKind = (a, b) => MOVE_ORDER.indexOf(actionKind(a)) - MOVE_ORDER.indexOf(actionKind(b));
 // Answers a seat may give when it is not its turn: the gateway names them (/api/variants).
 const outOfTurn = (a) => config.out_of_turn.includes(actionKind(a));
 
@@ -357,14 +353,14 @@ function play(gameId, seat) {
       shown = turn.filter((a) => ["draw_from_stock", "take_discard", "go_out"].includes(actionKind(a)));
       if (turn.some((a) => handCards(a, view).length)) hint = t("table.hint_select");
     }
-    const buttons = [...shown].sort(byKind).map((a) => moveButton(a, "act"));
+    const buttons = [...shown].sort(byMoveOrder).map((a) => moveButton(a, "act"));
     $("actions").replaceChildren(...buttons, ...(hint ? [el("span", "hint", hint)] : []));
     if (!turn.length) $("actions").replaceChildren(el("span", "hint", view.phase === "PHASE_GAME_OVER" ? "" : t("table.waiting")));
   };
 
   // The buy window's prompt, for the seat the card is offered to out of turn: buy or pass, with its clock.
   const drawPrompt = () => {
-    const answers = actions.filter(outOfTurn).sort(byKind);
+    const answers = actions.filter(outOfTurn).sort(byMoveOrder);
     $("offer").classList.toggle("prompt", answers.length > 0);
     if (!answers.length || $("offer").hidden) return;
     const row = $("offer-row");
@@ -422,7 +418,7 @@ function play(gameId, seat) {
     drawPrompt();
     // Every legal move, listed (for the keyboard and screen readers, and for moves of many cards).
     const all = pileIndex === null ? actions : picks.filter((a) => (a.pick_from_pile.index || 0) === pileIndex);
-    $("moves").replaceChildren(...[...all].sort(byKind).map((a) => moveButton(a)));
+    $("moves").replaceChildren(...[...all].sort(byMoveOrder).map((a) => moveButton(a)));
     if (pileIndex !== null) {
       const back = document.createElement("button");
       back.className = "small";

@@ -1,6 +1,7 @@
 // Cards and actions as a person reads them. Display only: which moves exist is the engine's answer.
 import { nameEl, nameList } from "./names.js";
-import { t, tn, tnodes } from "./i18n.js";
+import { actionTable, t, tn, tnodes } from "./i18n.js";
+import { label, order } from "./labels.js";
 
 const SUITS = { SUIT_CLUBS: "♣", SUIT_DIAMONDS: "♦", SUIT_HEARTS: "♥", SUIT_SPADES: "♠" };
 const RANKS = ["JK", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
@@ -137,49 +138,20 @@ export function sortCards(cards, byRank) {
 
 const cards = (list) => (list || []).map(cardText).join(" ");
 const melds = (list) => (list || []).map((m) => cards(m.cards)).join(" | ");
-const END = ["RUN_END_LOW", "RUN_END_HIGH"];
-const layOff = (l, id = "move.lay_off_part") =>
-  t(id, { cards: cards(l.cards), meld: (l.meld || 0) + 1, end: END.includes(l.at) ? t(`move.${l.at}`) : "" });
-
-function then(action) {
-  if (action.lay_melds) return t("move.then_meld", { melds: melds(action.lay_melds.melds) });
-  if (action.lay_off) return t("move.then", { move: layOff(action.lay_off) });
-  return "";
-}
-
-// The action's kind (the Action oneof case) and how it reads.
+// The action's kind (the Action oneof case) and how it reads: the table every client reads (labels.js).
 export function actionKind(action) {
   return Object.keys(action)[0];
 }
 
+const voice = { say: t, count: tn, card: cardText };
+
 export function actionLabel(action, view) {
-  const kind = actionKind(action);
-  const body = action[kind] || {};
-  switch (kind) {
-    case "draw_from_stock": return t("move.draw_from_stock");
-    case "take_discard": return t("move.take_discard", { card: cardText(view && view.discard_top) });
-    case "lay_melds": return t("move.lay_melds", { melds: melds(body.melds) });
-    case "lay_off": return layOff(body, "move.lay_off");
-    case "swap_joker": return t("move.swap_joker", { cards: cards(body.cards), meld: (body.meld || 0) + 1, then: then(body) });
-    case "discard": return t("move.discard", { card: cardText(body.card) });
-    case "go_out": {
-      const parts = [];
-      if ((body.melds || []).length) parts.push(t("move.meld_part", { melds: melds(body.melds) }));
-      for (const l of body.layoffs || []) parts.push(layOff(l));
-      if (body.discard) parts.push(t("move.discard_part", { card: cardText(body.discard) }));
-      return t("move.go_out", { parts: parts.join(t("list.separator")) });
-    }
-    case "pick_from_pile": {
-      const pile = (view && view.discard_pile) || [];
-      const index = body.index || 0;
-      const taken = pile.length - index;
-      const what = taken > 1 ? tn("move.pick_above", taken - 1) : "";
-      return t("move.pick", { card: cardText(pile[index]), above: what, then: then(body) });
-    }
-    case "buy_discard": return t("move.buy", { card: cardText(view && view.offer) });
-    case "pass_buy": return t("move.pass_buy", { card: cardText(view && view.offer) });
-    default: return kind;
-  }
+  return label(actionTable(), action, view, voice);
+}
+
+// Moves in the order every client lists them (the table's; a kind it does not order after them).
+export function byMoveOrder(a, b) {
+  return order(actionTable(), actionKind(a)) - order(actionTable(), actionKind(b));
 }
 
 // One event of a game (its GameEvent oneof case and body, as the replay export writes them) in a line:

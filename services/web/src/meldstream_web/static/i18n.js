@@ -50,6 +50,8 @@ export function joined(items) {
 }
 
 export const lang = () => catalogue.lang;
+// How each action reads (rummy_contracts' action_labels.json), served with the catalogue: labels.js.
+export const actionTable = () => catalogue.actions;
 
 // The elements of the page's markup that carry words: data-i18n (their text), data-i18n-placeholder,
 // data-i18n-label (aria-label) and data-i18n-title.

@@ -1,4 +1,5 @@
-"""``python -m rummy_store.bench`` (``make bench-eventlog``): the event store's costs next to bare baselines.
+"""``python -m meldstream_benches.eventlog`` (``make bench-eventlog``): the event store's costs next to
+bare baselines.
 
 Measured in one run against the same servers (found or started by rummy_infra):
 - append latency p50/p99 through ``KafkaEventLog`` (Redis fence + acks=all produce), beside a bare
@@ -22,7 +23,6 @@ import redis
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.figures import latency
-
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.records import EventRecord, LogPosition, NewEvent

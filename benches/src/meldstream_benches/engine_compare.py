@@ -1,4 +1,4 @@
-"""`python -m rummy_engine.bench_compare --baseline REV`: engine CPU per action, this tree against REV.
+"""`python -m meldstream_benches.engine_compare --baseline REV`: engine CPU per action, this tree against REV.
 
 On a shared box one run's noise is larger than most changes, so figures are only read as ratios
 against a baseline measured in the same run. This starts an engine process of each kind side by side
@@ -32,7 +32,7 @@ from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.local import free_port, repo_root
 from rummy_infra.serving import wait_serving
 
-from rummy_engine.bench import PLAYERS, UNLIMITED, _games, _ints, cpu_s
+from meldstream_benches.engine import PLAYERS, UNLIMITED, _games, _ints, cpu_s
 
 BASELINE_PATHS = ("services/engine/src", "libs/rummy_store/src", "libs/rummy_service/src")
 """What of the baseline revision runs: the engine and the libraries it serves and writes with."""
@@ -109,7 +109,7 @@ def _engines(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_compare", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine_compare", description=__doc__)
     parser.add_argument("--baseline", required=True, help="a git revision (commit, tag, HEAD~3)")
     parser.add_argument("--games", type=_ints, default=[24, 100])
     parser.add_argument("--partitions", type=_ints, default=[64])

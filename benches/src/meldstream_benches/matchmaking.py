@@ -1,4 +1,4 @@
-"""``python -m rummy_matchmaking.bench`` (part of ``make bench-platform``): seating a large queue.
+"""``python -m meldstream_benches.matchmaking`` (part of ``make bench-platform``): seating a large queue.
 
 Enqueues N tickets (ratings drawn from a seeded normal distribution, as scoring would have published
 them) into a `MatchmakingApp` publishing TableFormed to a real Kafka topic (servers found or started
@@ -24,12 +24,11 @@ import uuid
 
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy_infra import provide_kafka
-from rummy_service.auth import HUMAN, PLAY, WATCH, Principal
-from rummy_store.kafka_log import KafkaEventLog
-
 from rummy_matchmaking.app import MatchmakingApp
 from rummy_matchmaking.journal import Journal
 from rummy_matchmaking.pairing import PairingRules, form_tables
+from rummy_service.auth import HUMAN, PLAY, WATCH, Principal
+from rummy_store.kafka_log import KafkaEventLog
 
 MIN_PLAYERS = 3  # tables of 3-4; fewer than 3 left cannot form a table and end the run
 LIMIT_S = 20.0  # or stop then: tails whose ratings are further apart than max_window never sit together

@@ -7,13 +7,13 @@ partition (an engine asked to choose an id picks one of its own partitions). Aft
 seconds it prints `window`, counts the acknowledged actions for `--seconds`, and prints
 `done ACTIONS SECONDS`; then it plays on until it is stopped (SIGTERM), so a kill can be measured
 under load. `meldstream-go load` (clients/go/load.go) plays the same way for a fraction of the CPU per
-action; bench_scale runs this one when the Go client is not built, or with `--load python`.
+action; engine_scale runs this one when the Go client is not built, or with `--load python`.
 
 Both take the seats' player ids and bearer tokens (`--players`, `--tokens`, seat 0 first), as
-bench_scale got them from its identity service; seat 0's token creates every game. A person's own
-table seats only them and the house bots, so bench_scale seats one person and a house bot (`seats`)
+engine_scale got them from its identity service; seat 0's token creates every game. A person's own
+table seats only them and the house bots, so engine_scale seats one person and a house bot (`seats`)
 and gives both seats that person's token (the creator plays the house bot's seat). The tokens are
-not renewed here: bench_scale's identity issues them to outlive its run.
+not renewed here: engine_scale's identity issues them to outlive its run.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ async def _main(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_load", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine_load", description=__doc__)
     parser.add_argument("--target", required=True, help="an engine's address")
     parser.add_argument("--tables", type=int, default=48)
     parser.add_argument("--warmup", type=float, default=5.0)

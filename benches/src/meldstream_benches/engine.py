@@ -128,6 +128,9 @@ def _engine(store: str, identity: IdentityProcess) -> Iterator[Engine]:
         **os.environ,
         "ENGINE_ADDRESS": address,
         "ENGINE_TURN_TIMEOUT_MS": "0",
+        # Deal at once: the start cost is CreateGame plus the first action, and no seat here sends a
+        # seed, so the seed window would only add its wait (and refuse the first action until it ends).
+        "ENGINE_SEED_WINDOW_MS": "0",
         **UNLIMITED,
         **identity.service_env(),
     }
@@ -321,7 +324,7 @@ async def _starts(address: str, players: list[Player], ops: Player, count: int) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine", description=__doc__)
     parser.add_argument(
         "--store",
         choices=(*KAFKA_STORES, "embedded"),

@@ -4,7 +4,7 @@ when an engine or a broker dies.
 1. Throughput: the same load (a separate process: `--tables` tables of two seats moving at random
    among the legal actions their streams list; the Go client's load mode when `make go-client` built
    it, since a real deployment's clients run elsewhere and it costs a fraction of the CPU per action
-   of the Python one, `bench_load`, which is the fallback) against 1, then 2 engine processes sharing
+   of the Python one, `engine_load`, which is the fallback) against 1, then 2 engine processes sharing
    a topic of `--partitions` partitions: actions/s, engine CPU ms per action (every engine process's
    /proc CPU over the window, divided by its actions), the load's own CPU ms per action, and the ratio.
 2. Engine SIGKILL: with 2 engines and the load still playing, `--probes` games spread over the
@@ -16,7 +16,7 @@ when an engine or a broker dies.
 
 Tokens come from an identity service started for the run (`rummy_identity.testing`, a throwaway
 embedded store): one person, whose token creates and plays every game of the load and of the probes,
-seated with a house bot (`bench_load.seats`: a person's own table seats only them and house bots).
+seated with a house bot (`engine_load.seats`: a person's own table seats only them and house bots).
 The loads are handed that token as it is, so the run's identity issues access tokens that outlive
 the run (TOKEN_TTL_S); the engines verify them with its public keys.
 """
@@ -42,19 +42,19 @@ from pathlib import Path
 import grpc
 import redis
 from rummy_client import GameClient, RpcFailure
+from rummy_engine.config import EngineConfig
 from rummy_identity.testing import Player, running_identity
 from rummy_infra import provide_kafka, provide_kafka_cluster, provide_redis
-from rummy_infra.local import free_port
+from rummy_infra.local import free_port, repo_root
 from rummy_infra.serving import ServiceProcess
 from rummy_store.ownership import OwnerDirectory
 from rummy_store.partitioning import partition_for
 
-from rummy_engine.bench import UNLIMITED, cpu_s, progress
-from rummy_engine.bench_load import VARIANT, seats
-from rummy_engine.config import EngineConfig
+from meldstream_benches.engine import UNLIMITED, cpu_s, progress
+from meldstream_benches.engine_load import VARIANT, seats
 
 TOKEN_TTL_S = 6 * 3600  # the loads' tokens are not renewed: they outlive a run
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = repo_root()
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
 RETRY_PROBE = frozenset(
@@ -131,9 +131,9 @@ class Engines:
 @dataclass(frozen=True)
 class LoadGenerator:
     """Which program plays the load: the Go client's load mode (`make go-client`), which costs a
-    fraction of the CPU per action the Python SDK does, or `rummy_engine.bench_load`. Both speak the
+    fraction of the CPU per action the Python SDK does, or `meldstream_benches.engine_load`. Both speak the
     same protocol (`window`, then `done ACTIONS SECONDS`, then play on until SIGTERM), and both play
-    as `player` (its current token, for both seats: see `bench_load.seats`)."""
+    as `player` (its current token, for both seats: see `engine_load.seats`)."""
 
     go: bool
     player: Player
@@ -146,14 +146,14 @@ class LoadGenerator:
         if self.go:
             command = [str(GO_LOAD), "load", "-address", target, "-variant", VARIANT, "-players", players]
             return [*command, "-tokens", tokens, *(f"-{name}={value}" for name, value in sizes.items())]
-        command = [sys.executable, "-m", "rummy_engine.bench_load", "--target", target]
+        command = [sys.executable, "-m", "meldstream_benches.engine_load", "--target", target]
         command += ["--players", players, "--tokens", tokens]
         return [*command, *(f"--{name}={value}" for name, value in sizes.items())]
 
     def __str__(self) -> str:
         if self.go:
             return f"the Go client's load mode ({GO_LOAD.relative_to(ROOT)} load)"
-        return "the Python one (python -m rummy_engine.bench_load, through the SDK)"
+        return "the Python one (python -m meldstream_benches.engine_load, through the SDK)"
 
 
 @contextlib.contextmanager
@@ -377,7 +377,7 @@ def _seconds(value: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_engine.bench_scale", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine_scale", description=__doc__)
     parser.add_argument("--tables", type=int, default=48, help="tables of the load (2 seats each)")
     parser.add_argument("--seconds", type=float, default=20.0, help="the measured window")
     parser.add_argument("--warmup", type=float, default=5.0)

@@ -1,4 +1,4 @@
-"""`python -m rummy_rules.bench` (`make bench-rules`): engine and solver throughput beside the peers.
+"""`python -m meldstream_benches.rules` (`make bench-rules`): engine and solver throughput beside the peers.
 
 One run measures, on the same machine and with the same inputs where inputs exist:
 
@@ -35,15 +35,16 @@ from functools import partial
 from importlib import metadata
 from typing import Any, TypeVar
 
-from rummy_rules import peers
 from rummy_rules.bots import random_legal
 from rummy_rules.cards import JOKER, STANDARD_PACK, Card
 from rummy_rules.events import DealEnded, Event
 from rummy_rules.game import replay
-from rummy_rules.peers import PeerMissing
 from rummy_rules.simulate import simulate
 from rummy_rules.solver import GIN, KALOOKI, MeldSolver
 from rummy_rules.variants import PLAYABLE_VARIANTS, variant_named
+
+from meldstream_benches import peers
+from meldstream_benches.peers import PeerMissing
 
 T = TypeVar("T")
 TABLE_SIZES = (2, 4)
@@ -206,7 +207,9 @@ def versions() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rummy_rules.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m meldstream_benches.rules", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--budget", type=float, default=2.0, help="seconds per figure (default 2)")
     parser.add_argument(
         "--rounds", type=int, default=4, help="interleaved rounds per compared figure (default 4)"

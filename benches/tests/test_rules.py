@@ -7,15 +7,15 @@ import re
 from typing import NoReturn
 
 import pytest
-from rummy_rules import bench, peers
+from meldstream_benches import peers, rules
+from meldstream_benches.peers import PeerMissing
 from rummy_rules.cards import STANDARD_PACK, Card
 from rummy_rules.events import DealEnded, GameEnded
-from rummy_rules.peers import PeerMissing
 from rummy_rules.solver import GIN, MeldSolver
 
 
 def test_bench_prints_every_figure_without_peers(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--budget", "0.02", "--no-peers", "--variant", "kalooki"]) == 0
+    assert rules.main(["--budget", "0.02", "--no-peers", "--variant", "kalooki"]) == 0
     captured = capsys.readouterr()
     report = captured.out
     for table in ("kalooki, 2 players", "kalooki, 4 players"):
@@ -32,10 +32,10 @@ def test_bench_prints_every_figure_without_peers(capsys: pytest.CaptureFixture[s
 
 def test_kept_games_played_again_are_the_games_timed() -> None:
     """The replay figure's games are played again from their seeds after the timed rounds."""
-    tally = bench.Games("rummy500, 2 players")
-    bench.play_ours(tally, "rummy500", 2, 0.05, 1)
-    histories = bench.kept_histories(tally, "rummy500", 2)
-    assert 0 < len(histories) == tally.games <= bench.KEPT_HISTORIES
+    tally = rules.Games("rummy500, 2 players")
+    rules.play_ours(tally, "rummy500", 2, 0.05, 1)
+    histories = rules.kept_histories(tally, "rummy500", 2)
+    assert 0 < len(histories) == tally.games <= rules.KEPT_HISTORIES
     assert all(isinstance(history[-1], GameEnded) for history in histories)
     assert sum(isinstance(event, DealEnded) for history in histories for event in history) == tally.deals
 
@@ -54,7 +54,7 @@ def test_missing_peers_are_reported_and_skipped(
         "rlcard_hands",
     ):
         monkeypatch.setattr(peers, name, missing)
-    assert bench.main(["--budget", "0.02", "--rounds", "1", "--variant", "kalooki"]) == 0
+    assert rules.main(["--budget", "0.02", "--rounds", "1", "--variant", "kalooki"]) == 0
     captured = capsys.readouterr()
     assert captured.out.count("not measured") == 5
     assert "ours / peer" not in captured.out

@@ -1,4 +1,4 @@
-"""``python -m rummy_scoring.bench`` (part of ``make bench-platform``): scoring lag under load.
+"""``python -m meldstream_benches.scoring`` (part of ``make bench-platform``): scoring lag under load.
 
 Starts a scoring instance on real Kafka and Redis (found or started by rummy_infra) and appends G
 synthetic kalooki games (started and seated, a draw, the deal's end, the game's end; as the engine
@@ -26,14 +26,13 @@ import redis
 from rummy.game.v1 import events_pb2 as ev
 from rummy_contracts.event_format import SCHEMA_VERSION
 from rummy_infra import provide_kafka, provide_redis
-from rummy_service.consumer import ConsumerLoop
-from rummy_store import EventRecord, NewEvent
-from rummy_store.kafka_log import KafkaEventLog
-
 from rummy_scoring.config import ScoringConfig
 from rummy_scoring.handlers import Handlers
 from rummy_scoring.service import start_scoring
 from rummy_scoring.store import Keys
+from rummy_service.consumer import ConsumerLoop
+from rummy_store import EventRecord, NewEvent
+from rummy_store.kafka_log import KafkaEventLog
 
 PLAYERS = 4
 POLL = 500  # records a replay applies at a time: Kafka's default max_poll_records
