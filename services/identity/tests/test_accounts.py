@@ -178,7 +178,13 @@ def test_a_signed_in_account_looks_another_up_and_learns_only_its_public_face(
     who = name()
     ann = client.sign_up(who, PASSWORD, display_name="Ann <i>A</i>").account
     asker = service.player(name())
-    lookup = lambda **by: client.call("LookupAccount", pb.LookupAccountRequest(**by), asker.token)  # noqa: E731
+
+    def lookup(**by: str) -> pb.LookupAccountResponse:
+        answer: pb.LookupAccountResponse = client.call(
+            "LookupAccount", pb.LookupAccountRequest(**by), asker.token
+        )
+        return answer
+
     for by in ({"name": who.upper()}, {"account_id": ann.account_id}):
         found = lookup(**by).account
         assert (found.account_id, found.name, found.display_name) == (ann.account_id, who, "Ann <i>A</i>")
