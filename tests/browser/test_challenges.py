@@ -1,8 +1,9 @@
 """Two people in two browsers challenge each other from the lobby: one types the other's name (in another
 case, and Enter), with the lobby's variant, match and turn time; the other's page shows the challenge as
-it arrives (their names as text, never markup) and declines it, which the challenger's page shows; a
-second is canceled and leaves the other's list; a third is accepted from the keyboard, and both pages
-move to the same game, the challenger at seat 0. A name no account has is refused at once."""
+it arrives (their names as text, never markup; axe-core finds nothing serious) and declines it, which
+the challenger's page shows; a second is canceled and leaves the other's list; a third is accepted from
+the keyboard, and both pages move to the same game, the challenger at seat 0. A name no account has is
+refused at once."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.select import Select
 
 from .conftest import GAME_S, Platform, console_errors, open_chromium, screenshot, sign_in, until
+from .test_card_table import _axe
 
 pytestmark = pytest.mark.slow
 GAME_HASH = re.compile(r"#/play/([\w-]+)/(\d)$")
@@ -84,6 +86,7 @@ def test_one_person_challenges_another_who_declines_then_accepts_and_both_reach_
     (mine,) = _items(browser, "challenges-out")
     assert "You challenged <b>Dora</b>: Rummy 500, 60 s a turn · waiting for an answer" in mine.text
     screenshot(friend, "challenge-received")
+    assert _axe(friend) == []  # the lobby with a challenge shown: no serious or critical violation
     _button(first, "decline").click()
     until(browser, lambda d: "· declined" in d.find_element(By.ID, "challenges-out").text)
     until(friend, lambda d: not _items(d, "challenges-in"))

@@ -14,6 +14,8 @@ const LOOKS = 3; // a game start looked up again in the lists, a second apart (i
 const NAME = 64; // the gateway's limit on an account name
 let following = null; // the AbortController of the open event stream
 let hooks = { say: () => {}, enter: () => {} };
+let waiting = false; // a challenge of ours unanswered, or accepted and its game not entered, as last listed
+const entered = new Set(); // the games of our challenges this page went to (once: the lobby is left alone)
 
 // Follow the account's events while the lobby is shown. `say` reports; `enter(game, seat, variant)`
 // takes the page to a game.
@@ -50,9 +52,11 @@ async function follow(control) {
 
 async function happened(event) {
   if (event.type === "gameStart") {
+    if (!waiting) return; // no challenge of ours to be accepted: another game of the account
     for (let look = 0; look < LOOKS; look++) {
-      const mine = (await refresh()).out.find((c) => c.game_id && c.game_id === event.game.game_id);
-      if (mine) { hooks.enter(mine.game_id, Number(event.game.seat), mine.variant); return; }
+      const game = event.game.game_id;
+      const mine = (await refresh()).out.find((c) => c.game_id && c.game_id === game && !entered.has(game));
+      if (mine) { entered.add(game); hooks.enter(game, Number(event.game.seat), mine.variant); return; }
       if (look + 1 < LOOKS) await new Promise((done) => setTimeout(done, 1000));
     }
   } else if (event.type.startsWith("challenge")) await refresh();
@@ -67,6 +71,7 @@ async function refresh() {
   if (!following) return listed;
   const open = listed.in.filter((c) => c.status === "created");
   const mine = listed.out.filter((c) => c.status === "created" || c.status === "declined");
+  waiting = listed.out.some((c) => c.status === "created" || (c.status === "accepted" && !entered.has(c.game_id)));
   const focused = document.activeElement?.dataset?.action ? document.activeElement : null; // kept on redraw
   $("challenges-in").replaceChildren(...(open.length ? open.map(incoming) : [item(t("challenge.none_in"))]));
   $("challenges-out").replaceChildren(...(mine.length ? mine.map(outgoing) : [item(t("challenge.none_out"))]));
@@ -123,7 +128,11 @@ function outgoing(c) {
 async function answer(c, verb) {
   try {
     const done = await call("POST", `/api/v1/challenge/${encodeURIComponent(c.id)}/${verb}`, {});
-    if (verb === "accept" && done.game_id) { hooks.enter(done.game_id, 1, c.variant); return; } // seat 0 is the challenger's
+    if (verb === "accept" && done.game_id) { // the challenger sits at seat 0
+      entered.add(done.game_id);
+      hooks.enter(done.game_id, 1, c.variant);
+      return;
+    }
   } catch (err) { hooks.say(err.message, true); }
   refresh();
 }
