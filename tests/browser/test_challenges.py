@@ -2,11 +2,13 @@
 case, and Enter), with the lobby's variant, match and turn time; the other's page shows the challenge as
 it arrives (their names as text, never markup; axe-core finds nothing serious) and declines it, which
 the challenger's page shows; a second is canceled and leaves the other's list; a third is accepted from
-the keyboard, and both pages move to the same game, the challenger at seat 0. A name no account has is
-refused at once."""
+the keyboard, and both pages move to the same game, the challenger at seat 0, each page sending its own
+random seed before the first deal (on a platform with a seed window, as deployed). A name no account
+has is refused at once."""
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Iterator
@@ -18,11 +20,29 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.select import Select
 
-from .conftest import GAME_S, Platform, console_errors, open_chromium, screenshot, sign_in, until
+from .conftest import (
+    GAME_S,
+    Platform,
+    console_errors,
+    open_chromium,
+    running_platform,
+    screenshot,
+    sign_in,
+    until,
+)
 from .test_card_table import _axe
 
 pytestmark = pytest.mark.slow
 GAME_HASH = re.compile(r"#/play/([\w-]+)/(\d)$")
+WINDOW_MS = "15000"  # the first deal waits this long for the seats' seeds: time for both pages to come
+SEEDED = re.compile(r"^(.+?) sent a seed for the shuffle: [0-9a-f]+")  # a line of the page's log
+
+
+@pytest.fixture(scope="module")
+def seeding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    """The platform with a seed window, as deployed (the tests' own deal at creation, conftest.py)."""
+    with running_platform(tmp_path_factory, ENGINE_SEED_WINDOW_MS=WINDOW_MS) as running:
+        yield running
 
 
 @pytest.fixture
@@ -50,6 +70,19 @@ def _button(item: WebElement, action: str) -> WebElement:
     return item.find_element(By.CSS_SELECTOR, f"button[data-action='{action}']")
 
 
+def _seeded(browser: WebDriver) -> set[str]:
+    """Who the page's log says sent a seed (names without the marks that isolate them)."""
+    lines = browser.execute_script(
+        "return [...document.querySelectorAll('#log li')].map((l) => l.textContent)"
+    )
+    found = (SEEDED.match(str(line).replace("\u2068", "").replace("\u2069", "")) for line in lines)
+    return {match[1] for match in found if match}
+
+
+def _seeded_by(names: set[str], browser: WebDriver) -> bool:
+    return _seeded(browser) == names
+
+
 def _game(browser: WebDriver) -> tuple[str, int]:
     """The game and seat the page moved to, once its hand is dealt."""
     until(browser, lambda d: GAME_HASH.search(d.current_url), timeout_s=GAME_S)
@@ -60,8 +93,9 @@ def _game(browser: WebDriver) -> tuple[str, int]:
 
 
 def test_one_person_challenges_another_who_declines_then_accepts_and_both_reach_the_game(
-    browser: WebDriver, friend: WebDriver, platform: Platform
+    browser: WebDriver, friend: WebDriver, seeding: Platform
 ) -> None:
+    platform = seeding
     suffix = uuid.uuid4().hex[:4]
     cleo, dora = f"cleo{suffix}", f"dora{suffix}"
     sign_in(browser, platform, cleo, "<i>Cleo</i>")
@@ -105,4 +139,6 @@ def test_one_person_challenges_another_who_declines_then_accepts_and_both_reach_
     _button(third, "accept").send_keys(Keys.SPACE)
     (game, seat), (same, friend_seat) = _game(browser), _game(friend)
     assert game == same and (seat, friend_seat) == (0, 1)
+    for person, other in ((browser, "<b>Dora</b>"), (friend, "<i>Cleo</i>")):  # each page sent its own
+        until(person, functools.partial(_seeded_by, {"You", other}))
     assert console_errors(browser) == [] and console_errors(friend) == []
