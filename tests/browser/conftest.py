@@ -4,6 +4,7 @@ browser). Screenshots are kept in .local/test-artifacts/browser/ for a person to
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -95,9 +96,17 @@ class Platform:
 @pytest.fixture(scope="session")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     """The whole platform with one table of demo bots at 150 ms a move, and the web gateway."""
+    with running_platform(tmp_path_factory) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def running_platform(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Platform]:
+    """`meldstream run --demo 1` with these environment `settings` over the tests' own."""
     data = tmp_path_factory.mktemp("web") / "store"
     env = {
         **os.environ,
+        **settings,
         "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
         "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
         "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",

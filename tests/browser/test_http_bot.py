@@ -152,6 +152,16 @@ def test_a_challenge_is_answered_once_by_the_challenged_account(platform: Platfo
     theirs, mine = _events(platform, challenged), _events(platform, token)
     assert _next(theirs, "challenge", made["id"])["challenge"]["challenger_bot"] is True
     assert _next(mine, "challenge", made["id"])["challenge"]["status"] == "created"
+    status, theirs_listed = _call(platform, "/api/v1/challenge", token=challenged)
+    assert status == 200 and [c["id"] for c in theirs_listed["in"]] == [made["id"]], theirs_listed
+    assert theirs_listed["out"] == [] and "table_id" not in theirs_listed["in"][0]
+    status, mine_listed = _call(platform, "/api/v1/challenge", token=token)
+    assert [c["id"] for c in mine_listed["out"]] == [made["id"]] and mine_listed["in"] == [], mine_listed
+    _, them = _call(platform, "/api/v1/account", token=challenged)
+    assert mine_listed["out"][0]["challenged_name"] == them["display_name"] == made["challenged_name"]
+    named = them["display_name"]  # these bots' display name is their name: looked up in another case
+    status, found = _call(platform, f"/api/v1/accounts/{named.upper()}", token=token)
+    assert (status, found) == (200, {"player": two, "name": named, "display_name": named, "kind": "bot"})
     decide = f"/api/v1/challenge/{made['id']}/"
     for path, body, caller, expected in [
         (decide + "accept", {}, stranger, (403, "not_challenged")),
@@ -163,6 +173,9 @@ def test_a_challenge_is_answered_once_by_the_challenged_account(platform: Platfo
         ("/api/v1/challenge/" + "c" * 26 + "/accept", {}, challenged, (400, "too_long")),
         ("/api/v1/challenge/" + "a" * 65, {"variant": "kalooki"}, token, (400, "too_long")),
         (f"/api/v1/challenge/{one}", {"variant": "kalooki"}, token, (400, "self_challenge")),
+        ("/api/v1/challenge/u" + "0" * 16, {"variant": "kalooki"}, token, (404, "no_account")),
+        (f"/api/v1/accounts/nobody-{uuid.uuid4().hex[:8]}", None, token, (404, "no_account")),
+        ("/api/v1/accounts/" + "n" * 65, None, token, (400, "too_long")),
         (f"/api/v1/challenge/{two}", {"variant": "snap"}, token, (400, "unknown_variant")),
         (
             f"/api/v1/challenge/{two}",

@@ -593,6 +593,22 @@ class Accounts:
             raise NotFound("no_account", f"no account named {quote(raw_name)}")
         return self.get(held.account_id)
 
+    def lookup(self, *, name: str = "", account_id: str = "") -> pb.Account:
+        """Another account's public face, for challenging it: an active account's id, name, display
+        name and kind, nothing else. One answer, NOT_FOUND `no_account`, for a name never used, an id
+        never issued, a deleted, suspended or banned account: sign-up tells whether a name is taken, and
+        this tells no more than that about an account that may not play."""
+        if name:
+            _, held = self.store.name(names.canonical(names.normalized(name)))
+            account_id = "" if held is None else held.account_id
+        _, record = self.store.account(account_id) if account_id else (0, None)
+        if record is None or record.deleted_at or record.account.status != pb.ACCOUNT_STATUS_ACTIVE:
+            raise NotFound("no_account", "no such account")
+        shown = record.account
+        return pb.Account(
+            account_id=shown.account_id, name=shown.name, display_name=shown.display_name, kind=shown.kind
+        )
+
     async def set_display_name(self, caller: Principal, raw: str) -> pb.Account:
         def rename(record: rec.AccountRecord) -> int:
             record.account.display_name = display_name(raw, record.account.name)

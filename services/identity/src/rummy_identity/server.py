@@ -16,7 +16,7 @@ from rummy.identity.v1 import identity_pb2 as pb
 from rummy.identity.v1 import identity_pb2_grpc as pb_grpc
 from rummy_service import auth, logs
 from rummy_service.auth import Principal, TokenVerifier, authenticate, require, service_scope
-from rummy_service.errors import Unavailable, unary_errors
+from rummy_service.errors import InvalidArgument, Unavailable, unary_errors
 from rummy_service.forwarding import NOT_OWNER, PartitionRouter, forwarded, metadata
 from rummy_service.limits import check_lengths
 from rummy_service.rate_limits import RateLimited, peer_address
@@ -54,6 +54,8 @@ HUMANS: Final = (auth.PLAY,)
 CLIENT_ADDRESS: Final = "meldstream-client-address"  # request metadata of a forwarded sign-in
 SIGN_INS_FROM_ONE_ADDRESS: Final = parse_many("30/minute")
 """Sign-ins from one address, to any accounts (a guesser trying many names)."""
+LOOKUPS: Final = parse_many("60/minute")
+"""LookupAccount calls of one account: enough to challenge, slow for listing who has which name."""
 
 
 class IdentityServicer(pb_grpc.IdentityServiceServicer):
@@ -235,6 +237,30 @@ class IdentityServicer(pb_grpc.IdentityServiceServicer):
             return pb.GetAccountResponse(account=self._accounts.get(caller.subject))
 
         return await self._own("GetAccount", request, context, here, auth.PLAY, auth.BOT_PLAY, auth.OPERATE)
+
+    @unary_errors
+    async def LookupAccount(
+        self, request: pb.LookupAccountRequest, context: Context
+    ) -> pb.LookupAccountResponse:
+        """Any signed-in account (a person or a bot) asks, at most `LOOKUPS` a minute (a lister of names
+        is slowed; the gateway's own limits come first), on the partition of the name or the id."""
+        check_lengths(request, LIMITS)
+        if bool(request.name) == bool(request.account_id):
+            raise InvalidArgument("malformed_request", "a lookup names exactly one of name and account_id")
+        caller = self._caller(context, auth.PLAY, auth.BOT_PLAY, auth.OPERATE)
+
+        async def here() -> pb.LookupAccountResponse:  # on the partition's owner: counted once
+            wait = await self._accounts.limiter.retry_after(LOOKUPS, "lookup", caller.subject)
+            if wait is not None:
+                raise RateLimited(wait, "account's lookups")
+            found = self._accounts.lookup(name=request.name, account_id=request.account_id)
+            return pb.LookupAccountResponse(account=found)
+
+        if request.name:
+            partition = self._accounts.name_partition(request.name)
+        else:
+            partition = self._accounts.account_partition(request.account_id)
+        return await self._at(partition, "LookupAccount", request, context, here)
 
     @unary_errors
     async def SetDisplayName(

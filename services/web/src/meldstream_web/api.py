@@ -96,6 +96,16 @@ class Gateway:
     async def caller(self, request: Request) -> Caller:
         return await self.sessions.caller(request)
 
+    async def lookup(self, caller: Caller, request: idp.LookupAccountRequest) -> idp.Account:
+        """Another active account's public face (identity's LookupAccount, with the caller's token), or
+        its refusal: 404 `no_account` for one that does not exist or may not play."""
+        try:
+            reply = await asyncio.to_thread(self.identity.call, "LookupAccount", request, caller.token)
+        except grpc.RpcError as error:
+            raise RpcFailure(error.code(), error.details() or "") from None
+        found: idp.Account = reply.account
+        return found
+
     def _auth(self, token: str) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {token}"),)
 

@@ -317,6 +317,8 @@ def api_routes(api: BotApi) -> list[Route]:
         Route("/api/v1/variants", api.variants, methods=["GET"]),
         Route("/api/v1/seek", api.seek, methods=["POST"]),
         Route("/api/v1/stream/event", api.events, methods=["GET"]),
+        Route("/api/v1/accounts/{name}", challenges.account, methods=["GET"]),
+        Route("/api/v1/challenge", challenges.listed, methods=["GET"]),
         Route("/api/v1/challenge/{account}", challenges.create, methods=["POST"]),
         Route("/api/v1/challenge/{challenge}/accept", challenges.accept, methods=["POST"]),
         Route("/api/v1/challenge/{challenge}/decline", challenges.decline, methods=["POST"]),

@@ -42,6 +42,7 @@ class Challenge:
     options: dict[str, int | bool | str]
     turn_timeout_ms: int
     expires_at: float
+    challenged_name: str = ""  # the challenged account's display name when the challenge was made
     status: str = CREATED
     reason: str = ""
     game_id: str = ""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+from rummy.identity.v1 import identity_pb2 as pb
 from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_contracts.wire import option_to_pb
@@ -84,6 +85,7 @@ class Challenges:
         if challenged == me:
             raise InvalidArgument("self_challenge", "a challenge is for another account")
         body = await small_json(request)
+        account = await self.gateway().lookup(caller, pb.LookupAccountRequest(account_id=challenged))
         variant = _bounded(_typed(body, "variant", str, ""), "variant")
         length = _typed(body, "length", str, "short")
         if length not in ("short", "full"):
@@ -106,6 +108,7 @@ class Challenges:
             challenger_name=caller.principal.name,
             challenger_bot=caller.principal.kind == "bot",
             challenged=challenged,
+            challenged_name=account.display_name,
             variant=variant,
             options=options,
             turn_timeout_ms=turn,
@@ -113,6 +116,31 @@ class Challenges:
         )
         await self.book.add(challenge)
         return JSONResponse(challenge.public(), headers={"Cache-Control": "no-store"})
+
+    async def listed(self, request: Request) -> Response:
+        """The caller's challenges of the last `TTL_S`, `{"in": [...], "out": [...]}` as Lichess lists
+        them: made to the caller and by it, each with its status (`created`: still to answer; an accepted
+        one carries its `game_id`), the newest last."""
+        me = (await self.gateway().caller(request)).principal.subject
+        mine = await self.book.of_account(me)
+        return JSONResponse(
+            {
+                "in": [c.public() for c in mine if c.challenged == me],
+                "out": [c.public() for c in mine if c.challenger == me],
+            },
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def account(self, request: Request) -> Response:
+        """Another account by its name, `{"player", "name", "display_name", "kind"}`, to challenge it
+        (identity's LookupAccount: 404 `no_account` alike for a name never used and an account that may
+        not play)."""
+        caller = await self.gateway().caller(request)
+        name = _bounded(request.path_params["name"], "account")
+        found = await self.gateway().lookup(caller, pb.LookupAccountRequest(name=name))
+        kind = pb.AccountKind.Name(found.kind).removeprefix("ACCOUNT_KIND_").lower()
+        shown = {"player": found.account_id, "name": found.name, "display_name": found.display_name}
+        return JSONResponse({**shown, "kind": kind})
 
     async def accept(self, request: Request) -> Response:
         """The challenged account takes the table's second seat: the game starts (`game_id`)."""

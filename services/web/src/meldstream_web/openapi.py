@@ -126,9 +126,54 @@ DOCUMENT: Final[dict[str, Any]] = {
                 ),
             )
         },
+        "/api/v1/accounts/{name}": {
+            "get": _operation(
+                "Another account by its name, to challenge it (404 `no_account` alike for a name never "
+                "used and an account that may not play)",
+                _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "player": {"type": "string", "description": "the account id: challenge this"},
+                            "name": {"type": "string"},
+                            "display_name": {
+                                "type": "string",
+                                "description": "text: never show it as markup",
+                            },
+                            "kind": {"type": "string", "description": "human, bot, guest or operator"},
+                        },
+                    },
+                    "the account's public face",
+                ),
+                parameters=[
+                    {
+                        "name": "name",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "maxLength": 64},
+                    }
+                ],
+            )
+        },
+        "/api/v1/challenge": {
+            "get": _operation(
+                "The caller's challenges of the last 10 minutes, made to it (`in`) and by it (`out`)",
+                _json(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "in": {"type": "array", "items": CHALLENGE},
+                            "out": {"type": "array", "items": CHALLENGE},
+                        },
+                    },
+                    "each challenge with its status (`created`: not answered yet), the newest last",
+                ),
+            )
+        },
         "/api/v1/challenge/{account}": {
             "post": _operation(
-                "Challenge another account to a game of two (a private table only it may join)",
+                "Challenge another account (its player id) to a game of two (a private table only it may "
+                "join); 404 `no_account` when no such account may play",
                 _json(CHALLENGE, "the challenge, `status` created; it expires at `expires_at` undecided"),
                 parameters=[
                     {
@@ -258,6 +303,7 @@ DOCUMENT: Final[dict[str, Any]] = {
                     "challenger_name": {"type": "string", "description": "text: never show it as markup"},
                     "challenger_bot": {"type": "boolean"},
                     "challenged": {"type": "string"},
+                    "challenged_name": {"type": "string", "description": "text: never show it as markup"},
                     "variant": {"type": "string"},
                     "options": {"type": "object"},
                     "turn_timeout_ms": {"type": "integer"},

@@ -10,6 +10,7 @@ import { nameEl, nameList } from "./names.js";
 import { openReplay } from "./replay.js";
 import { closeTokens, openTokens } from "./tokens.js";
 import { backToTable, closeTable, createTable, joinByCode, openTable } from "./private.js";
+import { challenge, closeChallenges, openChallenges } from "./challenges.js";
 import { lang, setLanguage, t, tn, tnodes } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -121,6 +122,7 @@ function lobby() {
   }
   showRating();
   refreshLive();
+  openChallenges(say, (gameId, seat, variant) => { remember(gameId, variant); location.hash = `#/play/${gameId}/${seat}`; });
   $("my-games").replaceChildren(...myGames().map((g) => {
     const li = document.createElement("li");
     const a = document.createElement("a");
@@ -170,6 +172,11 @@ $("invite").addEventListener("click", () => createTable(
   { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
     turn_timeout_ms: Number($("turn-time").value), short_code: $("invite-code").checked }, say));
 $("code-form").addEventListener("submit", (e) => { e.preventDefault(); joinByCode($("join-code").value.trim(), say); });
+$("challenge-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  challenge($("challenge-name").value,
+    { variant: $("variant").value, length: $("length").value, turn_timeout_ms: Number($("turn-time").value) });
+});
 
 // --- the table -----------------------------------------------------------------------------------
 
@@ -506,6 +513,7 @@ async function route() {
   closeStream();
   closeTokens();
   closeTable();
+  closeChallenges();
   say("");
   if (!session.player) { show("signin-page"); return; }
   const [page, gameId, seat] = location.hash.replace(/^#\//, "").split("/");
