@@ -18,8 +18,6 @@ from rummy_rules.secret import Seed, secret
 from rummy_rules.state import DRAW, GAME_OVER, PLAY, GameState, others_may_act
 from rummy_rules.variant import REGISTRY
 
-CITATION = "meldstream M3"
-
 
 def worst_deal_points(state: GameState) -> int:
     """The worst deal score of a seat still in the deal, were it to end now with nobody out."""
@@ -34,16 +32,21 @@ def forfeit(state: GameState, seat: int, seed: Seed) -> list[Event]:
     seats are left to play. A card on offer (contract) is first closed as if the forehand drew from
     the stock, so only the seat to move may forfeit while one is. Refused (RuleViolation) outside a
     deal in play, for a seat not playing, and for another seat while a card is on offer."""
+    # Each variant's decision on meldstream M3 is its citation.
     if state.phase is not DRAW and state.phase is not PLAY:
-        raise RuleViolation("not_in_play", "a seat forfeits only while a deal is being played", CITATION)
+        raise RuleViolation(
+            "not_in_play", "a seat forfeits only while a deal is being played", state.rules.cite("forfeit")
+        )
     if not 0 <= seat < len(state.active) or not state.active[seat]:
-        raise RuleViolation("not_playing", f"seat {seat} is not playing", CITATION)
+        raise RuleViolation("not_playing", f"seat {seat} is not playing", state.rules.cite("forfeit"))
     variant = REGISTRY[state.rules.variant]
     events: list[Event] = []
     if others_may_act(state):
         if seat != state.turn:
             raise RuleViolation(
-                "offer_open", "a card is on offer: only the seat to move may forfeit", CITATION
+                "offer_open",
+                "a card is on offer: only the seat to move may forfeit",
+                state.rules.cite("forfeit"),
             )
         events = variant.close_offer(state, seed, taken_by_forehand=False)
         state = evolved(state, events)

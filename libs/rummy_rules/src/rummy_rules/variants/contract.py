@@ -66,6 +66,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "joker": "§3.5.3 D5",
     "ambiguous": "§3.5.3 vectors/FORMAT.md",
     "players": "§3.1 D1",
+    "forfeit": "D28",  # meldstream M3
     "penalty": "§3.2 src ¶45-¶49",
     "contract": "§3.8 D7",
     "open_first": "§3.9.1 src ¶20",

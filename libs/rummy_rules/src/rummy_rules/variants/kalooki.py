@@ -58,6 +58,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "discard_draw": "§5 discard_draw_before_opening D19",
     "prize": "§3.13.2 D17",
     "players": "§3.1 D1",
+    "forfeit": "D25",  # meldstream M3
 }
 
 

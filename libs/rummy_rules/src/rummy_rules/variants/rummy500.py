@@ -47,6 +47,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "joker": "§3.4 D2",
     "ambiguous": "§3.4 vectors/FORMAT.md",
     "players": "§3.1 D1",
+    "forfeit": "D22",  # meldstream M3
     "penalty": "§3.2 D3",
     "layoff": "§3.7 src ¶18 D20",
     "layoff_set": "§3.7.1",
