@@ -16,7 +16,16 @@ from rummy.game.v1 import events_pb2
 from rummy_contracts.catalogue import Words, words
 from rummy_contracts.sentences import Narrator, card_words, notation_words
 
-_FACTS = ("turn_timed_out", "player_away", "player_returned", "seed_contributed", "refused")
+_FACTS = (
+    "turn_timed_out",
+    "player_away",
+    "player_returned",
+    "seed_contributed",
+    "seat_disconnected",
+    "seat_reconnected",
+    "time_bank_used",
+    "refused",
+)
 ENGLISH = words()
 
 
