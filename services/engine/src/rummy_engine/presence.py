@@ -15,6 +15,11 @@ The time bank: when a turn's limit runs out and the seat has bank left, the turn
 first in the command of the seat's next action or of its timeout, so the bank left is folded from
 the log (`EngineState.bank_left`).
 
+Connections are counted per engine, in memory. After a restart or a move of the game's partition the
+log says who is disconnected, and a grace counts down to its logged end; a seat the log says is
+connected stays so until a stream of it opens and closes here (meanwhile its turns are timed, and it
+is marked away, as any seat's).
+
 Pure decisions here; `app.py` holds the locks, appends and timers.
 """
 
