@@ -7,6 +7,7 @@ so `[bold]` in a name is shown, not obeyed (and `[/x]` cannot raise), nor is an 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
 from rich.markup import escape
@@ -172,6 +173,21 @@ def rules_note(view: gs.PlayerView, w: Words = ENGLISH) -> str:
     return ""
 
 
+def _presence(seat: gs.SeatInfo, name: str, over: bool, w: Words) -> str:
+    """A seat's time bank left, and its player gone ("Bo disconnected, 25 s") or forfeited (M3)."""
+    out = ""
+    if seat.bank_left_ms:
+        whole = round(seat.bank_left_ms / 1000)
+        out += " · " + say(w, "seat.bank", time=f"{whole // 60}:{whole % 60:02d}")
+    if seat.presence == gs.SEAT_PRESENCE_FORFEITED:
+        out += " · " + say(w, "seat.forfeited")
+    elif seat.presence == gs.SEAT_PRESENCE_DISCONNECTED and not over:
+        left = max(0, round(seat.grace_ends_at.ToMicroseconds() / 1e6 - time.time()))
+        key = "seat.disconnected" if left else "seat.disconnected_auto"
+        out += " · " + say(w, key, who=name, left=left)
+    return out
+
+
 def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words = ENGLISH) -> list[str]:
     """The table: header, seats with scores, piles, the card on offer, melds, what the rules ask now,
     and the viewer's hand when it has one."""
@@ -185,7 +201,10 @@ def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words 
         away = say(w, "replay.seat_away") if seat.away else ""
         buys = say(w, "seat.buys", buys=view.buys[i]) if buying and view.buys else ""
         held = count(w, "seat.cards", view.hand_sizes[i])
-        lines.append(f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}")
+        extra = _presence(seat, players[i], over, w)
+        lines.append(
+            f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}{extra}"
+        )
     if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
     else:
