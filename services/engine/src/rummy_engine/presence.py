@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Final
 
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts.event_format import Logged
@@ -34,6 +35,10 @@ from rummy_contracts.facts import SeatDisconnected, SeatReconnected, TimeBankUse
 from rummy_rules.state import DRAW, GAME_OVER, PLAY
 
 from rummy_engine.projection import EngineState
+
+TIMER_SLACK_MS: Final = 50
+"""How early a timer may wake against the wall clock the grace's end was written in (the loop's clock
+is another) and still count as at it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +121,7 @@ def forfeits(state: EngineState, seat: int, now: float) -> bool:
     automatic turn it was given played."""
     return (
         state.gone(seat)
-        and now * 1000 >= state.grace_ends[seat]
+        and now * 1000 + TIMER_SLACK_MS >= state.grace_ends[seat]
         and state.auto_turns[seat] >= state.forfeit_after[seat]
     )
 
