@@ -4,7 +4,7 @@ on; then leaves for good: after the grace the engine plays one turn for them, an
 forfeits, which ends the two-seat game with the one who stayed as its winner. Each seat's time bank
 is shown beside its clock.
 
-Its own platform with short settings (a 5 s grace, one automatic turn), so the whole runs in well under
+Its own platform with short settings (an 8 s grace, one automatic turn), so the whole runs in well under
 a minute once the platform is up."""
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ from .conftest import (
 )
 
 pytestmark = pytest.mark.slow
-GRACE_S = 5
+GRACE_S = 8
 GAME_HASH = re.compile(r"#/play/(pt-[0-9a-f]+)/(\d)$")
 COUNTDOWN = re.compile(r"Fina disconnected, (\d+) s")
 
 
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
-    """`meldstream run` (no demo tables) whose engine gives a disconnected seat a 5 s grace and one
+    """`meldstream run` (no demo tables) whose engine gives a disconnected seat an 8 s grace and one
     automatic turn, plays an away or disconnected seat 0.3 s after its grace, and gives every seat a
     1 s time bank."""
     data = tmp_path_factory.mktemp("presence") / "store"
