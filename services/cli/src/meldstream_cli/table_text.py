@@ -173,21 +173,6 @@ def rules_note(view: gs.PlayerView, w: Words = ENGLISH) -> str:
     return ""
 
 
-def _presence(seat: gs.SeatInfo, name: str, over: bool, w: Words) -> str:
-    """A seat's time bank left, and its player gone ("Bo disconnected, 25 s") or forfeited (M3)."""
-    out = ""
-    if seat.bank_left_ms:
-        whole = round(seat.bank_left_ms / 1000)
-        out += " · " + say(w, "seat.bank", time=f"{whole // 60}:{whole % 60:02d}")
-    if seat.presence == gs.SEAT_PRESENCE_FORFEITED:
-        out += " · " + say(w, "seat.forfeited")
-    elif seat.presence == gs.SEAT_PRESENCE_DISCONNECTED and not over:
-        left = max(0, round(seat.grace_ends_at.ToMicroseconds() / 1e6 - time.time()))
-        key = "seat.disconnected" if left else "seat.disconnected_auto"
-        out += " · " + say(w, key, who=name, left=left)
-    return out
-
-
 def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words = ENGLISH) -> list[str]:
     """The table: header, seats with scores, piles, the card on offer, melds, what the rules ask now,
     and the viewer's hand when it has one."""
@@ -246,3 +231,18 @@ def result(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words
         head = f"[bold]{say(w, 'result.deal_over', deal=view.deal)}[/]"
     totals = separator.join(f"{p} {t}" for p, t in zip(players, view.totals, strict=False))
     return [head, "  " + say(w, "cli.totals", totals=totals)]
+
+
+def _presence(seat: gs.SeatInfo, name: str, over: bool, w: Words) -> str:
+    """A seat's time bank left, and its player gone ("Bo disconnected, 25 s") or forfeited (M3)."""
+    out = ""
+    if seat.bank_left_ms:
+        whole = round(seat.bank_left_ms / 1000)
+        out += " · " + say(w, "seat.bank", time=f"{whole // 60}:{whole % 60:02d}")
+    if seat.presence == gs.SEAT_PRESENCE_FORFEITED:
+        out += " · " + say(w, "seat.forfeited")
+    elif seat.presence == gs.SEAT_PRESENCE_DISCONNECTED and not over:
+        left = max(0, round(seat.grace_ends_at.ToMicroseconds() / 1e6 - time.time()))
+        key = "seat.disconnected" if left else "seat.disconnected_auto"
+        out += " · " + say(w, key, who=name, left=left)
+    return out
