@@ -183,13 +183,10 @@ def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words 
     lines = [say(w, "table.info", variant=f"[bold]{view.variant}[/]", deal=view.deal, phase=phase) + mover]
     buying = variant_named(view.variant).buys
     for i, seat in enumerate(view.seats):
-        away = say(w, "replay.seat_away") if seat.away else ""
+        away = (say(w, "replay.seat_away") if seat.away else "") + _presence(seat, players[i], over, w)
         buys = say(w, "seat.buys", buys=view.buys[i]) if buying and view.buys else ""
         held = count(w, "seat.cards", view.hand_sizes[i])
-        extra = _presence(seat, players[i], over, w)
-        lines.append(
-            f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}{extra}"
-        )
+        lines.append(f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}")
     if view.discard_pile:  # Rummy 500's spread pile, numbered as the menu's picks say
         pile = " ".join(f"{i + 1}:{card(c)}" for i, c in enumerate(view.discard_pile))
     else:
