@@ -10,10 +10,19 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import event_format, wire
-from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
+from rummy_contracts.facts import (
+    PlayerAway,
+    PlayerReturned,
+    SeatDisconnected,
+    SeatReconnected,
+    SeedContributed,
+    TableSeated,
+    TimeBankUsed,
+    TurnTimedOut,
+)
 from rummy_rules import bots
 from rummy_rules.cards import Suit, parse_cards
-from rummy_rules.events import DealEnded, Event, JokerSwapped
+from rummy_rules.events import DealEnded, Event, JokerSwapped, SeatForfeited
 from rummy_rules.game import decide, evolve, legal_actions, start
 from rummy_rules.melds import Meld, MeldKind
 from rummy_rules.out_of_turn import OUT_OF_TURN
@@ -50,6 +59,12 @@ EXTRA: list[event_format.Logged] = [
     PlayerAway(1),
     PlayerReturned(1),
     SeedContributed(0, bytes(range(32))),
+    SeatForfeited(1, 87),
+    SeatForfeited(0, -45),
+    SeatDisconnected(2, 30_000, 1_765_000_000_000, 3),
+    SeatReconnected(2),
+    TimeBankUsed(1, 1_250),
+    TableSeated(("ann", "bob"), 0, (), "ann", 30_000, time_bank_ms=60_000),
 ]
 
 

@@ -7,7 +7,16 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, sight
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
+from rummy_contracts.facts import (
+    PlayerAway,
+    PlayerReturned,
+    SeatDisconnected,
+    SeatReconnected,
+    SeedContributed,
+    TableSeated,
+    TimeBankUsed,
+    TurnTimedOut,
+)
 from rummy_contracts.sentences import Narrator
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import (
@@ -25,6 +34,7 @@ from rummy_rules.events import (
     GameStarted,
     JokerSwapped,
     MeldsLaid,
+    SeatForfeited,
     StockReshuffled,
 )
 from rummy_rules.melds import Meld, MeldKind
@@ -148,6 +158,25 @@ WORDED: list[tuple[Logged, str, str, str]] = [
         "Bo sent a seed for the shuffle: 0001020304050607…",
         "You sent a seed for the shuffle: 0001020304050607…",
         "Bo sent a seed for the shuffle: 0001020304050607…",
+    ),
+    (
+        SeatDisconnected(1, 25_000, 1_765_000_000_000, 3),
+        "Bo disconnected: the seat is kept for 25 s",
+        "You disconnected: your seat is kept for 25 s",
+        "Bo disconnected: the seat is kept for 25 s",
+    ),
+    (SeatReconnected(1), "Bo reconnected", "You reconnected", "Bo reconnected"),
+    (
+        SeatForfeited(1, 87),
+        "Bo forfeited the match (+87 points)",
+        "You forfeited the match (+87 points)",
+        "Bo forfeited the match (+87 points)",
+    ),
+    (
+        TimeBankUsed(1, 2_500),
+        "Bo used 2.5 s of the time bank",
+        "You used 2.5 s of your time bank",
+        "Bo used 2.5 s of the time bank",
     ),
 ]
 HIDDEN = ("Q♦", "Q♠", "Q♥")  # the deck's and the bought stock card's: shown only to their holder

@@ -42,3 +42,13 @@ def test_a_store_named_by_one_url_is_written_back_for_another_engine_process() -
     again = config.load({**inherited, **loaded.to_env()})
     assert again == loaded
     assert again.store == loaded.store
+
+
+def test_disconnect_protection_is_on_from_the_environment_and_off_in_code() -> None:
+    """An operator's engine keeps a dropped seat 30 s (docs/operators/configuration.md); 0 turns it off;
+    a configuration built in code (tests, tools) tracks no presence unless asked."""
+    dev = {"MELDSTREAM_DEV": "1"}
+    assert config.load(dev).disconnect_grace_ms == config.DEFAULT_DISCONNECT_GRACE_MS == 30_000
+    off = config.load({**dev, "ENGINE_DISCONNECT_GRACE_MS": "0", "ENGINE_TIME_BANK_MS": "45000"})
+    assert (off.disconnect_grace_ms, off.time_bank_ms, off.forfeit_after_turns) == (0, 45_000, 3)
+    assert config.EngineConfig().disconnect_grace_ms == 0

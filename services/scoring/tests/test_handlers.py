@@ -297,3 +297,28 @@ def test_ratings_follow_the_log_whatever_order_its_partitions_arrive_in(
     history = ScoreReader(client, f"{unique_prefix}:b-then-a:").rating_history("kalooki", "ann")
     assert [change.games for change in history] == list(range(1, len(history) + 1))
     assert all(later.mu_before == earlier.mu_after for earlier, later in itertools.pairwise(history))
+
+
+def test_a_forfeit_counts_as_last_place_in_the_ratings(setup: Setup, unique_prefix: str) -> None:
+    """meldstream M3: ann forfeits a rated game with the fewest points; she is rated last, below cy who
+    finished with the most, and the match names her as forfeited and not among the winners."""
+    handlers, reader, _, client = setup
+    records = _game("forfeit", ["ann", "bob", "cy"], [0, 0, 40], 1)
+    forfeited = ev.GameEvent(seat_forfeited=ev.SeatForfeited(seat=0, points=5))
+    records.insert(3, _record("forfeit", 4, forfeited, "engine/turn/3"))
+    for seq, record in enumerate(records, 1):  # renumbered after the insert
+        message = ev.GameEvent.FromString(record.payload)
+        records[seq - 1] = _record("forfeit", seq, message, record.command_id)
+    handlers.on_game_records(records)
+    ordinal = {p: reader.rating("kalooki", p).ordinal for p in ("ann", "bob", "cy")}
+    assert ordinal["bob"] > ordinal["cy"] > ordinal["ann"]
+    matches = [
+        event.match_scored
+        for line in client.lrange(f"{unique_prefix}:scoring:outbox", 0, -1)
+        for _, payload in json.loads(line)["events"]
+        for event in [sc.ScoringEvent.FromString(base64.b64decode(payload))]
+        if event.HasField("match_scored")
+    ]
+    assert [(list(m.forfeited), list(m.winners), list(m.totals)) for m in matches] == [
+        (["ann"], ["bob"], [5, 0, 40])
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from rummy.game.v1 import events_pb2 as ev
 from rummy.scoring.v1 import scoring_pb2 as sc
@@ -145,3 +147,25 @@ def test_a_single_round_contract_game_names_its_round_and_its_closer() -> None:
     assert [e.hand_scored.contract_round for e in whole] == [1, 2]
     _, other = run([started("rummy40"), deal_ended(5, 0, [0, 10, 20])])
     assert other[0].hand_scored.contract_round == 0
+
+
+def test_a_forfeited_seat_is_charged_ranks_last_and_never_wins() -> None:
+    """meldstream M3: SeatForfeited adds its points to the seat's total; the match's winners and the
+    rating's places leave it last, whatever its total (rummy40 D17)."""
+    forfeit = ev.GameEvent(game_id="g", seq=5, seat_forfeited=ev.SeatForfeited(seat=0, points=7))
+    state, out = run(
+        [
+            started("rummy40", deals_per_match=1),
+            forfeit,
+            deal_ended(9, 1, [0, 0, 30]),
+            game_ended(10, [1], [7, 0, 30]),
+        ]
+    )
+    match = out[-1].match_scored
+    assert list(match.totals) == [7, 0, 30] and list(match.winners) == ["bob"]
+    assert list(match.forfeited) == ["ann"] and state.forfeited == (0,)
+    assert ranks("rummy40", state.totals, state.forfeited) == [3, 1, 2]
+    assert ranks("rummy40", state.totals) == [2, 1, 3]  # without the forfeit ann would be second
+    assert ranks("rummy500", (90, 500, 120), (0,)) == [3, 1, 2]
+    with pytest.raises(ScoringError):  # a seat forfeits once
+        step(replace(state, over=False), 11, forfeit)

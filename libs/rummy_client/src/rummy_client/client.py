@@ -175,9 +175,11 @@ class GameClient:
         player_names: Sequence[str] = (),
         bots: Sequence[bool] = (),
         rated: bool = False,
+        time_bank_ms: int | None = None,
     ) -> gs.CreateGameResponse:
         """A game; `player_names`, `bots` and `rated` are honoured for services only (matchmaking's
-        tables), a player's table showing the caller's own name."""
+        tables), a player's table showing the caller's own name. `time_bank_ms`: each seat's time
+        bank (None: the engine's default, 0: none)."""
         request = gs.CreateGameRequest(
             game_id=game_id,
             variant=variant,
@@ -186,6 +188,7 @@ class GameClient:
             player_names=player_names,
             bots=bots,
             rated=rated,
+            time_bank_ms=time_bank_ms,
         )
         for name, value in (options or {}).items():
             request.options[name].CopyFrom(option_to_pb(value))

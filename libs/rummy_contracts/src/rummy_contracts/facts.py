@@ -18,7 +18,8 @@ from rummy_rules.events import OptionValue
 class TableSeated:
     """Who sits where (seat order), the table's turn limit (0 = engine default), who asked for it,
     and the limit in force (the default resolved), so a dispute about a timeout can be checked; the
-    names shown for the seats at seating, which seats are programs, and whether the game is rated."""
+    names shown for the seats at seating, which seats are programs, whether the game is rated, and
+    each seat's time bank in force (the table's, or the engine's default)."""
 
     player_ids: tuple[str, ...]
     turn_timeout_ms: int
@@ -28,6 +29,7 @@ class TableSeated:
     player_names: tuple[str, ...] = ()
     bots: tuple[bool, ...] = ()
     rated: bool = False
+    time_bank_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,5 +61,40 @@ class SeedContributed:
     seed: bytes
 
 
-Fact = TableSeated | TurnTimedOut | PlayerAway | PlayerReturned | SeedContributed
+@dataclass(frozen=True, slots=True)
+class SeatDisconnected:
+    """`seat`'s last stream closed during the game: it keeps its place until `grace_ends_at_ms` (epoch
+    ms, the engine's clock, logged so a restart and a dispute read the same deadline); then its bank
+    runs, then `forfeit_after_turns` turns are played for it, then it forfeits (meldstream M3)."""
+
+    seat: int
+    grace_ms: int
+    grace_ends_at_ms: int
+    forfeit_after_turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReconnected:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeBankUsed:
+    """`seat` spent `used_ms` of its time bank on a turn past its limit (first in the command of its
+    next action or timeout), so the bank left is derivable from the log."""
+
+    seat: int
+    used_ms: int
+
+
+Fact = (
+    TableSeated
+    | TurnTimedOut
+    | PlayerAway
+    | PlayerReturned
+    | SeedContributed
+    | SeatDisconnected
+    | SeatReconnected
+    | TimeBankUsed
+)
 """Every engine fact (a union, like `rummy_rules.events.Event`)."""

@@ -267,6 +267,23 @@ class Narrator:
     def seed_contributed(self, e: ev.SeedContributed) -> str:
         return self._by("log.seed_sent", e.seat, seed=e.seed.hex()[:SEED_HEX_SHOWN])
 
+    def seat_disconnected(self, e: ev.SeatDisconnected) -> str:
+        return self._by("log.disconnected", e.seat, seconds=_seconds(e.grace_ms))
+
+    def seat_reconnected(self, e: ev.SeatReconnected) -> str:
+        return self._by("log.reconnected", e.seat)
+
+    def seat_forfeited(self, e: ev.SeatForfeited) -> str:
+        return self._by("log.forfeited", e.seat, points=_points(e.points))
+
+    def time_bank_used(self, e: ev.TimeBankUsed) -> str:
+        return self._by("log.bank_used", e.seat, seconds=_seconds(e.used_ms))
+
+
+def _seconds(ms: int) -> str:
+    """Milliseconds as seconds people read: whole ones, or one decimal under ten."""
+    return f"{ms / 1000:.1f}" if ms < 10_000 and ms % 1000 else str(round(ms / 1000))
+
 
 _WORDS: Final[dict[str, Callable[[Narrator, Message], str]]] = {
     kind: getattr(Narrator, kind)
@@ -291,6 +308,10 @@ _WORDS: Final[dict[str, Callable[[Narrator, Message], str]]] = {
         "player_away",
         "player_returned",
         "seed_contributed",
+        "seat_forfeited",
+        "seat_disconnected",
+        "seat_reconnected",
+        "time_bank_used",
     )
 }
 """Every oneof case of `GameEvent` -> its wording (a test checks none is missing)."""

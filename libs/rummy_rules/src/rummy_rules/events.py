@@ -161,6 +161,16 @@ class BuyPassed:
     taken_by_forehand: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SeatForfeited:
+    """`seat` left the match for good (meldstream M3): `points` are added to its total now, the worst
+    deal result any seat in the deal would score if it ended at this moment; the seat plays no
+    further turn and no later deal, and it is never among the winners."""
+
+    seat: int
+    points: int
+
+
 Event = (
     GameStarted
     | DealStarted
@@ -177,4 +187,5 @@ Event = (
     | BuyGranted
     | BuyPassed
     | BuyWaived
+    | SeatForfeited
 )

@@ -32,6 +32,7 @@ from rummy_rules.events import (
     GameStarted,
     JokerSwapped,
     MeldsLaid,
+    SeatForfeited,
     StockReshuffled,
 )
 from rummy_rules.melds import RUN
@@ -255,6 +256,21 @@ def _game_ended(state: GameState, event: GameEnded) -> GameState:
     )
 
 
+def _seat_forfeited(state: GameState, event: SeatForfeited) -> GameState:
+    """meldstream M3: the seat leaves play, charged its points; on its turn the next seat is to draw."""
+    seat = event.seat
+    active = set_at(state.active, seat, False)
+    total = state.totals[seat] + event.points
+    state = state._replace(
+        active=active, totals=set_at(state.totals, seat, total), forfeited=(*state.forfeited, seat)
+    )
+    if state.turn != seat or not any(active) or state.phase not in (DRAW, PLAY):
+        return state
+    return state._replace(
+        turn=next_seat(active, seat), phase=DRAW, taken=None, extended=False, took_unopened=False
+    )
+
+
 Evolver = Callable[[GameState, Any], GameState]
 E = TypeVar("E", bound=Event)
 
@@ -280,6 +296,7 @@ _EVOLVER_ENTRIES = (
     evolves(DealEnded, _deal_ended),
     evolves(DealStarted, _deal_started),
     evolves(GameEnded, _game_ended),
+    evolves(SeatForfeited, _seat_forfeited),
 )
 _EVOLVERS: Final[dict[type[Any], Evolver]] = dict(_EVOLVER_ENTRIES)
 

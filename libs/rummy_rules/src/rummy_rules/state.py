@@ -77,6 +77,8 @@ class GameState(NamedTuple):
     The state holds no seed, so a snapshot cannot predict later deals: `decide` is handed it.
     `revealed_seed` is None until `GameEnded` reveals it.
 
+    meldstream M3: `forfeited` lists the seats that forfeited the match, in order (each also inactive).
+
     meldstream M1, second trigger: `turn_idle` says whether the turn in play has neither drawn from
     the stock nor melded, laid off or swapped; `idle_turns` counts the consecutive turns that ended so.
     """
@@ -112,6 +114,7 @@ class GameState(NamedTuple):
     turn_idle: bool = True
     idle_turns: int = 0
     variant_state: VariantState | None = None
+    forfeited: tuple[int, ...] = ()
 
 
 def shape() -> str:
@@ -128,3 +131,8 @@ def others_may_act(state: GameState) -> bool:
     """Whether seats other than the one to move may act now (contract rummy's buy window)."""
     extra = state.variant_state
     return extra is not None and extra.open_to_others()
+
+
+def playing(state: GameState) -> list[int]:
+    """The seats that have not forfeited the match (meldstream M3): the ones a match result may rank first."""
+    return [seat for seat in range(len(state.active)) if seat not in state.forfeited]

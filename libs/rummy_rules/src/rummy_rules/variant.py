@@ -99,6 +99,10 @@ class Variant(Protocol):
         """The events ending the game after this deal (GameEnded), or None: another deal follows."""
         ...
 
+    def forfeit_payouts(self, state: GameState, winners: tuple[int, ...]) -> tuple[int, ...]:
+        """`GameEnded.payouts` of a match ended by forfeits (meldstream M3), `state` after the last."""
+        ...
+
 
 # Variant id -> variant. The engine reads it directly on its hot paths (a lookup, not a call).
 REGISTRY: Final[dict[str, Variant]] = {}

@@ -16,7 +16,16 @@ from rummy.game.v1 import events_pb2
 from rummy_contracts.catalogue import Words, words
 from rummy_contracts.sentences import Narrator, card_words, notation_words
 
-_FACTS = ("turn_timed_out", "player_away", "player_returned", "seed_contributed", "refused")
+_FACTS = (
+    "turn_timed_out",
+    "player_away",
+    "player_returned",
+    "seed_contributed",
+    "seat_disconnected",
+    "seat_reconnected",
+    "time_bank_used",
+    "refused",
+)
 ENGLISH = words()
 
 
@@ -73,6 +82,22 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
             f"  {_who(players, period['seat'])}: away from seq {period['from']['seq']}"
             f" at {period['from']['time']}, {until}"
         )
+    gone = s.get("disconnections", [])  # exports from before presence have none
+    lines.append(f"disconnections: {len(gone)}")
+    for period in gone:
+        end = period["to"]
+        until = f"back at seq {end['seq']} at {end['time']}" if end else "not back"
+        lines.append(
+            f"  {_who(players, period['seat'])}: disconnected at seq {period['from']['seq']}"
+            f" at {period['from']['time']}, grace {period['grace_ms']} ms"
+            f" to {period['grace_ends_at']}, {until}"
+        )
+    forfeits = s.get("forfeits", [])
+    lines.append(f"forfeits: {len(forfeits)}")
+    lines += [
+        f"  {_who(players, f['seat'])}: forfeited at seq {f['seq']} at {f['time']}, {f['points']:+d} points"
+        for f in forfeits
+    ]
     lines.append(f"events played by the engine for an absent player: {s['engine_played_events']}")
     refused = doc.get("refused", [])
     lines.append(f"refused commands: {len(refused)}")

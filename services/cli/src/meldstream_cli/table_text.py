@@ -7,6 +7,7 @@ so `[bold]` in a name is shown, not obeyed (and `[/x]` cannot raise), nor is an 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
 from rich.markup import escape
@@ -129,7 +130,7 @@ def table(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words 
     lines = [say(w, "table.info", variant=f"[bold]{view.variant}[/]", deal=view.deal, phase=phase) + mover]
     buying = variant_named(view.variant).buys
     for i, seat in enumerate(view.seats):
-        away = say(w, "replay.seat_away") if seat.away else ""
+        away = (say(w, "replay.seat_away") if seat.away else "") + _presence(seat, players[i], over, w)
         buys = say(w, "seat.buys", buys=view.buys[i]) if buying and view.buys else ""
         held = count(w, "seat.cards", view.hand_sizes[i])
         lines.append(f"  {players[i]}: {held} · {say(w, 'seat.score', score=view.totals[i])}{buys}{away}")
@@ -174,3 +175,18 @@ def result(view: gs.PlayerView, shown: Mapping[str, str] | None = None, w: Words
         head = f"[bold]{say(w, 'result.deal_over', deal=view.deal)}[/]"
     totals = separator.join(f"{p} {t}" for p, t in zip(players, view.totals, strict=False))
     return [head, "  " + say(w, "cli.totals", totals=totals)]
+
+
+def _presence(seat: gs.SeatInfo, name: str, over: bool, w: Words) -> str:
+    """A seat's time bank left, and its player gone ("Bo disconnected, 25 s") or forfeited (M3)."""
+    out = ""
+    if seat.bank_left_ms:
+        whole = round(seat.bank_left_ms / 1000)
+        out += " · " + say(w, "seat.bank", time=f"{whole // 60}:{whole % 60:02d}")
+    if seat.presence == gs.SEAT_PRESENCE_FORFEITED:
+        out += " · " + say(w, "seat.forfeited")
+    elif seat.presence == gs.SEAT_PRESENCE_DISCONNECTED and not over:
+        left = max(0, round(seat.grace_ends_at.ToMicroseconds() / 1e6 - time.time()))
+        key = "seat.disconnected" if left else "seat.disconnected_auto"
+        out += " · " + say(w, key, who=name, left=left)
+    return out

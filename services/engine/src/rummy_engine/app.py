@@ -24,11 +24,19 @@ from typing import Any, Final, NoReturn, TypeVar
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format, wire
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
+from rummy_contracts.facts import (
+    PlayerAway,
+    PlayerReturned,
+    SeedContributed,
+    TableSeated,
+    TimeBankUsed,
+    TurnTimedOut,
+)
 from rummy_rules.commands import Command
 from rummy_rules.deal import awaiting_deal, first_deal
 from rummy_rules.errors import RuleViolation
 from rummy_rules.events import DealStarted, Event, OptionValue
+from rummy_rules.forfeit import forfeit
 from rummy_rules.game import Contributed, decide, evolve, start
 from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules, rules_for
@@ -53,7 +61,7 @@ from rummy_store import (
 from rummy_store.catch_up import CatchUpReader
 from rummy_store.records import Append
 
-from rummy_engine import limits, telemetry
+from rummy_engine import limits, presence, telemetry
 from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
@@ -112,6 +120,8 @@ class LiveGame:
         self.timer: asyncio.Task[None] | None = None
         self.deadline: float | None = None
         self.window_ends: float | None = None  # when the seed window closes, once timed (`_schedule`)
+        self.streams = presence.SeatStreams()  # the seats' open streams here: who is connected
+        self.banking: presence.Banking | None = None  # the seat to move is on its time bank
         self.used = 0.0  # last call or event (the eviction clock)
         self.evicted = False  # dropped from memory: whoever still holds this object must reload
 
@@ -509,8 +519,10 @@ class GameApp:
         names: Sequence[str] = (),
         bots: Sequence[bool] = (),
         rated: bool = False,
+        time_bank_ms: int | None = None,
     ) -> LiveGame:
-        """A new game (GameStarted, then TableSeated, in one command), or the same one again."""
+        """A new game (GameStarted, then TableSeated, in one command), or the same one again.
+        `time_bank_ms`: each seat's bank (None: the engine's default)."""
         game_id = game_id or self._new_game_id()
         if not _GAME_ID.match(game_id):
             raise InvalidArgument(
@@ -524,7 +536,8 @@ class GameApp:
             if value is None:
                 raise InvalidArgument("bad_option", f"option {quote(name)} has no value")
         await self._check_owner(game_id)
-        table = Table(tuple(players), turn_timeout_ms, tuple(names), tuple(bots), requested_by, rated)
+        bank = self._config.time_bank_ms if time_bank_ms is None else time_bank_ms
+        table = Table(tuple(players), turn_timeout_ms, tuple(names), tuple(bots), requested_by, rated, bank)
         try:
             rules = rules_for(variant, len(players), **dict(options))
             first = start(variant, len(players), self._seed(game_id), **dict(options))
@@ -545,6 +558,7 @@ class GameApp:
             table.names,
             table.bots,
             rated,
+            bank,
         )
         state = self._projection.fold(None, CREATE_COMMAND, 1, first)
         state = self._projection.fold(state, CREATE_COMMAND, 2, seated)
@@ -615,11 +629,14 @@ class GameApp:
                 f"a command id is 1-{MAX_COMMAND_ID} characters, not starting with {ENGINE_PREFIX!r}",
             )
 
-        def plan(state: EngineState) -> list[Logged]:
-            back: list[Logged] = [PlayerReturned(seat)] if state.away[seat] else []
-            return back + self._decide(game_id, state, state.game, command)
-
         async with self._locked(game_id) as live:
+
+            def plan(state: EngineState) -> list[Logged]:
+                back: list[Logged] = [PlayerReturned(seat)] if state.away[seat] else []
+                back += presence.reconnect(state, seat)  # acting is being back
+                bank = presence.spent(state, seat, live.banking, self._clock())
+                return back + bank + self._decide(game_id, state, state.game, command)
+
             outcome = await self._apply(live, command_id, plan, digest)
         sent = outcome.state.commands.get(command_id)
         if outcome.duplicate and (sent is None or sent.seat != seat):
@@ -716,6 +733,8 @@ class GameApp:
             live.fanout.publish(update_for(live.seq, command_id, event, kind, live.state, settled=settled))
             if type(event) in telemetry.NOTED:
                 telemetry.noted(live.game_id, live.seq, event, live.state)
+            if type(event) is TimeBankUsed:  # what the bank ran for is logged: the turn is off it
+                live.banking = None
             last = position
         every = self._config.snapshot_every
         over = live.state.game.phase is Phase.GAME_OVER
@@ -748,13 +767,21 @@ class GameApp:
         if awaiting_deal(game):
             self._time_window(live)
             return
+        if live.banking is not None and (live.banking.seat != game.turn or not presence.in_play(live.state)):
+            live.banking = None
         if game.phase not in (Phase.DRAW, Phase.PLAY):
             return
-        delay_ms = self._limit_ms(live.state, game.turn)
-        if delay_ms == 0 and not live.state.away[game.turn]:
+        now, state, seat = self._clock(), live.state, game.turn
+        limit = self._limit_ms(state, seat)
+        limit_ms = limit if limit or state.away[seat] else None  # an away seat is always timed
+        away_grace_ms = self._config.away_grace_ms
+        ends = presence.deadline(
+            state, seat, now, limit_ms=limit_ms, away_grace_ms=away_grace_ms, banking=live.banking
+        )
+        if ends is None:
             return
-        live.deadline = self._clock() + delay_ms / 1000
-        live.timer = asyncio.create_task(self._expire(live, live.seq, delay_ms / 1000))
+        live.deadline = ends
+        live.timer = asyncio.create_task(self._expire(live, live.seq, max(0.0, ends - now)))
 
     def _limit_ms(self, state: EngineState, seat: int) -> int:
         """The time `seat` is given: the away grace, or its table's turn limit in force (0: none)."""
@@ -773,6 +800,11 @@ class GameApp:
         away = state.away[seat]
         in_a_row = state.timeouts[seat] + 1
         out: list[Logged] = [TurnTimedOut(seat, in_a_row, away, self._limit_ms(state, seat))]
+        if presence.forfeits(state, seat, self._clock()):  # gone past every grace (meldstream M3)
+            try:
+                return out + forfeit(game, seat, self._seeds(game_id, state))
+            except RuleViolation as exc:
+                raise FailedPrecondition(exc.code, exc.message) from None
         if not away and in_a_row >= self._config.away_after:
             out.append(PlayerAway(seat))
         for step in range(MAX_DEFAULT_STEPS):
@@ -789,10 +821,17 @@ class GameApp:
         async with live.lock:
             if live.seq != seq or self._closed or live.evicted:
                 return
+            if presence.starts_bank(live.state, live.state.game.turn, live.banking):
+                live.banking = presence.Banking(live.state.game.turn, self._clock())
+                self._schedule(live)  # the turn goes on on the bank
+                return
 
             def plan(state: EngineState) -> list[Logged]:
                 # After a reload (another writer moved the game) the turn is no longer the timed one.
-                return self._default_turn(live.game_id, state, seq) if live.seq == seq else []
+                if live.seq != seq:
+                    return []
+                bank = presence.spent(state, state.game.turn, live.banking, self._clock())
+                return bank + self._default_turn(live.game_id, state, seq)
 
             try:
                 await self._apply(live, f"{ENGINE_PREFIX}turn/{seq}", plan)
@@ -926,18 +965,22 @@ class GameApp:
             raise FailedPrecondition("game_not_over", str(exc)) from None
 
     async def watch(
-        self, game_id: str, after_seq: int, *, watcher: bool = True
+        self, game_id: str, after_seq: int, *, watcher: bool = True, seat: int | None = None
     ) -> AsyncGenerator[Update, None]:
         """The opening view (after_seq 0) or the missed updates, then every new one, until the game ends.
 
         A spectator (`watcher`) past the limits is refused (`streams.TooManyWatchers`); a player's own
-        stream never is."""
+        stream never is. A stream of `seat` (checked as the caller's) keeps the seat connected."""
         live = await self.game(game_id)
         if watcher:
             self._watchers.check(live.fanout.watchers)
             self._watchers.open += 1
         subscription = live.fanout.open(self._config.stream_queue, watcher=watcher)
+        if seat is not None:
+            live.streams.opened(seat)
         try:
+            if seat is not None:
+                await self._presence(live, seat)
             now_seq, now_state = live.seq, live.state
             if after_seq == 0 or after_seq > now_seq:
                 sent = now_seq
@@ -963,3 +1006,28 @@ class GameApp:
         finally:
             live.fanout.close(subscription)
             self._watchers.open -= watcher
+            if seat is not None and live.streams.closed(seat):
+                task = asyncio.get_running_loop().create_task(self._presence(live, seat))
+                self._resuming.add(task)  # awaited or cancelled at close, as resumes are
+                task.add_done_callback(self._resuming.discard)
+
+    async def _presence(self, live: LiveGame, seat: int) -> None:
+        """Log what the seat's streams here say of it, if the log says otherwise: SeatReconnected
+        while one is open, SeatDisconnected once none is (presence.py). A game that left this engine
+        (its streams end then) or an engine stopping logs nothing."""
+
+        def plan(state: EngineState) -> list[Logged]:
+            if live.streams.connected(seat):
+                return presence.reconnect(state, seat)
+            config = self._config
+            return presence.disconnect(
+                state, seat, self._clock(), config.disconnect_grace_ms, config.forfeit_after_turns
+            )
+
+        async with live.lock:
+            if live.evicted or self._closed:
+                return
+            try:
+                await self._apply(live, f"{ENGINE_PREFIX}presence/{seat}/{live.seq}", plan)
+            except ServiceError as exc:  # the store is down or the game moved: presence is best effort
+                log.warning("game %s: seat %d presence not logged: %s", live.game_id, seat, exc)

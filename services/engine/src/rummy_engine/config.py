@@ -60,6 +60,13 @@ class EngineConfig:
     turn_timeout_ms: int = 30_000  # 0 = no turn timer
     away_after: int = 3  # timeouts in a row before a seat is marked away
     away_grace_ms: int = 1_000  # an away seat is auto-played after this, unless its player acts
+    # Disconnect protection (presence.py, meldstream M3): how long a seat whose player's last stream
+    # closed keeps its place before its bank and automatic turns run (0 = presence not tracked; a
+    # configuration built in code has it off, one from the environment DEFAULT_DISCONNECT_GRACE_MS),
+    # and how many of its turns the engine plays after that before the seat forfeits.
+    disconnect_grace_ms: int = 0
+    forfeit_after_turns: int = 3
+    time_bank_ms: int = 0  # each seat's time bank per game for a table that asks for none (0 = none)
     group: str = ""  # the engines' consumer group on the topic ("" = meldstream-engine.<topic>)
     store_timeout_ms: int = 5_000  # bound on every Kafka and Redis call; a store down answers UNAVAILABLE
     identity: str = DEFAULT_IDENTITY  # the identity service, whose public keys verify tokens
@@ -132,6 +139,9 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
     ("ENGINE_TURN_TIMEOUT_MS", "turn_timeout_ms", 0),
     ("ENGINE_AWAY_AFTER", "away_after", 1),
     ("ENGINE_AWAY_GRACE_MS", "away_grace_ms", 0),
+    ("ENGINE_DISCONNECT_GRACE_MS", "disconnect_grace_ms", 0),
+    ("ENGINE_FORFEIT_AFTER_TURNS", "forfeit_after_turns", 0),
+    ("ENGINE_TIME_BANK_MS", "time_bank_ms", 0),
     ("ENGINE_GROUP", "group", 0),
     ("ENGINE_STORE_TIMEOUT_MS", "store_timeout_ms", 100),
     (IDENTITY_VARIABLE, "identity", 0),
@@ -151,7 +161,12 @@ _VARIABLES: Final = (  # (environment variable, field, minimum for numbers)
 DEFAULT_SEED_WINDOW_MS: Final = 2_500
 """The seed window of an engine started from the environment: time for every client's seed to arrive,
 short enough that a table whose seats send none hardly notices."""
-_ENV_DEFAULTS: Final = {"seed_window_ms": DEFAULT_SEED_WINDOW_MS}  # where the environment's differs
+DEFAULT_DISCONNECT_GRACE_MS: Final = 30_000
+"""The disconnect grace of an engine started from the environment (docs/operators/configuration.md)."""
+_ENV_DEFAULTS: Final = {
+    "seed_window_ms": DEFAULT_SEED_WINDOW_MS,
+    "disconnect_grace_ms": DEFAULT_DISCONNECT_GRACE_MS,
+}  # where the environment's differs
 _SECRETS: Final = ("seed_key",)  # refused outside development mode when unset or public
 _STORE: Final = (
     "kafka",

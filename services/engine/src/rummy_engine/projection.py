@@ -16,7 +16,17 @@ from typing import Any, Final
 from rummy.game.v1 import events_pb2
 from rummy_contracts import event_format
 from rummy_contracts.event_format import Logged
-from rummy_contracts.facts import Fact, PlayerAway, PlayerReturned, SeedContributed, TableSeated, TurnTimedOut
+from rummy_contracts.facts import (
+    Fact,
+    PlayerAway,
+    PlayerReturned,
+    SeatDisconnected,
+    SeatReconnected,
+    SeedContributed,
+    TableSeated,
+    TimeBankUsed,
+    TurnTimedOut,
+)
 from rummy_rules import serialize
 from rummy_rules.events import GameStarted
 from rummy_rules.game import evolve
@@ -31,8 +41,8 @@ ENGINE_PREFIX: Final = "engine/"
 @dataclass(frozen=True, slots=True)
 class Table:
     """Who sits where, and the turn limit (0 = the engine's default); the names shown for the seats
-    (empty in older games: the ids are shown), which seats are programs, who created the table and
-    whether it is rated."""
+    (empty in older games: the ids are shown), which seats are programs, who created the table,
+    whether it is rated, and each seat's time bank for the game (in force, 0 = none)."""
 
     players: tuple[str, ...]
     turn_timeout_ms: int
@@ -40,6 +50,7 @@ class Table:
     bots: tuple[bool, ...] = ()
     requested_by: str = ""
     rated: bool = False
+    time_bank_ms: int = 0
 
     def name(self, seat: int) -> str:
         return self.names[seat] if seat < len(self.names) and self.names[seat] else self.players[seat]
@@ -52,10 +63,18 @@ UNSEATED: Final = Table((), 0)
 """The table between GameStarted and TableSeated (both are appended by one command)."""
 
 
-_OPENED_BY_SENDER: Final = (*OUT_OF_TURN_OPENERS, PlayerReturned, SeedContributed)
+_OPENED_BY_SENDER: Final = (
+    *OUT_OF_TURN_OPENERS,
+    PlayerReturned,
+    SeedContributed,
+    SeatDisconnected,
+    SeatReconnected,
+    TimeBankUsed,
+)
 """The first events that name the seat that sent their command: an out-of-turn command's (rules
-`OUT_OF_TURN`), a returning player's and a seat's seed. Every other command is the seat to move's,
-whatever seat its first event names: a forehand's draw can open with the buyer's BuyGranted."""
+`OUT_OF_TURN`), a returning player's, a seat's seed, its presence and its bank. Every other command
+is the seat to move's, whatever seat its first event names: a forehand's draw can open with the
+buyer's BuyGranted."""
 
 
 def actor(event: Logged, turn: int | None = None) -> int | None:
@@ -98,6 +117,11 @@ class EngineState:
     fold only adds to it and drops its oldest). `engine_command` is the latest command that began with
     `TurnTimedOut`: its events were played by the engine for an absent seat. `seeds` are the seats'
     own seeds (`SeedContributed`, b"" for none), mixed into every shuffle.
+
+    Presence (`presence.py`, meldstream M3), per seat: `grace_ends` the epoch ms a disconnected seat's
+    grace ends (0: connected), `forfeit_after` the turns the engine plays for it after the grace before
+    it forfeits, `auto_turns` those played so far (its TurnTimedOut since it disconnected), and
+    `bank_used` the time bank it spent (TimeBankUsed).
     """
 
     game: GameState
@@ -107,6 +131,17 @@ class EngineState:
     commands: dict[str, Sent]
     engine_command: str
     seeds: tuple[bytes, ...] = ()
+    grace_ends: tuple[int, ...] = ()
+    forfeit_after: tuple[int, ...] = ()
+    auto_turns: tuple[int, ...] = ()
+    bank_used: tuple[int, ...] = ()
+
+    def gone(self, seat: int) -> bool:
+        """Whether `seat`'s player is disconnected (its grace running or over) and it still plays."""
+        return bool(self.grace_ends[seat]) and self.game.active[seat]
+
+    def bank_left(self, seat: int) -> int:
+        return max(0, self.table.time_bank_ms - self.bank_used[seat])
 
     def by_engine(self, command_id: str) -> bool:
         """True for the events of the engine's latest default turn (call with the state after them)."""
@@ -123,7 +158,7 @@ class GameProjection:
 
     def __init__(self) -> None:
         # A change of the rules state's shape or of this fold invalidates old snapshots.
-        self.version = "engine-6:" + hashlib.sha256(shape().encode()).hexdigest()[:12]
+        self.version = "engine-7:" + hashlib.sha256(shape().encode()).hexdigest()[:12]
 
     def initial(self, game_id: str) -> EngineState | None:
         return None
@@ -190,6 +225,11 @@ class GameProjection:
             "commands": {cid: [c.first, c.last, c.seat, c.digest] for cid, c in state.commands.items()},
             "engine_command": state.engine_command,
             "seeds": [seed.hex() for seed in state.seeds],
+            "bank_ms": state.table.time_bank_ms,
+            "grace_ends": list(state.grace_ends),
+            "forfeit_after": list(state.forfeit_after),
+            "auto_turns": list(state.auto_turns),
+            "bank_used": list(state.bank_used),
         }
         return json.dumps(data).encode()
 
@@ -204,6 +244,7 @@ class GameProjection:
                 tuple(raw["bots"]),
                 str(raw["requested_by"]),
                 bool(raw["rated"]),
+                int(raw["bank_ms"]),
             ),
             timeouts=tuple(raw["timeouts"]),
             away=tuple(raw["away"]),
@@ -213,6 +254,10 @@ class GameProjection:
             },
             engine_command=raw["engine_command"],
             seeds=tuple(bytes.fromhex(seed) for seed in raw["seeds"]),
+            grace_ends=tuple(raw["grace_ends"]),
+            forfeit_after=tuple(raw["forfeit_after"]),
+            auto_turns=tuple(raw["auto_turns"]),
+            bank_used=tuple(raw["bank_used"]),
         )
 
 
@@ -220,12 +265,48 @@ def _fact(state: EngineState, command_id: str, fact: Fact) -> EngineState:
     if isinstance(fact, TableSeated):
         seats = len(fact.player_ids)
         table = Table(
-            fact.player_ids, fact.turn_timeout_ms, fact.player_names, fact.bots, fact.requested_by, fact.rated
+            fact.player_ids,
+            fact.turn_timeout_ms,
+            fact.player_names,
+            fact.bots,
+            fact.requested_by,
+            fact.rated,
+            fact.time_bank_ms,
         )
-        return replace(state, table=table, timeouts=(0,) * seats, away=(False,) * seats, seeds=(b"",) * seats)
+        zeros = (0,) * seats
+        return replace(
+            state,
+            table=table,
+            timeouts=zeros,
+            away=(False,) * seats,
+            seeds=(b"",) * seats,
+            grace_ends=zeros,
+            forfeit_after=zeros,
+            auto_turns=zeros,
+            bank_used=zeros,
+        )
     if isinstance(fact, TurnTimedOut):
         timeouts = _with(state.timeouts, fact.seat, fact.in_a_row)
-        return replace(state, timeouts=timeouts, engine_command=command_id)
+        auto = state.auto_turns
+        if state.grace_ends[fact.seat]:  # played for a disconnected seat: counts toward its forfeit
+            auto = _with(auto, fact.seat, auto[fact.seat] + 1)
+        return replace(state, timeouts=timeouts, engine_command=command_id, auto_turns=auto)
+    if isinstance(fact, SeatDisconnected):
+        return replace(
+            state,
+            grace_ends=_with(state.grace_ends, fact.seat, fact.grace_ends_at_ms),
+            forfeit_after=_with(state.forfeit_after, fact.seat, fact.forfeit_after_turns),
+            auto_turns=_with(state.auto_turns, fact.seat, 0),
+        )
+    if isinstance(fact, SeatReconnected):
+        return replace(
+            state,
+            grace_ends=_with(state.grace_ends, fact.seat, 0),
+            auto_turns=_with(state.auto_turns, fact.seat, 0),
+        )
+    if isinstance(fact, TimeBankUsed):
+        used = state.bank_used[fact.seat] + fact.used_ms
+        return replace(state, bank_used=_with(state.bank_used, fact.seat, used))
     if isinstance(fact, SeedContributed):
         return replace(state, seeds=_with(state.seeds, fact.seat, fact.seed))
     if isinstance(fact, PlayerAway):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Sequence
 from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -28,7 +27,8 @@ from rummy_rules.state import GameState, Phase
 from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView, observe
 
-from rummy_engine.projection import EngineState, Table
+from rummy_engine.presence import seat_presence
+from rummy_engine.projection import EngineState
 from rummy_engine.streams import Update
 
 _PHASE_TO_PB: Final = {
@@ -44,7 +44,7 @@ def render(
 ) -> gs.PlayerView:
     """The view of `seat` (None: a spectator) with the table's seats and the turn deadline."""
     message = view_to_pb(observe(state.game, seat), game_id, seq)
-    message.seats.extend(seats_to_pb(state.table, state.timeouts, state.away))
+    message.seats.extend(seats_to_pb(state))
     wire.options_to_pb(message.options, rules_options(state.game.rules))
     if deadline is not None:
         message.turn_deadline.CopyFrom(timestamp(deadline))
@@ -162,15 +162,24 @@ def timestamp(seconds: float) -> Timestamp:
     return stamp
 
 
-def seats_to_pb(table: Table, timeouts: Sequence[int], away: Sequence[bool]) -> list[gs.SeatInfo]:
-    return [
-        gs.SeatInfo(
+def seats_to_pb(state: EngineState) -> list[gs.SeatInfo]:
+    """The table's seats with their timeouts, presence and time bank left (`presence.seat_presence`)."""
+    table = state.table
+    out = []
+    for seat, player in enumerate(table.players):
+        where, grace_ends_ms, bank_left, turns = seat_presence(state, seat)
+        info = gs.SeatInfo(
             seat=seat,
             player_id=player,
-            timeouts=timeouts[seat],
-            away=away[seat],
+            timeouts=state.timeouts[seat],
+            away=state.away[seat],
             name=table.name(seat),
             bot=table.bot(seat),
+            presence=where,
+            bank_left_ms=bank_left,
+            turns_before_forfeit=turns,
         )
-        for seat, player in enumerate(table.players)
-    ]
+        if grace_ends_ms:
+            info.grace_ends_at.CopyFrom(timestamp(grace_ends_ms / 1000))
+        out.append(info)
+    return out

@@ -44,6 +44,7 @@ R = TypeVar("R", gs.StreamGameResponse, gs.WatchGameResponse)
 # costs a handful of store reads.
 GAME_APPEARS_S: Final = 5.0
 FIRST_LOOK_S: Final = 0.05
+MAX_TIME_BANK_MS: Final = 3_600_000  # an hour: a bank is for a long think, not a game left waiting
 
 
 def _live_view(live: LiveGame, seat: int | None) -> gs.PlayerView:
@@ -104,6 +105,9 @@ class GameServicer(gs_grpc.GameServiceServicer):
         principal = self._principal(context)
         seating = access.seating(principal, request)
         options = {name: wire.option_from_pb(value) for name, value in request.options.items()}
+        bank = request.time_bank_ms if request.HasField("time_bank_ms") else None
+        if bank is not None and bank > MAX_TIME_BANK_MS:
+            raise InvalidArgument("bad_time_bank", f"a time bank is at most {MAX_TIME_BANK_MS} ms")
         live = await self._app.create(
             request.game_id,
             request.variant,
@@ -114,6 +118,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
             names=seating.names,
             bots=seating.bots,
             rated=seating.rated,
+            time_bank_ms=bank,
         )
         return gs.CreateGameResponse(game_id=live.game_id, view=_live_view(live, None))
 
@@ -191,7 +196,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
     ) -> AsyncIterator[R]:
         """Each update as a `response` (StreamGameResponse or WatchGameResponse), built in place."""
         live = (await self._caller(context, game_id, seat)).live
-        async for update in self._app.watch(game_id, after_seq, watcher=seat is None):
+        async for update in self._app.watch(game_id, after_seq, watcher=seat is None, seat=seat):
             message = response()
             deadline = live.deadline if update.seq == live.seq else None
             stream_update(live.game_id, update, seat, deadline, into=message.update)
@@ -273,7 +278,7 @@ class GameServicer(gs_grpc.GameServiceServicer):
                 for _, message, _ in entries
                 if message.seq > request.after_seq
             ],
-            seats=seats_to_pb(state.table, state.timeouts, state.away),
+            seats=seats_to_pb(state),
         )
 
     @unary_errors

@@ -282,7 +282,7 @@ class Handlers:
                         *(game_id, len(ladder.games), variant, player),
                     )
             before = [ladders[p].after(i - 1) for p, (i, _) in zip(players, places, strict=True)]
-            after = rate(before, ranks(state.variant, state.totals))
+            after = rate(before, ranks(state.variant, state.totals, state.forfeited))
             events = []
             for p, (i, found), old, rating in zip(players, places, before, after, strict=True):
                 ladder = ladders[p]

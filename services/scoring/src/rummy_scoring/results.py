@@ -28,7 +28,9 @@ from rummy_rules.variants import MatchMode, rules_for, variant_named
 from rummy_store import EventRecord
 
 FROM_MATCHMAKING: Final = "matchmaking"  # TableSeated.requested_by of the tables matchmaking formed
-RELEVANT: Final = frozenset({"game_started", "table_seated", "deal_started", "deal_ended", "game_ended"})
+RELEVANT: Final = frozenset(
+    {"game_started", "table_seated", "deal_started", "deal_ended", "seat_forfeited", "game_ended"}
+)
 EVENT_TYPES: Final = frozenset(f.name for f in ev.GameEvent.DESCRIPTOR.oneofs_by_name["event"].fields)
 
 
@@ -77,6 +79,7 @@ class GameScore:
     over: bool = False
     rated: bool = False  # counts for ratings (`seat`)
     names: tuple[str, ...] = ()  # the names shown for the players at seating
+    forfeited: tuple[int, ...] = ()  # seats that forfeited (meldstream M3), in order: they rank last
 
     def dumps(self) -> str:
         return json.dumps(asdict(self))
@@ -84,7 +87,7 @@ class GameScore:
     @staticmethod
     def loads(text: str | bytes) -> GameScore:
         data: dict[str, Any] = json.loads(text)
-        for name in ("players", "totals", "last_penalties", "names"):
+        for name in ("players", "totals", "last_penalties", "names", "forfeited"):
             data[name] = tuple(data.get(name, ()))
         return GameScore(**data)
 
@@ -118,10 +121,13 @@ def seat(
     return replace(state, seq=seq, players=players, rated=rated, names=tuple(seated.player_names))
 
 
-def ranks(variant: str, totals: tuple[int, ...]) -> list[int]:
-    """Finishing positions (1 = best, ties share) for the rating update."""
-    better = sorted(set(totals), reverse=variant_named(variant).higher_is_better)
-    return [better.index(total) + 1 for total in totals]
+def ranks(variant: str, totals: tuple[int, ...], forfeited: tuple[int, ...] = ()) -> list[int]:
+    """Finishing positions (1 = best, ties share) for the rating update. A seat that forfeited
+    (meldstream M3) shares last place, below every seat that did not, whatever its total."""
+    playing = [total for seat, total in enumerate(totals) if seat not in forfeited]
+    better = sorted(set(playing), reverse=variant_named(variant).higher_is_better)
+    last = len(better) + 1
+    return [last if seat in forfeited else better.index(total) + 1 for seat, total in enumerate(totals)]
 
 
 def step(
@@ -147,6 +153,13 @@ def step(
         return replace(state, seq=seq, dealer=envelope.deal_started.dealer), []
     if case == "deal_ended":
         return _deal_ended(state, seq, envelope)
+    if case == "seat_forfeited":  # meldstream M3: charged now, ranked last
+        forfeit = envelope.seat_forfeited
+        if forfeit.seat >= len(state.players) or forfeit.seat in state.forfeited:
+            raise ScoringError(f"game {envelope.game_id}: seat {forfeit.seat} cannot forfeit")
+        totals = list(state.totals)
+        totals[forfeit.seat] += forfeit.points
+        return replace(state, seq=seq, totals=tuple(totals), forfeited=(*state.forfeited, forfeit.seat)), []
     if case == "game_ended":
         return _game_ended(state, seq, envelope)
     return replace(state, seq=seq), []
@@ -197,12 +210,19 @@ def _game_ended(
     if rules.match_mode in (MatchMode.SINGLE_DEAL, MatchMode.ELIMINATION, MatchMode.TARGET_SCORE):
         winners = list(ended.winners)  # the deal's winner (kalooki D16) / last survivor / first to target
     else:
-        winners = match_winners(dict(enumerate(totals)))  # rummy40 §3.12 D14, contract §3.4
+        playing = [seat for seat in range(len(totals)) if seat not in state.forfeited]  # M3
+        winners = match_winners(dict(enumerate(totals)), playing)  # rummy40 §3.12 D14, contract §3.4
     payouts: list[int] = []
     if rules.prize_pool and rules.match_mode is MatchMode.SINGLE_DEAL and state.closer is not None:
-        losers = {seat: p for seat, p in enumerate(state.last_penalties) if seat != state.closer}
+        losers = {
+            seat: p
+            for seat, p in enumerate(state.last_penalties)
+            if seat != state.closer and seat not in state.forfeited  # M3: no share
+        }
         split = prize_split(rules.prize_pool, state.closer, losers, rules, state.last_kalooki)
-        payouts = [split[seat] for seat in range(len(state.players))]  # kalooki §3.13.2 D17
+        payouts = [split.get(seat, 0) for seat in range(len(state.players))]  # kalooki §3.13.2 D17
+    elif rules.prize_pool and state.forfeited:  # M3: a game ended by forfeits, as the engine paid it
+        payouts = list(ended.payouts)
     match = sc.MatchScored(
         variant=state.variant,
         player_ids=state.players,
@@ -213,6 +233,7 @@ def _game_ended(
         last_deal_penalties=state.last_penalties,
         last_dealer=state.dealer,
         deals=state.deals,
+        forfeited=[state.players[seat] for seat in state.forfeited],
     )
     new = replace(state, seq=seq, totals=totals, over=True)
     return new, [sc.ScoringEvent(game_id=envelope.game_id, match_scored=match)]

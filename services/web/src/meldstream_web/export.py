@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from google.protobuf import json_format
@@ -108,6 +108,12 @@ def _json(message: Message) -> dict[str, Any]:
 def _time(message: events_pb2.GameEvent) -> str:
     """When the engine accepted the event's command: UTC, RFC 3339 with milliseconds."""
     moment = message.occurred_at.ToDatetime(tzinfo=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _iso_ms(epoch_ms: int) -> str:
+    """Epoch milliseconds as `_time` writes times."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -208,6 +214,9 @@ def _summary(applied: Applied) -> dict[str, Any]:
     timeouts: list[dict[str, Any]] = []
     away: list[dict[str, Any]] = []
     open_away: dict[int, dict[str, Any]] = {}
+    gone: list[dict[str, Any]] = []  # disconnections (meldstream M3)
+    open_gone: dict[int, dict[str, Any]] = {}
+    forfeits: list[dict[str, Any]] = []
     winners: list[int] = []
     names: list[str] = []
     ended_at: str | None = None
@@ -239,10 +248,28 @@ def _summary(applied: Applied) -> dict[str, Any]:
             away.append(period)
         elif kind == "player_returned" and message.player_returned.seat in open_away:
             open_away.pop(message.player_returned.seat)["to"] = at
+        elif kind == "seat_disconnected":
+            left = message.seat_disconnected
+            ends = _iso_ms(left.grace_ends_at_ms)
+            period = {
+                "seat": left.seat,
+                "from": at,
+                "grace_ms": left.grace_ms,
+                "grace_ends_at": ends,
+                "to": None,
+            }
+            open_gone[left.seat] = period
+            gone.append(period)
+        elif kind == "seat_reconnected" and message.seat_reconnected.seat in open_gone:
+            open_gone.pop(message.seat_reconnected.seat)["to"] = at
+        elif kind == "seat_forfeited":
+            forfeits.append(
+                {**at, "seat": message.seat_forfeited.seat, "points": message.seat_forfeited.points}
+            )
         elif kind == "game_ended":
             winners = list(message.game_ended.winners)
             ended_at, seed = time, message.game_ended.seed.hex()
-    for item in (*timeouts, *away):
+    for item in (*timeouts, *away, *gone, *forfeits):
         item["player"] = players[item["seat"]] if item["seat"] < len(players) else None
     return {
         "variant": started.variant,
@@ -267,4 +294,6 @@ def _summary(applied: Applied) -> dict[str, Any]:
         "engine_played_events": engine_played,
         "timeouts": timeouts,
         "away_periods": away,
+        "disconnections": gone,
+        "forfeits": forfeits,
     }

@@ -25,7 +25,7 @@ from rummy_rules.rules import Rules
 from rummy_rules.scoring import loser_penalty, match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import GameState, VariantState
+from rummy_rules.state import GameState, VariantState, playing
 from rummy_rules.turn import HANDLERS, parse_melds
 
 
@@ -127,5 +127,9 @@ class StandardVariant:
     ) -> list[Event] | None:
         if after.deals_done >= after.rules.deals:
             totals = dict(enumerate(after.totals))
-            return [GameEnded(tuple(match_winners(totals)), after.totals, (), secret(before, seed))]
+            winners = match_winners(totals, playing(after))  # meldstream M3: never a forfeited seat
+            return [GameEnded(tuple(winners), after.totals, (), secret(before, seed))]
         return None
+
+    def forfeit_payouts(self, state: GameState, winners: tuple[int, ...]) -> tuple[int, ...]:
+        return ()

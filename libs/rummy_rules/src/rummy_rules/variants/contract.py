@@ -56,7 +56,7 @@ from rummy_rules.rules import GoingOut, JokerSwap, MatchMode, Reshuffle, Rules, 
 from rummy_rules.scoring import match_winners
 from rummy_rules.seat_view import Bot
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import DRAW, MAX_SEATS, SEATS, GameState, VariantState
+from rummy_rules.state import DRAW, MAX_SEATS, SEATS, GameState, VariantState, playing
 from rummy_rules.stock import refill
 from rummy_rules.variants.base import StandardVariant
 
@@ -66,6 +66,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "joker": "§3.5.3 D5",
     "ambiguous": "§3.5.3 vectors/FORMAT.md",
     "players": "§3.1 D1",
+    "forfeit": "D28",  # meldstream M3
     "penalty": "§3.2 src ¶45-¶49",
     "contract": "§3.8 D7",
     "open_first": "§3.9.1 src ¶20",
@@ -372,8 +373,8 @@ class Contract(StandardVariant):
         # §3.13 D17: hand values, plus 200 for a fourth buy (the closer too).
         rules = state.rules
         return tuple(
-            round_penalty(hand_penalty(hand, rules), buys, rules)
-            for hand, buys in zip(state.hands, buying(state).buys, strict=True)
+            round_penalty(hand_penalty(hand, rules), buys, rules) if alive else 0  # M3: charged at forfeit
+            for hand, buys, alive in zip(state.hands, buying(state).buys, state.active, strict=True)
         )
 
     def match_over(
@@ -384,7 +385,8 @@ class Contract(StandardVariant):
             return None
         # §3.13.3 src ¶44, D18: lowest total after 8 rounds; equal lowest share.
         totals = dict(enumerate(after.totals))
-        return [GameEnded(tuple(match_winners(totals)), after.totals, (), secret(before, seed))]
+        winners = match_winners(totals, playing(after))  # meldstream M3: never a forfeited seat
+        return [GameEnded(tuple(winners), after.totals, (), secret(before, seed))]
 
 
 CONTRACT: Final = Contract()

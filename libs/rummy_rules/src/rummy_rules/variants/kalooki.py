@@ -27,7 +27,7 @@ from rummy_rules.rules import (
 )
 from rummy_rules.scoring import match_winners, prize_split
 from rummy_rules.secret import Seed, secret
-from rummy_rules.state import GameState
+from rummy_rules.state import GameState, playing
 from rummy_rules.variants.base import StandardVariant
 
 CITATIONS: Final[Mapping[str, str]] = {
@@ -58,6 +58,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "discard_draw": "§5 discard_draw_before_opening D19",
     "prize": "§3.13.2 D17",
     "players": "§3.1 D1",
+    "forfeit": "D25",  # meldstream M3
 }
 
 
@@ -129,8 +130,8 @@ class Kalooki(StandardVariant):
             if not alive:
                 # meldstream M1: a scored stalemate may put every seat over the limit at once; then
                 # the fewest points among those still playing win, ties share.
-                playing = [seat for seat, is_alive in enumerate(before.active) if is_alive]
-                alive = match_winners(dict(enumerate(after.totals)), playing)
+                in_play = [seat for seat, is_alive in enumerate(before.active) if is_alive]
+                alive = match_winners(dict(enumerate(after.totals)), in_play)
             if len(alive) <= 1 or not any(after.active):
                 return [GameEnded(tuple(alive), after.totals, (), secret(before, seed))]
             return None
@@ -138,13 +139,24 @@ class Kalooki(StandardVariant):
             # meldstream M1, a scored stalemate: fewest points win, ties share (as rummy40 D14);
             # without a closer there is no prize split (§3.13.2 divides after a going out).
             totals = dict(enumerate(after.totals))
-            return [GameEnded(tuple(match_winners(totals)), after.totals, (), secret(before, seed))]
+            winners = match_winners(totals, playing(after))  # meldstream M3: never a forfeited seat
+            return [GameEnded(tuple(winners), after.totals, (), secret(before, seed))]
         payouts: tuple[int, ...] = ()
         if rules.prize_pool:
-            losers = {seat: penalty for seat, penalty in enumerate(ended.penalties) if seat != winner}
+            # meldstream M3: a forfeited seat has no share.
+            losers = {
+                seat: penalty
+                for seat, penalty in enumerate(ended.penalties)
+                if seat != winner and seat not in after.forfeited
+            }
             split = prize_split(rules.prize_pool, winner, losers, rules, ended.kalooki)
-            payouts = tuple(split[seat] for seat in range(rules.players))
+            payouts = tuple(split.get(seat, 0) for seat in range(rules.players))
         return [GameEnded((winner,), after.totals, payouts, secret(before, seed))]
+
+    def forfeit_payouts(self, state: GameState, winners: tuple[int, ...]) -> tuple[int, ...]:
+        # meldstream M3: the seat left takes the whole pool (nobody else finished the deal).
+        pool = state.rules.prize_pool
+        return tuple(pool if seat in winners else 0 for seat in range(len(state.active))) if pool else ()
 
 
 KALOOKI: Final = Kalooki()

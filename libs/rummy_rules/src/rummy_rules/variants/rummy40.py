@@ -53,6 +53,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "over": "§3.9.1 src S17",
     "match": "§3.12 D14",
     "players": "§3.1 D1",
+    "forfeit": "D17",  # meldstream M3
 }
 
 

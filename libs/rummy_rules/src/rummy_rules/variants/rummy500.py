@@ -36,7 +36,7 @@ from rummy_rules.rules import (
 )
 from rummy_rules.rummy500_rules import credited_points, deal_score, game_winner, pile_pick, settlement
 from rummy_rules.secret import PROBE, Seed, secret
-from rummy_rules.state import MAX_SEATS, GameState, Phase
+from rummy_rules.state import MAX_SEATS, GameState, Phase, playing
 from rummy_rules.table_index import table_index
 from rummy_rules.turn import PILE_DRAWS, decide_command, take_discard
 from rummy_rules.variants.base import StandardVariant
@@ -47,6 +47,7 @@ CITATIONS: Final[Mapping[str, str]] = {
     "joker": "§3.4 D2",
     "ambiguous": "§3.4 vectors/FORMAT.md",
     "players": "§3.1 D1",
+    "forfeit": "D22",  # meldstream M3
     "penalty": "§3.2 D3",
     "layoff": "§3.7 src ¶18 D20",
     "layoff_set": "§3.7.1",
@@ -281,18 +282,33 @@ class Rummy500(StandardVariant):
         # §3.9 src ¶9, D12: cards credited on the table minus cards left in hand.
         rules = state.rules
         credited = credited_points(state.melds, state.credits, len(state.hands), rules)
-        return tuple(deal_score(credited[seat], hand, rules) for seat, hand in enumerate(state.hands))
+        return tuple(
+            deal_score(credited[seat], hand, rules) if alive else 0  # M3: charged at forfeit
+            for seat, (hand, alive) in enumerate(zip(state.hands, state.active, strict=True))
+        )
 
     def match_over(
         self, before: GameState, after: GameState, ended: DealEnded, seed: Seed
     ) -> list[Event] | None:
-        scores = dict(enumerate(after.totals))
-        top = game_winner(scores, after.rules.deals)  # §3.10, D13: highest at or above the target
+        eligible = {seat: after.totals[seat] for seat in playing(after)}  # M3: never a forfeited seat
+        top = game_winner(eligible, after.rules.deals)  # §3.10, D13: highest at or above the target
         if top is None:
             return None
-        owed = settlement(scores, top)  # D14
-        settled = tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
-        return [GameEnded((top,), after.totals, settled, secret(before, seed))]
+        return [GameEnded((top,), after.totals, _settled(after, top), secret(before, seed))]
+
+    def forfeit_payouts(self, state: GameState, winners: tuple[int, ...]) -> tuple[int, ...]:
+        return _settled(state, winners[0])
+
+
+def _settled(state: GameState, top: int) -> tuple[int, ...]:
+    """D14's settlement: each seat pays the winner the difference of the scores; a forfeited seat
+    (meldstream M3) pays as the lowest score at the table, never less than its own difference."""
+    scores = dict(enumerate(state.totals))
+    lowest = min(scores.values())
+    for seat in state.forfeited:
+        scores[seat] = lowest
+    owed = settlement(scores, top)
+    return tuple(sum(owed.values()) if seat == top else -owed[seat] for seat in scores)
 
 
 RUMMY500: Final = Rummy500()

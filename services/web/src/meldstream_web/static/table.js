@@ -81,8 +81,10 @@ export function drawTable(view, els, config, you = null) {
   els.seats.replaceChildren(...(view.seats || []).map((seat, i) => {
     const moving = i === view.turn && !over;
     const box = el("div", "seat" + (moving ? " turn" : "") + (i === you ? " you" : ""));
+    const forfeited = seat.presence === "SEAT_PRESENCE_FORFEITED";
     const flags = [view.opened && view.opened[i] ? t("seat.opened") : "", seat.away ? t("seat.away") : "",
-      view.active && view.active[i] === false ? t("seat.out") : ""].filter(Boolean).join(t("list.separator"));
+      forfeited ? t("seat.forfeited") : view.active && view.active[i] === false ? t("seat.out") : ""]
+      .filter(Boolean).join(t("list.separator"));
     box.append(nameEl(players[i]), `${i === you ? t("seat.you") : ""} · ${tn("seat.cards", view.hand_sizes[i] ?? 0)} · ` +
       t("seat.score", { score: view.totals[i] ?? 0 }) + (contract && view.buys && view.buys.length ? t("seat.buys", { buys: view.buys[i] }) : "") +
       (flags ? ` · ${flags}` : ""));
@@ -90,6 +92,22 @@ export function drawTable(view, els, config, you = null) {
     const clock = el("span", "clock" + (moving ? " running" : ""));
     clock.dataset.deadline = moving ? view.turn_deadline || "" : "";
     box.append(" ", clock);
+    // The seat's time bank left, beside its clock (tables without a bank show none).
+    if (Number(seat.bank_left_ms || 0) > 0) {
+      const bank = el("span", "bank", t("seat.bank", { time: minutes(Number(seat.bank_left_ms || 0) / 1000) }));
+      bank.id = `bank-${i}`;
+      box.append(" ", bank);
+    }
+    // A disconnected player: "Bo disconnected, 25 s", counting down to the grace's end (tickTimers).
+    if (seat.presence === "SEAT_PRESENCE_DISCONNECTED" && !over) {
+      const gone = el("span", "presence");
+      gone.id = `presence-${i}`;
+      gone.setAttribute("role", "status");
+      gone.dataset.until = seat.grace_ends_at || "";
+      gone.dataset.name = players[i];
+      drawPresence(gone);
+      box.append(gone);
+    }
     return box;
   }));
 
@@ -162,8 +180,21 @@ export function resultLines(view) {
   return [[t("result.deal_over", { deal: view.deal })], ...rows];
 }
 
+function minutes(seconds) {
+  const whole = Math.max(0, Math.round(seconds));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+// A disconnected seat's line: the grace's seconds left, then that the engine plays for it.
+function drawPresence(node) {
+  const left = Math.max(0, Math.round((Date.parse(node.dataset.until) - Date.now()) / 1000));
+  const who = nameEl(node.dataset.name || "");
+  node.replaceChildren(...(left > 0 ? tnodes("seat.disconnected", { who, left }) : tnodes("seat.disconnected_auto", { who })));
+}
+
 // Every clock on the page, from its deadline: seconds left, marked low in the last ten.
 export function tickTimers() {
+  for (const node of document.querySelectorAll(".presence[data-until]")) drawPresence(node);
   for (const clock of document.querySelectorAll("#timer, .clock[data-deadline]")) {
     const deadline = clock.dataset.deadline;
     if (!deadline) { if (clock.id === "timer") clock.textContent = ""; continue; }
