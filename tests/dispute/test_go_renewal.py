@@ -25,8 +25,6 @@ from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
 TTL_S = 10  # the access tokens' life here: the least IDENTITY_ACCESS_TTL_S takes
 LIFETIMES = 2  # a game outlasts at least this many tokens (renewed about every half of one)
 SEATS = 3  # a person and two house bots, whose seats her client plays
@@ -39,13 +37,9 @@ GAME_SERVICE = "rummy.game.v1.GameService"
 
 
 @pytest.fixture(scope="module")
-def go_client() -> Path:
-    """Built as `make test` builds it (clients/go/build.sh; test_go_client.py also runs its go test)."""
-    built = subprocess.run(
-        [ROOT / "clients" / "go" / "build.sh"], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert built.returncode == 0, built.stderr
-    return CLIENT
+def go_client(go_built: Path) -> Path:
+    """The session's build (conftest.go_built), as `make test` builds it."""
+    return go_built
 
 
 class Metered:
