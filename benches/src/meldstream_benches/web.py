@@ -282,8 +282,8 @@ def play_moves(driver: WebDriver, url: str, moves: int, variant: str) -> Clicks:
 
 
 def start_quick_play(driver: WebDriver, variant: str) -> None:
-    if not driver.find_element(By.ID, "lobby-page").is_displayed():
-        driver.get(driver.current_url.split("#")[0])
+    if not driver.find_element(By.ID, "lobby-page").is_displayed():  # a game over: back to the lobby
+        driver.execute_script("location.hash = '#/lobby'")
         until(driver, lambda d: d.find_element(By.ID, "lobby-page").is_displayed())
     Select(driver.find_element(By.ID, "variant")).select_by_value(variant)
     Select(driver.find_element(By.ID, "players")).select_by_value("2")
