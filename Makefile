@@ -120,7 +120,7 @@ bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue
 
 bench-web: venv protos ## the web table's budgets: first paint, page weight, click to updated table (headless chromium on `meldstream run`)
 	@command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
-	$(BIN)/python benches/src/meldstream_benches/web.py $(BENCH_ARGS)
+	$(BIN)/python -m meldstream_benches.web $(BENCH_ARGS)
 
 kafka-up: ## start the local Kafka broker (loopback)
 	deploy/local/kafka.sh start
