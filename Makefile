@@ -12,7 +12,7 @@ PROTO_FILES := $(shell find protos -name '*.proto' -not -path 'protos/third_part
 PACKAGES := libs/rummy_rules libs/rummy_proto libs/rummy_store libs/rummy_infra libs/rummy_service libs/rummy_contracts libs/rummy_client services/identity services/engine services/web services/cli services/matchmaking services/scoring benches
 PYTEST_ARGS ?=
 
-.PHONY: help setup venv protos infra oidc-provider web-tools run test test-unit lint lint-kube fmt bench bench-rules bench-eventlog bench-engine bench-platform go-client kafka-up kafka-down redis-up redis-down clean
+.PHONY: help setup venv protos infra oidc-provider web-tools run test test-unit lint lint-kube fmt screenshots bench bench-rules bench-eventlog bench-engine bench-platform bench-web go-client kafka-up kafka-down redis-up redis-down clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -89,7 +89,14 @@ fmt: venv ## format and autofix
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: bench-rules bench-eventlog bench-engine bench-scale bench-platform ## every benchmark
+screenshots: venv protos web-tools ## the card table's browser test, then its newest screenshots (desktop and phone width) into docs/
+	@command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+	$(BIN)/pytest -p no:cacheprovider -q tests/browser/test_card_table.py
+	cp tests/browser/screenshots/table-selected.png docs/players/table.png
+	cp tests/browser/screenshots/table-phone.png docs/players/table-phone.png
+	cp tests/browser/screenshots/table-game-over.png docs/web-table.png
+
+bench: bench-rules bench-eventlog bench-engine bench-scale bench-platform bench-web ## every benchmark
 
 # The benchmarks start services on throwaway stores with the public development secrets.
 bench bench-eventlog bench-engine bench-scale bench-platform: export MELDSTREAM_DEV = 1
@@ -110,6 +117,10 @@ bench-scale: setup go-client ## 1 vs 2 engine processes on the same load (action
 bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue) and scoring lag under load
 	$(BIN)/python -m meldstream_benches.matchmaking
 	$(BIN)/python -m meldstream_benches.scoring
+
+bench-web: venv protos ## the web table's budgets: first paint, page weight, click to updated table (headless chromium on `meldstream run`)
+	@command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+	$(BIN)/python -m meldstream_benches.web $(BENCH_ARGS)
 
 kafka-up: ## start the local Kafka broker (loopback)
 	deploy/local/kafka.sh start

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
 DESKTOP = (1280, 900)
+# How long the page may take to answer a click of hers: well under the table's turn time (30 s), so a
+# click the page lost fails here rather than being answered by the engine's move when her time runs out.
+ANSWER_S = 15.0
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True}
 
 # The table as the page shows it, in one round trip: is it over, what the moves bar and the full list
@@ -76,7 +79,12 @@ def _wait_for_change(browser: WebDriver, before: dict[str, Any]) -> None:
         now = _state(driver)
         return now["hand"] != before["hand"] or now["all"] != before["all"] or "Refused" in now["message"]
 
-    until(browser, changed, timeout_s=GAME_S)
+    try:
+        until(browser, changed, timeout_s=ANSWER_S)
+    except TimeoutException:
+        raise AssertionError(
+            f"no answer to the click in {ANSWER_S} s\n{story(browser, _PLATFORM[0])}"
+        ) from None
     assert "Refused" not in _state(browser)["message"], story(browser, _PLATFORM[0])
 
 
@@ -142,7 +150,7 @@ class Person:
                 now = _state(driver)
                 return now["hand"] != state["hand"] or "Several moves fit" in now["message"]
 
-            until(b, answered, timeout_s=GAME_S)
+            until(b, answered, timeout_s=ANSWER_S)
             if _state(b)["hand"] == state["hand"]:
                 b.find_element(By.CSS_SELECTOR, "#actions button.act").click()
             self.count("lay_off")

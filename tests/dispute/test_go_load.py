@@ -25,21 +25,15 @@ from rummy_infra.serving import ServiceProcess
 from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.ownership import OwnerDirectory
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
 PARTITIONS = 4
 LOAD_COMMAND = re.compile(r"[0-9a-f]{32}")  # the command ids the Go load gives its actions
 LOAD_GAME = re.compile(r"[0-9a-f]{16}")  # and its game ids
 
 
 @pytest.fixture(scope="module")
-def go_client() -> Path:
-    """Built as `make bench-scale` builds it (clients/go/build.sh)."""
-    built = subprocess.run(
-        [ROOT / "clients" / "go" / "build.sh"], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert built.returncode == 0, built.stderr
-    return CLIENT
+def go_client(go_built: Path) -> Path:
+    """The session's build (conftest.go_built), as `make test` builds it."""
+    return go_built
 
 
 @contextlib.contextmanager

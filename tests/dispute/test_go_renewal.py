@@ -1,5 +1,5 @@
 """The Go client (clients/go) renews its access tokens: given a personal API token or a session's refresh
-token, it plays a game lasting several access tokens' lives to the end, on an identity service issuing
+token, it plays a game lasting two access tokens' lives or more to the end, on an identity service issuing
 10-second tokens (IDENTITY_ACCESS_TTL_S' least), and a real engine. Identity's and the engine's
 /metrics count what happened: every token exchange it made, and no call the engine refused. The same
 game with one static access token is refused once that token expires."""
@@ -25,27 +25,21 @@ from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_infra.local import free_port
 from rummy_infra.serving import ServiceProcess
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / ".local" / "bin" / "meldstream-go"
 TTL_S = 10  # the access tokens' life here: the least IDENTITY_ACCESS_TTL_S takes
-LIFETIMES = 3  # a game outlasts at least this many tokens
+LIFETIMES = 2  # a game outlasts at least this many tokens (renewed about every half of one)
 SEATS = 3  # a person and two house bots, whose seats her client plays
-PACE = "200ms"  # before each action
+PACE = "130ms"  # before each action: the least game below lasts 176 x 130 ms > LIFETIMES x TTL_S
 # Fixed game ids, so the same deals and the same game every run (the engine's development seed key, and
-# the client's choices are deterministic): kalooki games of 176, 194 and 148 actions, ~35-40 s at PACE.
+# the client's choices are deterministic): kalooki games of 176, 194 and 148 actions, ~23-25 s at PACE.
 GAMES = {"api-tokens": "go-renewal-1", "refresh-tokens": "go-renewal-16", "static": "go-renewal-20"}
 IDENTITY_SERVICE = "rummy.identity.v1.IdentityService"
 GAME_SERVICE = "rummy.game.v1.GameService"
 
 
 @pytest.fixture(scope="module")
-def go_client() -> Path:
-    """Built as `make test` builds it (clients/go/build.sh; test_go_client.py also runs its go test)."""
-    built = subprocess.run(
-        [ROOT / "clients" / "go" / "build.sh"], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert built.returncode == 0, built.stderr
-    return CLIENT
+def go_client(go_built: Path) -> Path:
+    """The session's build (conftest.go_built), as `make test` builds it."""
+    return go_built
 
 
 class Metered:
@@ -139,7 +133,7 @@ def test_the_go_client_renews_its_tokens_through_games_outlasting_them(
     short_lived: tuple[IdentityProcess, Metered],
     engine: tuple[ServiceProcess, Metered],
 ) -> None:
-    """Two games at once, each outlasting several tokens: one renewed from a personal API token
+    """Two games at once, each outlasting two tokens or more: one renewed from a personal API token
     (ExchangeApiToken), one from a session's refresh token (Refresh), asleep for longer than a
     token's life mid-game. Side by side, as the two are paced and so mostly wait."""
     identity, identity_metrics = short_lived

@@ -30,7 +30,7 @@ from rummy_store.kafka_log import KafkaEventLog
 from rummy_store.partitioning import partition_for
 
 OPTIONS: dict[str, int | bool | str] = {"deals_per_match": 1}
-WAVE = 4  # games a wave
+WAVE = 2  # games a wave: the first loses its leader at the kill, the second wave starts once it is back
 
 
 def _leaders(bootstrap: str, topic: str) -> tuple[dict[int, int], set[int], str]:

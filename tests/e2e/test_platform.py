@@ -389,13 +389,14 @@ async def _play_table(platform: Platform, table: Any) -> None:
 
 
 async def _contract_tournament(platform: Platform, mm_stub: Any, sc_stub: Any, kafka: str) -> None:
-    """Eight players, three tournament rounds, bots at every seat. Round k's tables each play contract
-    round k alone; the log says who closed each table (DealEnded.winner), and the next round's tables
+    """Eight players, two tournament rounds, bots at every seat. Round k's tables each play contract
+    round k alone; the log says who closed each table (DealEnded.winner), and the second round's tables
     must show each closer moved on (contract §3.14.3 D19), the deal passed on (§3.14.4), and the
-    standings must be the sum of the round penalties scoring published."""
+    standings must be the sum of the round penalties scoring published. (A third round proved the
+    same rotation again, at the price of contract round 3's two runs.)"""
     operator = platform.operator.auth()
     players = list(platform.people)[len(PLAYERS) :]
-    rounds = 3
+    rounds = 2
     created = await mm_stub.CreateTournament(
         mm.CreateTournamentRequest(
             variant="contract", format=mm.TOURNAMENT_FORMAT_ROTATION, rounds=rounds, seed=b"e2e"

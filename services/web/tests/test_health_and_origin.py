@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -229,3 +230,41 @@ def test_the_gateway_s_event_streams_send_heartbeats(
             await gateway.stop()
 
     assert asyncio.run(scenario()) == sse.KEEP_ALIVE.encode() * 3
+
+
+def _keep_alive_round_trips(address: str, count: int) -> list[float]:
+    """`count` GET /healthz over one HTTP/1.1 connection, each answer read whole; seconds each."""
+    host, _, port = address.rpartition(":")
+    times = []
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(count):
+            started = time.monotonic()
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+            got = b""
+            while b'{"live":true}' not in got:
+                chunk = conn.recv(4096)
+                assert chunk, got
+                got += chunk
+            times.append(time.monotonic() - started)
+    return times
+
+
+def test_a_kept_alive_connection_is_answered_without_nagle_s_delay() -> None:
+    """The gateway's connections have TCP_NODELAY: with Nagle's algorithm on, each answer after a
+    connection's first (head and body written apart) waited for the client's delayed ACK, 40 ms or more
+    on Linux, which was most of a click's round trip at the table (benches/web.py)."""
+
+    async def scenario() -> list[float]:
+        nobody = f"127.0.0.1:{free_port()}"
+        config = WebConfig(
+            address=f"127.0.0.1:{free_port()}", identity=nobody, engine=nobody, cookie_secure=False
+        )
+        gateway = await start_gateway(config)
+        try:
+            return await asyncio.to_thread(_keep_alive_round_trips, config.address, 8)
+        finally:
+            await gateway.stop()
+
+    times = asyncio.run(scenario())
+    assert min(times[1:]) < 0.03, times  # one fast answer after the first is enough: Nagle delays them all

@@ -190,5 +190,10 @@ export class Hand {
     }
     if (this.pending) { const hand = this.pending; this.pending = null; this.update(hand); }
     this.on.changed();
+    // SortableJS's fallback mode swallows the click that follows a drag (the mouseup's). When the
+    // card pressed was redrawn (dropped on the pile, or a hand arrived meanwhile) no click follows, and
+    // it swallowed the player's next one instead, a draw from the stock say: spend it here. A click
+    // on the document itself reaches no handler of the page.
+    setTimeout(() => document.dispatchEvent(new MouseEvent("click")));
   }
 }
