@@ -101,8 +101,10 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
 
 
 @contextlib.contextmanager
-def running_platform(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Platform]:
-    """`meldstream run --demo 1` with these environment `settings` over the tests' own."""
+def running_platform(
+    tmp_path_factory: pytest.TempPathFactory, *, demo: int = 1, **settings: str
+) -> Iterator[Platform]:
+    """`meldstream run --demo N` (none at 0) with these environment `settings` over the tests' own."""
     data = tmp_path_factory.mktemp("web") / "store"
     env = {
         **os.environ,
@@ -115,8 +117,8 @@ def running_platform(tmp_path_factory: pytest.TempPathFactory, **settings: str) 
         ADMIN_VARIABLE: credentials.service_credentials(["admin"])["admin"],  # so tests make an operator
     }
     web = f"127.0.0.1:{free_port()}"
-    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--demo", "1", "--pace", "150"]
-    command += ["--data-dir", str(data), "--web", web]
+    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(data), "--web", web]
+    command += ["--demo", str(demo), "--pace", "150"] if demo else []
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     running = Platform(f"http://{web}", proc, env, data)
     out = proc.stdout

@@ -10,20 +10,11 @@ a minute once the platform is up."""
 from __future__ import annotations
 
 import functools
-import os
 import re
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-from meldstream_cli.platform_identity import ADMIN_VARIABLE
-from rummy_identity import credentials
-from rummy_infra.local import free_port
-from rummy_infra.serving import stop_process
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -38,6 +29,7 @@ from .conftest import (
     console_errors,
     open_chromium,
     page,
+    running_platform,
     screenshot,
     sign_in,
     story,
@@ -55,34 +47,14 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
     """`meldstream run` (no demo tables) whose engine gives a disconnected seat an 8 s grace and one
     automatic turn, plays an away or disconnected seat 0.3 s after its grace, and gives every seat a
     1 s time bank."""
-    data = tmp_path_factory.mktemp("presence") / "store"
-    env = {
-        **os.environ,
-        "ENGINE_ADDRESS": f"127.0.0.1:{free_port()}",
-        "MATCHMAKING_ADDRESS": f"127.0.0.1:{free_port()}",
-        "SCORING_ADDRESS": f"127.0.0.1:{free_port()}",
-        "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
+    settings = {
         "ENGINE_DISCONNECT_GRACE_MS": str(GRACE_S * 1000),
         "ENGINE_FORFEIT_AFTER_TURNS": "1",
         "ENGINE_AWAY_GRACE_MS": "300",
         "ENGINE_TIME_BANK_MS": "1000",
-        ADMIN_VARIABLE: credentials.service_credentials(["admin"])["admin"],
     }
-    web = f"127.0.0.1:{free_port()}"
-    command = [sys.executable, "-m", "meldstream_cli.main", "run", "--data-dir", str(data), "--web", web]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    running = Platform(f"http://{web}", proc, env, data)
-    out = proc.stdout
-    assert out is not None
-    reader = threading.Thread(target=lambda: running.lines.extend(iter(out.readline, "")), daemon=True)
-    reader.start()
-    try:
-        running.wait_for_line(rf"meldstream web on http://{re.escape(web)}", timeout_s=90)
+    with running_platform(tmp_path_factory, demo=0, **settings) as running:
         yield running
-    finally:
-        stop_process(proc, signal.SIGINT, timeout_s=30)
-        reader.join(10)
-        out.close()
 
 
 @pytest.fixture
