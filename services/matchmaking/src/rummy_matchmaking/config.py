@@ -89,6 +89,10 @@ class MatchmakingConfig:
         """What must answer before it starts (`rummy_service.preflight`)."""
         return store_needs(self.store, "MATCHMAKING_DATA_DIR", self.connect_wait_s)
 
+    @property
+    def group_id(self) -> str:
+        return self.group or f"meldstream-matchmaking.{self.topic}"
+
 
 def forward_secret(redis: str, env: Mapping[str, str] | None = None) -> str:
     """MATCHMAKING_FORWARD_SECRET, which the instances sign forwarded calls with. Needed with Redis
@@ -98,10 +102,6 @@ def forward_secret(redis: str, env: Mapping[str, str] | None = None) -> str:
     if redis or env_str(FORWARD_SECRET_VARIABLE, "", env):
         return secret(FORWARD_SECRET_VARIABLE, DEV_FORWARD_SECRET, env, dev=dev_mode(env))
     return secrets.token_hex(32)
-
-    @property
-    def group_id(self) -> str:
-        return self.group or f"meldstream-matchmaking.{self.topic}"
 
 
 def _pairing(raw: str) -> dict[str, PairingRules]:
