@@ -20,8 +20,9 @@ every per-address limit and choose the address its sign-ins are counted under. I
 entry of the call (the client address, matchmaking's ticket id), with a key only the instances of
 that one service hold (`forwarding_key`: identity's from IDENTITY_KEY_SECRET, matchmaking's from
 MATCHMAKING_FORWARD_SECRET, each under its own label, so no key is shared across services). Why an
-HMAC rather than mutual TLS: TLS here is server-only and optional (plaintext is the default), and
-the peers must be told apart from clients on every deployment; a shared key works on plaintext too.
+HMAC rather than mutual TLS: mutual TLS (TLS_CLIENT_CA_FILE) is optional, off by default, and shows
+only that a caller holds a certificate of the platform's CA (any service's), not that it is an instance
+of this service; the plaintext default must be safe too, and a key of one service works on both.
 It is good for `MARK_VALID_S` either side of the receiver's clock (the forwarding hop takes
 milliseconds; the margin is for clocks apart), so a captured marker is not good for long.
 
