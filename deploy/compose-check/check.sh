@@ -35,7 +35,7 @@ if [[ ! -x $checker ]] || [[ -n $(find "$here" -newer "$checker" -name '*.go' -o
   mv -f "$checker.new" "$checker"
 fi
 
-names=(ENGINE_SEED_KEY IDENTITY_KEY_SECRET IDENTITY_SERVICE_CREDENTIALS ENGINE_SERVICE_CREDENTIAL WEB_SERVICE_CREDENTIAL)
+names=(ENGINE_SEED_KEY IDENTITY_KEY_SECRET MATCHMAKING_FORWARD_SECRET IDENTITY_SERVICE_CREDENTIALS ENGINE_SERVICE_CREDENTIAL WEB_SERVICE_CREDENTIAL)
 optional=(WEB_OIDC_CLIENT_SECRET)  # empty by default (a public client); given here to check who holds it
 secrets=()
 for name in "${names[@]}" "${optional[@]}"; do secrets+=(-env "$name=lint-only-$name" -secret "$name"); done

@@ -6,7 +6,8 @@ Each object of each rendering (NAME: the kustomization it came from) must:
 - validate against the JSON schema of its kind for every given Kubernetes version, strictly (an unknown
   field is an error), with the schemas shipped in the kubernetes-validate package: no network. A kind
   without a schema there (a typo, or a custom resource) is an error too.
-- not be a Secret: the seed key, identity's key secret and the credentials are created by hand
+- not be a Secret: the seed key, identity's key secret, matchmaking's forward secret and the
+  credentials are created by hand
   (deploy/k8s/README.md).
 Each container of a Deployment (named after its service folder, services/<name>: `web` is the gateway,
 meldstream_web) must:
@@ -50,6 +51,7 @@ PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 SECRET_VARIABLES = (
     "ENGINE_SEED_KEY",
     "IDENTITY_KEY_SECRET",
+    "MATCHMAKING_FORWARD_SECRET",
     "IDENTITY_SERVICE_CREDENTIALS",
     "MELDSTREAM_SERVICE_CREDENTIAL",
     "WEB_OIDC_CLIENT_SECRET",

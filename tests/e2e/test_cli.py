@@ -138,6 +138,7 @@ def test_run_with_two_engines_serves_every_game_from_the_first_address(
         "SCORING_GROUP": f"{unique_prefix}.scoring",
         "ENGINE_SEED_KEY": f"{unique_prefix}-seed-key",
         "IDENTITY_KEY_SECRET": f"{unique_prefix}-identity-key-secret",
+        "MATCHMAKING_FORWARD_SECRET": f"{unique_prefix}-matchmaking-forward-secret",
         "IDENTITY_ADDRESS": f"127.0.0.1:{free_port()}",
     }
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as proc:

@@ -1,6 +1,8 @@
 """Identity as several processes on real Kafka and Redis: a name is claimed once across instances (a
 provider user's account too, whichever instance their first sign-ins reach), accounts outlive Redis and
-every process, and a new signing key reaches every verifier before it signs.
+every process, a new signing key reaches every verifier before it signs, and a sign-in forwarded to
+the instance owning its name is counted once, by its caller's address, which a client's own forwarding
+metadata cannot change.
 """
 
 from __future__ import annotations
@@ -16,16 +18,23 @@ import redis
 from joserfc import jwt
 from joserfc.jwk import ECKey
 from rummy.identity.v1 import identity_pb2 as pb
+from rummy.identity.v1 import identity_pb2_grpc as pb_grpc
 from rummy_client.identity import IdentityClient
+from rummy_identity import names
 from rummy_identity.accounts import provider_name
 from rummy_identity.loopback_provider import LoopbackProvider, serving
+from rummy_identity.server import CLIENT_ADDRESS, SIGN_INS_FROM_ONE_ADDRESS
+from rummy_identity.store import name_key
 from rummy_identity.testing import PASSWORD, IdentityProcess
 from rummy_service.auth import Jwks, TokenVerifier
+from rummy_service.forwarding import FORWARDED
 from rummy_service.public_keys import IdentityKeys
+from rummy_store.partitioning import partition_for
 
 pytestmark = pytest.mark.integration
 CLIENT = "meldstream-web"
 NONCE = "n-instances"
+PARTITIONS = 4
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +60,7 @@ def instances(
         "IDENTITY_TOPIC": f"{unique_prefix}.rummy.identity.accounts.v1",
         "IDENTITY_GROUP": unique_prefix,
         "IDENTITY_KEY_PREFIX": f"{unique_prefix}:",
-        "IDENTITY_PARTITIONS": "4",
+        "IDENTITY_PARTITIONS": str(PARTITIONS),
     }
     first = IdentityProcess(env)
     second = IdentityProcess(
@@ -175,3 +184,34 @@ def test_a_rotated_key_is_known_everywhere_before_it_signs_and_old_tokens_stay_g
     assert verifier.verify(fresh.token, time.time()).subject == before.subject
     assert verifier.verify(session.access_token, time.time()) == before  # signed by the old key
     keys.close()
+
+
+def test_a_forwarded_sign_in_counts_once_and_forged_forwarding_counts_like_any_call(
+    instances: list[IdentityProcess],
+) -> None:
+    """Sign-ins through one instance to names of every partition (the other instance owns some, so
+    those are forwarded there): each counts once against the caller's address, so exactly the limit
+    goes through; a client's own `meldstream-forwarded` naming other addresses is counted the same."""
+    settle(instances)
+    allowed = SIGN_INS_FROM_ONE_ADDRESS[0].amount
+    accounts: list[str] = []
+    while len(accounts) < allowed + 1:  # names spread evenly over the partitions
+        name = f"n{uuid.uuid4().hex[:10]}"
+        partition = partition_for(name_key(names.canonical(names.normalized(name))), PARTITIONS)
+        if partition == len(accounts) % PARTITIONS:
+            accounts.append(name)
+
+    def sign_in(stub: pb_grpc.IdentityServiceStub, name: str, *metadata: tuple[str, str]) -> grpc.StatusCode:
+        request = pb.SignInRequest(name=name, password=PASSWORD, device="instances")
+        with pytest.raises(grpc.RpcError) as refused:  # no such account
+            stub.SignIn(request, metadata=metadata)
+        code: grpc.StatusCode = refused.value.code()
+        return code
+
+    with grpc.insecure_channel(instances[0].address) as channel:
+        stub = pb_grpc.IdentityServiceStub(channel)
+        codes = [sign_in(stub, name) for name in accounts[: allowed - 1]]
+        assert set(codes) == {grpc.StatusCode.UNAUTHENTICATED}, codes  # not double counted
+        forged = ((FORWARDED, "1"), (CLIENT_ADDRESS, "203.0.113.7"))
+        assert sign_in(stub, accounts[-2], *forged) == grpc.StatusCode.UNAUTHENTICATED  # the last one
+        assert sign_in(stub, accounts[-1], *forged) == grpc.StatusCode.RESOURCE_EXHAUSTED

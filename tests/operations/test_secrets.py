@@ -1,7 +1,8 @@
 """Development mode and secrets: the public development values only with MELDSTREAM_DEV=1, real secrets
-of 32 bytes or more otherwise (the engine's seed key, identity's key secret; every other service holds
-public keys only, so it has no secret); and the settings checked before anything listens (addresses,
-Redis URL, TLS files)."""
+of 32 bytes or more otherwise (the engine's seed key, identity's key secret, and matchmaking's forward
+secret once its instances forward calls to each other, with Redis; every other service holds public
+keys only, so it has no secret); and the settings checked before anything listens (addresses, Redis
+URL, TLS files)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,22 @@ from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_identity import config as identity_config
 from rummy_identity.config import DEV_KEY_SECRET
 from rummy_matchmaking import config as matchmaking_config
+from rummy_matchmaking.config import DEV_FORWARD_SECRET
 from rummy_service.config import ConfigError, address_setting, dev_mode, redis_url, secret, secrets
 from rummy_service.tls import load_tls
 
 GOOD = "0123456789abcdef0123456789abcdef"  # 32 bytes
+REDIS = "redis://redis:6379/0"
 SECRETS: dict[str, tuple[Callable[[Mapping[str, str]], Any], str, str, str]] = {
     # service: (its loader, its secret's variable, the public development value, the loaded field)
     "engine": (engine_config.load, "ENGINE_SEED_KEY", DEV_SEED_KEY, "seed_key"),
     "identity": (identity_config.load, "IDENTITY_KEY_SECRET", DEV_KEY_SECRET, "key_secret"),
+    "matchmaking instances": (
+        lambda env: matchmaking_config.load({"KAFKA_BOOTSTRAP": "kafka:9092", "REDIS_URL": REDIS, **env}),
+        "MATCHMAKING_FORWARD_SECRET",
+        DEV_FORWARD_SECRET,
+        "forward_secret",
+    ),
 }
 PUBLIC_KEYS_ONLY: dict[str, Callable[[Mapping[str, str]], Any]] = {
     "matchmaking": matchmaking_config.load,
@@ -93,9 +102,18 @@ def test_every_secret_is_refused_unset_or_public_without_development_mode(servic
 
 @pytest.mark.parametrize("service", PUBLIC_KEYS_ONLY)
 def test_a_service_that_only_verifies_tokens_needs_no_secret(service: str) -> None:
-    """Matchmaking and the gateway hold identity's public keys, fetched: nothing to set or to leak."""
+    """Matchmaking (one instance, no Redis) and the gateway hold identity's public keys, fetched:
+    nothing to set or to leak."""
     loaded = PUBLIC_KEYS_ONLY[service]({"MELDSTREAM_DEV": "0", "IDENTITY_ADDRESS": "identity:50054"})
     assert loaded.identity == "identity:50054"
+
+
+@pytest.mark.parametrize("dev", ["0", "1"])
+def test_a_single_matchmaking_signs_forwards_with_a_key_of_its_own_never_the_public_one(dev: str) -> None:
+    """Without Redis nothing is forwarded: an unset forward secret is random, so no client can make a
+    call it takes as forwarded (the public development value would let any client do so)."""
+    first, second = (matchmaking_config.load({"MELDSTREAM_DEV": dev}).forward_secret for _ in range(2))
+    assert DEV_FORWARD_SECRET not in (first, second) and first != second and len(first) >= 32
 
 
 def test_replay_and_verify_need_no_secret_to_read_the_log() -> None:

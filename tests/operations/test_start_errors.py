@@ -210,8 +210,8 @@ def mistakes(at: Places) -> dict[str, Mistake]:
         "meldstream run: every secret missing": Mistake(
             (*CLI, "run", "--store", f"kafka://127.0.0.1:{at.closed}?redis=redis://127.0.0.1:{at.closed}/0"),
             {"MELDSTREAM_DEV": "0"},
-            r"^meldstream run: ENGINE_SEED_KEY is not set; IDENTITY_KEY_SECRET is not set: set each to a "
-            r"random secret .* or MELDSTREAM_DEV=1",
+            r"^meldstream run: ENGINE_SEED_KEY is not set; IDENTITY_KEY_SECRET is not set; "
+            r"MATCHMAKING_FORWARD_SECRET is not set: set each to a random secret .* or MELDSTREAM_DEV=1",
         ),
         "meldstream run: port in use": Mistake(
             (*CLI, "run", "--address", busy, "--data-dir", str(at.tmp / "run-busy" / "engine")),
@@ -264,6 +264,7 @@ def attempt(mistake: Mistake, cwd: Path) -> Outcome:
         "TLS_CA_FILE",
         "ENGINE_SEED_KEY",
         "IDENTITY_KEY_SECRET",
+        "MATCHMAKING_FORWARD_SECRET",
     ):
         if name not in mistake.env:
             env.pop(name, None)

@@ -4,8 +4,9 @@ Both run in this process but share nothing except Kafka and Redis, as two proces
 splits the partitions; a call about a queue, ticket or tournament of the other's partition is
 forwarded there (its answer, or its refusal with the owner's status, comes back; a private table's
 short code is routed to its table's partition), a call that was
-forwarded already is never forwarded again, and when one instance stops, the other folds its
-partitions and serves its tickets and tournaments.
+forwarded already (its marker signed with the instances' key) is never forwarded again, a client's
+forged marker and ticket id are ignored (the call is a direct one), and when one instance stops, the
+other folds its partitions and serves its tickets and tournaments.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from rummy.matchmaking.v1 import matchmaking_pb2 as mm
 from rummy.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from rummy_identity.testing import IdentityProcess
 from rummy_matchmaking.config import MatchmakingConfig
-from rummy_matchmaking.service import RunningMatchmaking, open_journal, start_matchmaking
-from rummy_service.forwarding import FORWARDED
+from rummy_matchmaking.forwarding import TICKET_ID
+from rummy_matchmaking.service import SERVICE_NAME, RunningMatchmaking, open_journal, start_matchmaking
+from rummy_service.forwarding import FORWARDED, ForwardMarks, forwarding_key
 from rummy_store.partitioning import partition_for
 
 PARTITIONS = 4
@@ -103,10 +105,30 @@ def test_calls_work_through_either_instance_and_survive_a_stop(
                 await stub(first).Enqueue(request, metadata=_auth("ann"))
             assert again.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert (again.value.details() or "").startswith("already_queued")
+            peer = ForwardMarks(forwarding_key(config.forward_secret, SERVICE_NAME))  # as an instance
+            bound = ((TICKET_ID, "t-peer"),)
+            marked = (*bound, (FORWARDED, peer.mark("Enqueue", bound)))
             with pytest.raises(grpc.aio.AioRpcError) as looped:
-                await stub(first).Enqueue(request, metadata=(*_auth("bea"), (FORWARDED, "1")))
+                await stub(first).Enqueue(request, metadata=(*_auth("bea"), *marked))
             assert looped.value.code() == grpc.StatusCode.UNAVAILABLE
             assert (looped.value.details() or "").startswith("not_owner")
+            # A client's own marker (unsigned, signed for another method or with another key) makes
+            # a direct call: forwarded on to the owner, the ticket id it names not taken.
+            strangers = ForwardMarks(forwarding_key("another platform's forward secret", SERVICE_NAME))
+            forged = [
+                "1",
+                peer.mark("Cancel", bound),
+                strangers.mark("Enqueue", bound),
+                peer.mark("Enqueue", bound, now=time.time() - 3600),
+            ]
+            for player, marker in zip(("bea", "cid", "dot", "eve"), forged, strict=True):
+                alone = mm.EnqueueRequest(  # a room each, so none is seated with ann
+                    variant="rummy40", min_players=2, max_players=2, private_code=_room(second, player)
+                )
+                answer = await stub(first).Enqueue(
+                    alone, metadata=(*_auth(player), *bound, (FORWARDED, marker))
+                )
+                assert answer.ticket_id != "t-peer" and answer.ticket_id in second.app.tickets
 
             # A tournament made through one instance, registered for and read through the other.
             operator = identity.operator().auth()

@@ -17,7 +17,10 @@ second per account at each engine), counted in memory always: they are the hot p
 to Redis per move would cost more than the move (an account's moves reach the engines owning its
 games, so each bounds its own share).
 A forwarded call is counted where it arrives first, by account; its address there is the forwarding
-instance's, so addresses are counted at the first hop only.
+instance's, so addresses are counted at the first hop only. Only a call whose marker verifies
+(`rummy_service.forwarding.ForwardMarks`, signed with the key the service's instances share) is taken
+as forwarded: a client sending `meldstream-forwarded` itself is counted by its address like any
+other, and a service that forwards nothing (no `forwards`) takes no call as forwarded.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from rummy_service.auth import AuthError, TokenVerifier, bearer
 from rummy_service.config import ConfigError, env_str
 from rummy_service.errors import ServiceError, abort
+from rummy_service.forwarding import ForwardMarks
 
 log = logging.getLogger("rummy_service")
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -52,7 +56,6 @@ DEFAULT_ADDRESS: Final = "100/second"
 DEFAULT_MOVES: Final = "100/second"
 RETRY_TRAILER: Final = "retry-after-ms"
 PUSHBACK_TRAILER: Final = "grpc-retry-pushback-ms"
-FORWARDED: Final = "meldstream-forwarded"
 AWAY_S: Final = 5.0  # after Redis failed, counted locally this long before Redis is asked again
 
 
@@ -206,7 +209,8 @@ class RateLimiting(grpc.aio.ServerInterceptor):
     """Checks every call of the service's own methods against the limits before it runs.
 
     `tokens` verifies a call's bearer token (the verification is cached, so this costs a lookup); a
-    method of `local_only` is counted in memory only.
+    method of `local_only` is counted in memory only; `forwards` verifies the marker of a call a peer
+    instance forwarded (None: the service forwards nothing, so no call is taken as forwarded).
     """
 
     def __init__(
@@ -217,6 +221,7 @@ class RateLimiting(grpc.aio.ServerInterceptor):
         *,
         services: Iterable[str],
         local_only: Iterable[str] = (),
+        forwards: ForwardMarks | None = None,
     ) -> None:
         self._limiter = limiter
         self._account = limits.per_account
@@ -225,6 +230,7 @@ class RateLimiting(grpc.aio.ServerInterceptor):
         self._tokens = tokens
         self._services = tuple(f"/{name}/" for name in services)
         self._local = frozenset(local_only)
+        self._forwards = forwards
         self._handlers: dict[str, Handler] = {}
 
     async def close(self) -> None:
@@ -241,11 +247,12 @@ class RateLimiting(grpc.aio.ServerInterceptor):
             return handler
         wrapped = self._handlers.get(method)
         if wrapped is None:
-            local = method.rpartition("/")[2] in self._local
-            wrapped = self._handlers[method] = _checked(handler, lambda c: self._check(c, local))
+            name = method.rpartition("/")[2]
+            local = name in self._local
+            wrapped = self._handlers[method] = _checked(handler, lambda c: self._check(c, name, local))
         return wrapped
 
-    async def _check(self, context: Context, local: bool) -> None:
+    async def _check(self, context: Context, method: str, local: bool) -> None:
         metadata = context.invocation_metadata() or ()
         subject = ""
         if self._tokens is not None:
@@ -255,8 +262,8 @@ class RateLimiting(grpc.aio.ServerInterceptor):
             items, scope = (self._moves, "moves") if local else (self._account, "account")
             wait = await self._limiter.retry_after(items, scope, subject, local=local)
             what = "account"
-        elif any(key == FORWARDED for key, _ in metadata):
-            return  # counted at the instance it reached first
+        elif self._forwards is not None and self._forwards.verified(method, metadata):
+            return  # a peer's forward: counted at the instance it reached first
         else:
             address = peer_address(context)
             wait = await self._limiter.retry_after(self._address, "address", address, local=local)

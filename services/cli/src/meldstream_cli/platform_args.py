@@ -24,6 +24,7 @@ from rummy_engine.config import EngineConfig
 from rummy_engine.seeds import DEV_SEED_KEY
 from rummy_engine.stores import EVENTS_FILE
 from rummy_identity.config import DEV_KEY_SECRET
+from rummy_matchmaking.config import DEV_FORWARD_SECRET, FORWARD_SECRET_VARIABLE
 from rummy_service import preflight
 from rummy_service.config import (
     DEV_VARIABLE,
@@ -111,10 +112,14 @@ def config_from(args: argparse.Namespace, *, secrets: bool = True) -> EngineConf
 
 
 def _with_secrets(config: EngineConfig) -> EngineConfig:
-    """`config` with the engine's seed key, once it and identity's key secret are both found good."""
-    found = checked_secrets(
-        {"ENGINE_SEED_KEY": DEV_SEED_KEY, "IDENTITY_KEY_SECRET": DEV_KEY_SECRET}, dev=dev_mode()
-    )
+    """`config` with the engine's seed key, once it, identity's key secret and matchmaking's forward
+    secret are all found good (one error names every one missing)."""
+    wanted = {
+        "ENGINE_SEED_KEY": DEV_SEED_KEY,
+        "IDENTITY_KEY_SECRET": DEV_KEY_SECRET,
+        FORWARD_SECRET_VARIABLE: DEV_FORWARD_SECRET,
+    }
+    found = checked_secrets(wanted, dev=dev_mode())
     return replace(config, seed_key=found["ENGINE_SEED_KEY"])
 
 

@@ -15,8 +15,8 @@ address (an engine names the owner of a game it does not own, and the SDK goes t
 The identity service starts first, on the same store: people sign up and in at the web app, and
 `meldstream token --name NAME` prints an access token for an account. Each service gets its own
 credential at identity for the run. On the embedded default the platform runs in development mode (the
-public seed key and identity key secret, said at start); on Kafka it needs ENGINE_SEED_KEY and
-IDENTITY_KEY_SECRET, as the service processes do.
+public seed key and identity key secret, said at start); on Kafka it needs ENGINE_SEED_KEY,
+IDENTITY_KEY_SECRET and MATCHMAKING_FORWARD_SECRET, as the service processes do.
 Before anything starts, Kafka and Redis must answer (within MELDSTREAM_CONNECT_WAIT_S, 15 s) and the
 embedded store's directories must take a write: otherwise one line says what to fix.
 """
@@ -61,9 +61,9 @@ def register(commands: Any) -> None:
         help="run the platform (embedded store unless --store kafka://... or --kafka/--redis)",
         description="Run the engine, matchmaking, scoring and the web app in this process until Ctrl-C: on "
         "the embedded store in --data-dir (development mode, no servers needed), or on Kafka and Redis "
-        "(--store kafka://HOST:PORT?redis=URL, or --kafka and --redis; ENGINE_SEED_KEY and "
-        "IDENTITY_KEY_SECRET required). Sign up in the web app; `meldstream token --name NAME` prints "
-        "a token.",
+        "(--store kafka://HOST:PORT?redis=URL, or --kafka and --redis; ENGINE_SEED_KEY, "
+        "IDENTITY_KEY_SECRET and MATCHMAKING_FORWARD_SECRET required). Sign up in the web app; "
+        "`meldstream token --name NAME` prints a token.",
     )
     add_store_options(parser)
     parser.add_argument("--address", help="where the engine listens (default 127.0.0.1:50051)")

@@ -17,7 +17,7 @@ from rummy.identity.v1 import identity_pb2_grpc as pb_grpc
 from rummy_service import auth, logs
 from rummy_service.auth import Principal, TokenVerifier, authenticate, require, service_scope
 from rummy_service.errors import InvalidArgument, Unavailable, unary_errors
-from rummy_service.forwarding import NOT_OWNER, PartitionRouter, forwarded, metadata
+from rummy_service.forwarding import NOT_OWNER, PartitionRouter, metadata
 from rummy_service.limits import check_lengths
 from rummy_service.rate_limits import RateLimited, peer_address
 
@@ -51,7 +51,7 @@ LIMITS: Final[Mapping[str, int]] = {
 }
 """The length limit of every string field of the requests (identity.proto), by name."""
 HUMANS: Final = (auth.PLAY,)
-CLIENT_ADDRESS: Final = "meldstream-client-address"  # request metadata of a forwarded sign-in
+CLIENT_ADDRESS: Final = "meldstream-client-address"  # of a forwarded sign-in, vouched for by its marker
 SIGN_INS_FROM_ONE_ADDRESS: Final = parse_many("30/minute")
 """Sign-ins from one address, to any accounts (a guesser trying many names)."""
 LOOKUPS: Final = parse_many("60/minute")
@@ -109,7 +109,9 @@ class IdentityServicer(pb_grpc.IdentityServiceServicer):
     async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
         check_lengths(request, LIMITS)
 
-        address = metadata(context, CLIENT_ADDRESS)[:64] if forwarded(context) else ""
+        # A peer's forwarded call (its marker verifies) carries the address it was counted under;
+        # any other call's CLIENT_ADDRESS is the caller's own say, ignored.
+        address = metadata(context, CLIENT_ADDRESS)[:64] if self._router.forwarded(context, "SignIn") else ""
         if not address:  # the first instance the call reached: the caller's own address
             address = peer_address(context)
             wait = await self._accounts.limiter.retry_after(SIGN_INS_FROM_ONE_ADDRESS, "sign-in", address)

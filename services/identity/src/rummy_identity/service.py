@@ -16,7 +16,7 @@ from typing import Final
 
 from rummy.identity.v1 import identity_pb2, identity_pb2_grpc
 from rummy_service.auth import Jwks, TokenVerifier
-from rummy_service.forwarding import PartitionRouter
+from rummy_service.forwarding import ForwardMarks, PartitionRouter, forwarding_key
 from rummy_service.rate_limits import Limiter, RateLimiting
 from rummy_service.server import ServiceHost
 from rummy_store import EventLog
@@ -127,15 +127,16 @@ async def start_identity(config: IdentityConfig) -> RunningIdentity:
             revoked=lambda parts: _from_thread(loop, running, set(), parts),
         )
     owners = ownership.owner_of if ownership is not None else lambda partition: None
+    marks = ForwardMarks(forwarding_key(config.key_secret, SERVICE_NAME))  # identity's secret alone
     router = PartitionRouter(
-        lambda: store.owned, owners, identity_pb2_grpc.IdentityServiceStub, tls=config.tls
+        lambda: store.owned, owners, identity_pb2_grpc.IdentityServiceStub, marks=marks, tls=config.tls
     )
 
     async def ready() -> bool:
         return bool(store.owned) and bool(accounts.keyring.keys)
 
     verifier = TokenVerifier(Jwks(local_jwks(accounts), background=False, min_interval_s=0.0))
-    limits = RateLimiting(limiter, config.limits, verifier, services=[SERVICE_NAME])
+    limits = RateLimiting(limiter, config.limits, verifier, services=[SERVICE_NAME], forwards=marks)
     host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls, limits=limits)
     provider = Provider(config.provider) if config.provider.configured else None
     identity_pb2_grpc.add_IdentityServiceServicer_to_server(

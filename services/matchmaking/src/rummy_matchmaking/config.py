@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +14,11 @@ from rummy_service.config import (
     address_setting,
     check_address,
     connect_wait_s,
+    dev_mode,
     env_int,
     env_str,
     kafka_replication,
+    secret,
     store_location,
 )
 from rummy_service.preflight import Needs, store_needs
@@ -33,6 +36,8 @@ from rummy_matchmaking.private_tables import INVITE_TTL_S, KEEP_S
 MATCHMAKING_TOPIC = "rummy.matchmaking.events.v1"
 SCORING_TOPIC = "rummy.scoring.events.v1"
 SCORES_FILE = "scores.sqlite"  # scoring's log, in an embedded store's directory
+FORWARD_SECRET_VARIABLE = "MATCHMAKING_FORWARD_SECRET"
+DEV_FORWARD_SECRET = "meldstream-development-matchmaking-forward-secret"  # development mode only
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,8 @@ class MatchmakingConfig:
     connect_wait_s: int = DEFAULT_CONNECT_WAIT_S  # at start, for Kafka and Redis to answer
     tls: Tls = PLAINTEXT  # certificate files (rummy_service.tls): TLS on the port, and to its peers
     limits: LimitSettings = field(default_factory=LimitSettings)  # calls per account and per address
+    # The instances' key for marking calls forwarded to each other (`rummy_service.forwarding`).
+    forward_secret: str = field(default=DEV_FORWARD_SECRET, repr=False)
 
     @property
     def store(self) -> StoreLocation:
@@ -85,6 +92,16 @@ class MatchmakingConfig:
     @property
     def group_id(self) -> str:
         return self.group or f"meldstream-matchmaking.{self.topic}"
+
+
+def forward_secret(redis: str, env: Mapping[str, str] | None = None) -> str:
+    """MATCHMAKING_FORWARD_SECRET, which the instances sign forwarded calls with. Needed with Redis
+    (the owners directory: calls are forwarded between instances), where it is required outside
+    development mode; without Redis nothing is forwarded, so an unset one is a random key no call
+    can carry (never the public development value, which would let clients forge forwarded calls)."""
+    if redis or env_str(FORWARD_SECRET_VARIABLE, "", env):
+        return secret(FORWARD_SECRET_VARIABLE, DEV_FORWARD_SECRET, env, dev=dev_mode(env))
+    return secrets.token_hex(32)
 
 
 def _pairing(raw: str) -> dict[str, PairingRules]:
@@ -114,7 +131,8 @@ def _options(raw: str) -> dict[str, dict[str, int | bool | str]]:
 
 def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
     """Read MATCHMAKING_* (and MELDSTREAM_STORE or KAFKA_BOOTSTRAP and REDIS_URL, KAFKA_REPLICATION_FACTOR,
-    KAFKA_MIN_INSYNC_REPLICAS, SCORING_TOPIC, IDENTITY_ADDRESS, TLS_*).
+    KAFKA_MIN_INSYNC_REPLICAS, SCORING_TOPIC, IDENTITY_ADDRESS, TLS_*, MATCHMAKING_FORWARD_SECRET and
+    MELDSTREAM_DEV).
 
     On Kafka, Redis is optional (the owners directory); MELDSTREAM_STORE's directory holds scoring's
     log too, so that one is followed unless MATCHMAKING_SCORING_FILE names another."""
@@ -150,6 +168,7 @@ def load(env: Mapping[str, str] | None = None) -> MatchmakingConfig:
         connect_wait_s=connect_wait_s(env),
         tls=load_tls(env),
         limits=load_limits(env),
+        forward_secret=forward_secret(store.redis, env),
     )
     if config.advertised:
         check_address(config.advertised, "MATCHMAKING_ADVERTISED_ADDRESS")

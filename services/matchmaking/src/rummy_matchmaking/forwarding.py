@@ -17,10 +17,10 @@ from rummy_service.forwarding import (
     NOT_OWNER,
     ROUTE_WAIT_S,
     Context,
+    ForwardMarks,
     Owners,
     PartitionRouter,
     Relayed,
-    forwarded,
 )
 from rummy_service.tls import PLAINTEXT, Tls
 
@@ -37,9 +37,16 @@ class Router(PartitionRouter):
     """`PartitionRouter` for matchmaking's partitions, with the ticket watch that follows its queue."""
 
     def __init__(
-        self, app: MatchmakingApp, owners: Owners, wait_s: float = ROUTE_WAIT_S, tls: Tls = PLAINTEXT
+        self,
+        app: MatchmakingApp,
+        owners: Owners,
+        marks: ForwardMarks,
+        wait_s: float = ROUTE_WAIT_S,
+        tls: Tls = PLAINTEXT,
     ) -> None:
-        super().__init__(lambda: app.owned, owners, mm_grpc.MatchmakingServiceStub, wait_s=wait_s, tls=tls)
+        super().__init__(
+            lambda: app.owned, owners, mm_grpc.MatchmakingServiceStub, marks=marks, wait_s=wait_s, tls=tls
+        )
 
     async def watch(
         self,
@@ -60,9 +67,9 @@ class Router(PartitionRouter):
                 if self.serves(partition):
                     messages = local()
                 else:
-                    owner = self.owner(partition, context)
+                    owner = self.owner(partition, "WatchTicket", context)
                     if owner is not None:
-                        passed = self.forwarded_metadata(context, ())
+                        passed = self.forwarded_metadata(context, "WatchTicket", ())
                         messages = self.stub(owner).WatchTicket(request, metadata=passed)
                 if messages is not None:
                     async for message in messages:
@@ -73,7 +80,7 @@ class Router(PartitionRouter):
                     return
                 failure: ServiceError = Unavailable(NOT_OWNER, f"partition {partition} is moving: retry")
             except Unavailable as exc:
-                if exc.code != NOT_OWNER or forwarded(context):
+                if exc.code != NOT_OWNER or self.forwarded(context, "WatchTicket"):
                     raise
                 failure = exc
             except grpc.aio.AioRpcError as error:

@@ -107,7 +107,8 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         check_lengths(request, LIMITS)
         caller = self._principal(context)
         app = self._app
-        chosen = metadata(context, TICKET_ID)[:64]  # by the instance that forwarded the call
+        # Chosen by the instance that forwarded the call; a client's own choice is not taken.
+        chosen = metadata(context, TICKET_ID)[:64] if self._router.forwarded(context, "Enqueue") else ""
         ticket_id = chosen or app.new_ticket_id(request.variant, request.private_code, request.casual)
 
         async def here() -> mm.EnqueueResponse:

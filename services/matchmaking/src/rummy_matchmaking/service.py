@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rummy.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from rummy_service.consumer import ConsumerLoop
+from rummy_service.forwarding import ForwardMarks, forwarding_key
 from rummy_service.public_keys import keys_ready, verifier
 from rummy_service.rate_limits import Limiter, RateLimiting
 from rummy_service.server import ServiceHost
@@ -190,13 +191,18 @@ async def start_matchmaking(config: MatchmakingConfig) -> RunningMatchmaking:
 
     if ownership is not None:
         app.claimed_elsewhere = ownership.claimed_elsewhere
+    marks = ForwardMarks(forwarding_key(config.forward_secret, SERVICE_NAME))
     limits = RateLimiting(
-        Limiter(config.redis, config.key_prefix), config.limits, tokens, services=[SERVICE_NAME]
+        Limiter(config.redis, config.key_prefix),
+        config.limits,
+        tokens,
+        services=[SERVICE_NAME],
+        forwards=marks,
     )
     await keys_ready(tokens)  # fetched before the first call (a first health check may not ask yet)
     host = ServiceHost(config.address, [SERVICE_NAME], ready, tls=config.tls, limits=limits)
     owners = ownership.owner_of if ownership is not None else lambda partition: None
-    router = Router(app, owners, tls=config.tls)
+    router = Router(app, owners, marks, tls=config.tls)
     matchmaking_pb2_grpc.add_MatchmakingServiceServicer_to_server(
         MatchmakingServicer(app, tokens, router), host.server
     )
