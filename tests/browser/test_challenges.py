@@ -70,6 +70,21 @@ def _button(item: WebElement, action: str) -> WebElement:
     return item.find_element(By.CSS_SELECTOR, f"button[data-action='{action}']")
 
 
+def _press(browser: WebDriver, list_id: str, showing: str, action: str, key: str = "") -> None:
+    """Press `action` on the item of `list_id` showing `showing` (with `key`, else a click), once the
+    item is there; a list redrawn by the account's next event in between is looked up again."""
+
+    def pressed(driver: WebDriver) -> bool:
+        item = next((i for i in _items(driver, list_id) if showing in i.text), None)
+        if item is None:
+            return False
+        button = _button(item, action)
+        button.send_keys(key) if key else button.click()
+        return True
+
+    until(browser, pressed)
+
+
 def _seeded(browser: WebDriver) -> set[str]:
     """Who the page's log says sent a seed (names without the marks that isolate them)."""
     lines = browser.execute_script(
@@ -121,22 +136,19 @@ def test_one_person_challenges_another_who_declines_then_accepts_and_both_reach_
     assert "You challenged <b>Dora</b>: Rummy 500, 60 s a turn · waiting for an answer" in mine.text
     screenshot(friend, "challenge-received")
     assert _axe(friend) == []  # the lobby with a challenge shown: no serious or critical violation
-    _button(first, "decline").click()
+    _press(friend, "challenges-in", "challenges you", "decline")
     until(browser, lambda d: "· declined" in d.find_element(By.ID, "challenges-out").text)
     until(friend, lambda d: not _items(d, "challenges-in"))
 
     # The second, canceled by the challenger: gone from the other's list.
     _challenge(browser, dora)
     until(friend, lambda d: _items(d, "challenges-in"))
-    waiting = next(i for i in _items(browser, "challenges-out") if "waiting" in i.text)
-    _button(waiting, "cancel").click()
+    _press(browser, "challenges-out", "waiting", "cancel")
     until(friend, lambda d: "No one has challenged you." in d.find_element(By.ID, "challenges-in").text)
 
     # The third, accepted from the keyboard: both pages move to the game.
     _challenge(browser, dora)
-    until(friend, lambda d: _items(d, "challenges-in"))
-    (third,) = _items(friend, "challenges-in")
-    _button(third, "accept").send_keys(Keys.SPACE)
+    _press(friend, "challenges-in", "challenges you", "accept", Keys.SPACE)
     (game, seat), (same, friend_seat) = _game(browser), _game(friend)
     assert game == same and (seat, friend_seat) == (0, 1)
     for person, other in ((browser, "<b>Dora</b>"), (friend, "<i>Cleo</i>")):  # each page sent its own
