@@ -223,7 +223,7 @@ def screenshot(browser: WebDriver, name: str) -> Path:
 def story(browser: WebDriver, platform: Platform) -> str:
     """What a failed play test needs to be understood later: the page's move log (newest first, moves
     the engine played for a seat marked), its message, its console, and the platform's last lines."""
-    log = browser.execute_script("return document.getElementById('log').innerText") or ""
+    log = browser.execute_script("return document.getElementById('log')?.innerText") or ""
     message = browser.find_element(By.ID, "message").text
     console = browser.execute("getLog", {"type": "browser"})["value"]
     return (

@@ -44,10 +44,11 @@ from rummy_client.bots import BotPlayer
 from rummy_client.identity import IdentityClient, RenewingToken
 from rummy_identity.testing import PASSWORD
 from rummy_service.text import printable
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from .conftest import Platform, console_errors, game_over, screenshot, sign_in, until
+from .conftest import Platform, console_errors, game_over, screenshot, sign_in, story, until
 
 pytestmark = pytest.mark.slow
 NAMES = (
@@ -167,7 +168,11 @@ def test_the_lobby_the_table_and_the_spectator_view(
 
     browser.get(f"{platform.url}/#/watch/{LIVE}")
     browser.refresh()
-    until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats .seat")) == 6)
+    try:
+        until(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#seats .seat")) == 6)
+    except TimeoutException as failure:  # seen once in a whole run, never alone: say what was shown
+        seats = len(browser.find_elements(By.CSS_SELECTOR, "#seats .seat"))
+        raise AssertionError(f"{seats} seats shown, not 6\n{story(browser, platform)}") from failure
     _check(browser, "#table-page")
     override = browser.find_elements(By.CSS_SELECTOR, "#seats .seat")[3].text  # the name that overrides
     assert re.fullmatch(r"evil · \d+ cards · score 0( \d+:\d\d)?", override), override  # and its clock
