@@ -22,6 +22,10 @@ pytest_plugins = ["rummy_infra.pytest_plugin"]
 # test sets a seed window itself (tests/e2e/test_seed_contributions.py): tests that create a game and
 # act at once must not wait for seeds no one sends.
 os.environ.setdefault("ENGINE_SEED_WINDOW_MS", "0")
+# Nor do they keep a dropped seat for a grace (meldstream M3) unless a test asks for one
+# (tests/browser/test_disconnect.py, the engine's test_presence.py): many tests leave a table mid-game,
+# and a seat's turns waiting out a grace would slow the games they go on to watch.
+os.environ.setdefault("ENGINE_DISCONNECT_GRACE_MS", "0")
 
 
 @pytest.fixture(scope="session")
