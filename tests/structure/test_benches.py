@@ -7,10 +7,11 @@ Each check is also run on a case that breaks it, so none passes by finding nothi
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from .imports import importing
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHES = ROOT / "benches" / "src" / "meldstream_benches"
@@ -36,17 +37,7 @@ def bench_modules(paths: Iterable[Path]) -> list[str]:
 
 def bench_imports(source: str) -> list[int]:
     """Lines of `source` importing the benchmarks or a peer only they use."""
-    lines = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules = [node.module]
-        elif isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        else:
-            continue
-        if any(module.split(".")[0] in BENCH_ONLY_IMPORTS for module in modules):
-            lines.append(node.lineno)
-    return lines
+    return importing(source, BENCH_ONLY_IMPORTS)
 
 
 def make_bench_modules(makefile: str) -> list[str]:

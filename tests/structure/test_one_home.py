@@ -23,6 +23,8 @@ from rummy_contracts.wire import OUT_OF_TURN_KINDS
 from rummy_rules.out_of_turn import OUT_OF_TURN, OUT_OF_TURN_OPENERS
 from rummy_rules.state import MAX_SEATS
 
+from .imports import importing
+
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "libs" / "rummy_rules" / "src" / "rummy_rules" / "out_of_turn.py"
 STATIC = ROOT / "services" / "web" / "src" / "meldstream_web" / "static"
@@ -142,17 +144,7 @@ SCRIPT_PHASE = re.compile(r"phase\s*[!=]==?\s*\d|\d\s*[!=]==?\s*[\w.]*phase\b")
 
 def service_imports(source: str) -> list[int]:
     """Lines of `source` importing rummy_service."""
-    lines = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules = [node.module]
-        elif isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        else:
-            continue
-        if any(module.split(".")[0] == "rummy_service" for module in modules):
-            lines.append(node.lineno)
-    return lines
+    return importing(source, {"rummy_service"})
 
 
 def _found(check: Callable[[str], list[int]], paths: Iterable[Path]) -> list[str]:
