@@ -12,6 +12,7 @@ import base64
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -163,6 +164,28 @@ def test_keys_are_fetched_again_for_a_key_the_set_lacks_but_not_more_often_than_
         tokens.verify(rotated, NOW)  # asked again too soon: the set is as fetched
     clock[0] = 11.0
     assert tokens.verify(rotated, NOW).subject == "u1" and fetched == [0.0, 11.0]
+
+
+def test_keys_missed_at_start_are_fetched_once_for_a_crowd_of_first_calls() -> None:
+    """Identity too slow for a service's start: the keys are fetched again by the first calls, one
+    fetch for all those that arrive while it is under way (the rest wait for its outcome)."""
+    document = json.dumps({"keys": [KEY.as_dict(private=False)]})
+    answers = [ConnectionError("identity did not give its keys (DEADLINE_EXCEEDED)")]
+    calls: list[int] = []
+
+    def fetch() -> tuple[str, float]:
+        calls.append(len(calls))
+        if answers:
+            raise answers.pop()
+        time.sleep(0.3)  # identity slow: the other first calls arrive while this is under way
+        return document, 3600.0
+
+    jwks = Jwks(fetch, background=False)
+    assert not jwks.load_if_missing() and calls == [0]  # the fetch at start failed: no keys, no raise
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: jwks.load_if_missing(), range(8)))
+    assert outcomes == [True] * 8 and len(calls) == 2
+    assert TokenVerifier(jwks).verify(signed(), NOW).subject == "u1"
 
 
 def test_identitys_own_tokens_pass_and_renew(identity: IdentityProcess) -> None:

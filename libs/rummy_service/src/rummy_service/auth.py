@@ -160,6 +160,8 @@ class Jwks:
         self._asked_at = -min_interval_s
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._first = threading.Lock()
+        self._tries = 0
         self.document = '{"keys": []}'
         """The last set as fetched, served again by the gateway at /.well-known/jwks.json."""
 
@@ -174,6 +176,20 @@ class Jwks:
             self._fresh_until = self._fetched_at + max_age
         if self._background:
             self._start()  # from the first set on, it is kept fresh in the background
+
+    def load_if_missing(self) -> bool:
+        """Whether a set is held, fetching it now on the calling thread if not. Callers that arrive
+        while a fetch is under way wait for it and take its outcome, so a crowd of first calls while
+        identity is slow makes one fetch, not one each."""
+        if self.loaded:
+            return True
+        tries = self._tries
+        with self._first:
+            if not self.loaded and self._tries == tries:
+                self._tries += 1
+                with contextlib.suppress(Exception):  # identity away: the caller is told by `loaded`
+                    self.refresh()
+        return self.loaded
 
     def keys_for(self, kid: str) -> KeySet:
         """The set, if it holds `kid` (else AuthError, and the set is fetched again soon)."""

@@ -59,11 +59,6 @@ def verifier(address: str, tls: Tls = PLAINTEXT) -> TokenVerifier:
 
 
 async def keys_ready(tokens: TokenVerifier) -> bool:
-    """Whether the verifier holds keys, fetching them once if not (for a service's health probe: a
-    service that cannot check a token cannot serve a call)."""
-    if not tokens.jwks.loaded:
-        try:
-            await asyncio.to_thread(tokens.jwks.refresh)
-        except Exception:
-            return False
-    return True
+    """Whether the verifier holds keys, fetching them (off the loop) if not: for a service's health
+    probe (a service that cannot check a token cannot serve a call) and before a call is verified."""
+    return tokens.jwks.loaded or await asyncio.to_thread(tokens.jwks.load_if_missing)

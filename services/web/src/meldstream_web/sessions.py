@@ -25,6 +25,7 @@ from typing import Final
 import grpc
 from rummy_client.identity import Grant, IdentityClient
 from rummy_service.auth import AuthError, Principal, TokenVerifier
+from rummy_service.public_keys import keys_ready
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -71,6 +72,9 @@ class Sessions:
     async def caller(self, request: Request) -> Caller:
         """The caller of `request`: its bearer token, or its session's access token (renewed here
         when it expired; the new one is set on the answer by `set_cookies`)."""
+        # Keys missed at start (identity slow or away then) are fetched once more here, off the loop,
+        # rather than failing every call until the background retry, or renewing a good session.
+        await keys_ready(self._tokens)
         scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and bearer:
             return Caller(bearer, self._verify(bearer))
