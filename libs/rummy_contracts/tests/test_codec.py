@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import typing
 
 import pytest
 from rummy.game.v1 import events_pb2
@@ -20,7 +21,7 @@ from rummy_contracts.facts import (
     TimeBankUsed,
     TurnTimedOut,
 )
-from rummy_rules import bots
+from rummy_rules import bots, commands
 from rummy_rules.cards import Suit, parse_cards
 from rummy_rules.events import DealEnded, Event, JokerSwapped, SeatForfeited
 from rummy_rules.game import decide, evolve, legal_actions, start
@@ -115,6 +116,13 @@ def test_legal_actions_round_trip_through_action_messages() -> None:
                 state = evolve(state, event)
 
 
+def test_every_rules_command_has_the_action_case_of_its_own_name() -> None:
+    """The codec maps commands by name (one with only cards and numbers needs no code of its own):
+    each command of the rules must have its case in `Action.kind`, and each case a command."""
+    cases = {field.name for field in gs.Action.DESCRIPTOR.oneofs_by_name["kind"].fields}
+    assert cases == {wire.case_name(cls.__name__) for cls in typing.get_args(commands.Command)}
+
+
 def test_out_of_turn_kinds_name_the_rules_out_of_turn_commands_on_the_wire() -> None:
     kinds = {wire.command_to_pb(command(0)).WhichOneof("kind") for command in OUT_OF_TURN}
     assert wire.OUT_OF_TURN_KINDS == kinds == {"buy_discard", "pass_buy"}
@@ -129,6 +137,7 @@ def test_out_of_turn_kinds_name_the_rules_out_of_turn_commands_on_the_wire() -> 
     [
         gs.Action(),
         gs.Action(discard=gs.Discard()),
+        gs.Action(pick_from_pile=gs.PickFromPile(index=2, lay_off=gs.LayOff(meld=0))),
         gs.Action(discard=gs.Discard(card=events_pb2.Card(rank=14, suit=events_pb2.SUIT_HEARTS))),
         gs.Action(discard=gs.Discard(card=events_pb2.Card(rank=5, suit=events_pb2.SUIT_UNSPECIFIED))),
         gs.Action(lay_melds=gs.LayMelds()),

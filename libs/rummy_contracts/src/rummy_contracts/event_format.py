@@ -14,31 +14,17 @@ inside events use `wire`.
 from __future__ import annotations
 
 import dataclasses
-import re
-import types
 import typing
 from collections.abc import Iterable
 from typing import Any, Final
 
-from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2 as ev
 from rummy_rules import events
-from rummy_rules.cards import Card
-from rummy_rules.melds import Meld
 from rummy_store import EventRecord
 from rummy_store.config_errors import OtherFormat
 
 from rummy_contracts import facts
-from rummy_contracts.wire import (
-    CodecError,
-    card_from_pb,
-    card_to_pb,
-    cards_from_pb,
-    meld_from_pb,
-    meld_to_pb,
-    option_from_pb,
-    options_to_pb,
-)
+from rummy_contracts.wire import CodecError, case_name, decode_field, encode_field, type_hints
 
 SCHEMA_VERSION: Final = 2
 """The event format of a game's records (header `schema-version`, `GameEvent.schema_version`).
@@ -80,25 +66,11 @@ def check_format(record: EventRecord, where: str = "") -> None:
 # --- events: by name and field type ----------------------------------------------------------------
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-_HINTS: dict[str, dict[str, Any]] = {}
-
-
-def _hints(cls: type[Any]) -> dict[str, Any]:
-    hints = _HINTS.get(cls.__name__)
-    if hints is None:
-        hints = _HINTS[cls.__name__] = typing.get_type_hints(cls)
-    return hints
-
-
 Logged = events.Event | facts.Fact
 """What a game's stream holds: rules events and the engine's facts."""
 
 EVENT_CLASSES: Final[dict[str, type[Any]]] = {
-    _snake(cls.__name__): cls for cls in (*typing.get_args(events.Event), *typing.get_args(facts.Fact))
+    case_name(cls.__name__): cls for cls in (*typing.get_args(events.Event), *typing.get_args(facts.Fact))
 }
 """oneof case name -> event class, for every rules event and engine fact."""
 
@@ -108,57 +80,10 @@ def rules_events(logged: Iterable[Logged]) -> list[events.Event]:
     return [event for event in logged if not isinstance(event, facts.Fact)]
 
 
-def _encode_field(target: Message, name: str, hint: Any, value: Any) -> None:
-    if value is None:
-        return
-    if name == "options":
-        options_to_pb(getattr(target, name), value)
-    elif isinstance(value, Card):
-        getattr(target, name).CopyFrom(card_to_pb(value))
-    elif isinstance(value, Meld):
-        getattr(target, name).CopyFrom(meld_to_pb(value))
-    elif isinstance(value, tuple):
-        items = [
-            card_to_pb(v) if isinstance(v, Card) else meld_to_pb(v) if isinstance(v, Meld) else v
-            for v in value
-        ]
-        getattr(target, name).extend(items)
-    else:
-        setattr(target, name, value)
-
-
-def _decode_field(message: Message, name: str, hint: Any) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if len(inner) == 1:
-            if not message.HasField(name):
-                return None
-            return _decode_field(message, name, inner[0])
-    if name == "options":
-        return tuple(sorted((key, option_from_pb(value)) for key, value in getattr(message, name).items()))
-    if hint is Card:
-        return card_from_pb(getattr(message, name))
-    if hint is Meld:
-        return meld_from_pb(getattr(message, name))
-    if origin is tuple:
-        (item,) = {arg for arg in typing.get_args(hint) if arg is not Ellipsis}
-        values = getattr(message, name)
-        if item is Card:
-            return cards_from_pb(values)
-        if item is Meld:
-            return tuple(meld_from_pb(v) for v in values)
-        return tuple(values)
-    value = getattr(message, name)
-    if hint is int and not isinstance(value, int):
-        raise CodecError(f"{name}: expected an integer")
-    return value
-
-
 def event_to_pb(event: Logged, envelope: ev.GameEvent) -> ev.GameEvent:
     """Fill `envelope`'s oneof case from a rules event or engine fact (the envelope is the caller's)."""
     cls = type(event)
-    case = _snake(cls.__name__)
+    case = case_name(cls.__name__)
     body = getattr(envelope, case)
     body.SetInParent()
     on_wire = body.DESCRIPTOR.fields_by_name
@@ -170,7 +95,7 @@ def event_to_pb(event: Logged, envelope: ev.GameEvent) -> ev.GameEvent:
             if value == field.default:
                 continue
             raise CodecError(f"{cls.__name__}.{field.name}={value!r} has no field in events.proto")
-        _encode_field(body, field.name, _hints(cls)[field.name], value)
+        encode_field(body, field.name, type_hints(cls)[field.name], value)
     return envelope
 
 
@@ -184,10 +109,10 @@ def event_from_pb(envelope: ev.GameEvent) -> Logged:
     if cls is None:
         raise CodecError(f"no rules event for case {case!r}")
     body = getattr(envelope, case or "")
-    hints = _hints(cls)
+    hints = type_hints(cls)
     on_wire = body.DESCRIPTOR.fields_by_name
     values = {
-        f.name: _decode_field(body, f.name, hints[f.name])
+        f.name: decode_field(body, f.name, hints[f.name])
         for f in dataclasses.fields(cls)
         if f.name in on_wire or f.default is dataclasses.MISSING  # a missing field keeps its default
     }
@@ -218,4 +143,4 @@ def event_of(record: EventRecord) -> Logged:
 
 def event_type(event: Logged) -> str:
     """The oneof case name of an event (also the log's `event-type` header)."""
-    return _snake(type(event).__name__)
+    return case_name(type(event).__name__)

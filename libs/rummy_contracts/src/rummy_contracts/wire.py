@@ -2,7 +2,9 @@
 
 One codec for the engine (which decodes clients' actions strictly and lists legal actions as messages),
 for Python clients and bots (which weigh the engine's legal actions as rules commands), and for
-matchmaking and scoring (table options): a client must produce exactly what the engine parses. Events
+matchmaking and scoring (table options): a client must produce exactly what the engine parses. An
+action whose fields are cards and numbers is mapped by name and field type, like events (a new one
+needs its message in the protos and no code here); those with nested melds and layoffs by hand. Events
 are in `event_format`; views, which only the engine renders, in `rummy_engine.rendering`. Malformed
 input raises `CodecError`.
 """
@@ -10,9 +12,13 @@ input raises `CodecError`.
 from __future__ import annotations
 
 import functools
+import re
+import types
+import typing
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+from google.protobuf.message import Message
 from rummy.game.v1 import events_pb2 as ev
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_rules import commands
@@ -109,6 +115,74 @@ def option_from_pb(message: ev.OptionValue) -> OptionValue:
     return value
 
 
+# --- fields by name and type: events, and actions with no shape of their own ----------------------
+
+
+def case_name(name: str) -> str:
+    """The oneof case (and message field) name of a rules class: `CardDrawn` -> `card_drawn`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+_HINTS: Final[dict[type[Any], dict[str, Any]]] = {}
+
+
+def type_hints(cls: type[Any]) -> dict[str, Any]:
+    """A dataclass's field types, resolved once (a fixed set of classes: the rules' and the facts')."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def encode_field(target: Message, name: str, hint: Any, value: Any) -> None:
+    """Set field `name` of `target` from a rules value (a card, meld, option set, tuple or scalar)."""
+    if value is None:
+        return
+    if name == "options":
+        options_to_pb(getattr(target, name), value)
+    elif isinstance(value, Card):
+        getattr(target, name).CopyFrom(card_to_pb(value))
+    elif isinstance(value, Meld):
+        getattr(target, name).CopyFrom(meld_to_pb(value))
+    elif isinstance(value, tuple):
+        items = [
+            card_to_pb(v) if isinstance(v, Card) else meld_to_pb(v) if isinstance(v, Meld) else v
+            for v in value
+        ]
+        getattr(target, name).extend(items)
+    else:
+        setattr(target, name, value)
+
+
+def decode_field(message: Message, name: str, hint: Any) -> Any:
+    """The rules value of field `name` of `message`, typed as `hint` says."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(inner) == 1:
+            if not message.HasField(name):
+                return None
+            return decode_field(message, name, inner[0])
+    if name == "options":
+        return tuple(sorted((key, option_from_pb(value)) for key, value in getattr(message, name).items()))
+    if hint is Card:
+        return card_from_pb(getattr(message, name))
+    if hint is Meld:
+        return meld_from_pb(getattr(message, name))
+    if origin is tuple:
+        (item,) = {arg for arg in typing.get_args(hint) if arg is not Ellipsis}
+        values = getattr(message, name)
+        if item is Card:
+            return cards_from_pb(values)
+        if item is Meld:
+            return tuple(meld_from_pb(v) for v in values)
+        return tuple(values)
+    value = getattr(message, name)
+    if hint is int and not isinstance(value, int):
+        raise CodecError(f"{name}: expected an integer")
+    return value
+
+
 # --- actions ---------------------------------------------------------------------------------------
 
 _END_FROM_PB: Final = {gs.RUN_END_UNSPECIFIED: None, gs.RUN_END_LOW: End.LOW, gs.RUN_END_HIGH: End.HIGH}
@@ -147,13 +221,65 @@ def _then_from_pb(
     return None
 
 
+_COMMANDS: Final[dict[str, type[Any]]] = {
+    case_name(cls.__name__): cls for cls in typing.get_args(commands.Command)
+}
+"""`Action.kind` case name -> rules command class: every command has the case of its own name."""
+
+
+class _ByName:
+    """The codec of a command whose message holds its fields (all but the seat) by name and type: a
+    new action of that shape needs its message in the protos and nothing here. Built once per command
+    class, as legal-action lists encode a dozen commands for every view."""
+
+    def __init__(self, cls: type[Any]) -> None:
+        self.cls = cls
+        self.kind = case_name(cls.__name__)
+        field = gs.Action.DESCRIPTOR.fields_by_name.get(self.kind)
+        if field is None or field.message_type is None:
+            raise CodecError(f"the API has no action message for {cls.__name__} yet")
+        self.message: Any = getattr(gs, field.message_type.name)
+        self.fields = [(name, hint) for name, hint in type_hints(cls).items() if name != "seat"]
+        on_wire = field.message_type.fields_by_name
+        for name, _ in self.fields:
+            if name not in on_wire:
+                raise CodecError(f"{self.kind}: the protos carry no {name}")
+        self.required = [
+            name
+            for name, hint in self.fields
+            if on_wire[name].message_type is not None
+            and not on_wire[name].is_repeated
+            and type(None) not in typing.get_args(hint)
+        ]
+
+    def encode(self, command: commands.Command) -> gs.Action:
+        body = self.message()
+        for name, hint in self.fields:
+            encode_field(body, name, hint, getattr(command, name))
+        return gs.Action(**{self.kind: body})
+
+    def decode(self, seat: int, message: Message) -> commands.Command:
+        for name in self.required:
+            if not message.HasField(name):
+                raise CodecError(f"{self.kind} needs {'a ' + name if name == 'card' else name}")
+        values = {name: decode_field(message, name, hint) for name, hint in self.fields}
+        command: commands.Command = self.cls(seat, **values)
+        return command
+
+
+_BY_NAME: Final[dict[type[Any], _ByName]] = {}
+
+
+def _by_name(cls: type[Any]) -> _ByName:
+    codec = _BY_NAME.get(cls)
+    if codec is None:
+        codec = _BY_NAME[cls] = _ByName(cls)
+    return codec
+
+
 def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
     """The rules command for `seat`; CodecError when the action is empty or malformed."""
     kind = action.WhichOneof("kind")
-    if kind == "draw_from_stock":
-        return commands.DrawFromStock(seat)
-    if kind == "take_discard":
-        return commands.TakeDiscard(seat)
     if kind == "lay_melds":
         melds, kinds = _melds_from_pb(action.lay_melds.melds)
         return commands.LayMelds(seat, melds, kinds)
@@ -164,17 +290,9 @@ def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
         if not swap.cards:
             raise CodecError("a joker swap needs the card(s) given for the joker")
         return commands.SwapJoker(seat, swap.meld, cards_from_pb(swap.cards), _then_from_pb(seat, swap))
-    if kind == "discard":
-        if not action.discard.HasField("card"):
-            raise CodecError("a discard needs a card")
-        return commands.Discard(seat, card_from_pb(action.discard.card))
     if kind == "pick_from_pile":
         pick = action.pick_from_pile
         return commands.PickFromPile(seat, pick.index, _then_from_pb(seat, pick))
-    if kind == "buy_discard":
-        return commands.BuyDiscard(seat)
-    if kind == "pass_buy":
-        return commands.PassBuy(seat)
     if kind == "go_out":
         out = action.go_out
         melds = tuple(cards_from_pb(meld.cards) for meld in out.melds)
@@ -182,7 +300,12 @@ def command_from_pb(seat: int, action: gs.Action) -> commands.Command:
         layoffs = tuple(_lay_off_from_pb(seat, layoff) for layoff in out.layoffs)
         discard = card_from_pb(out.discard) if out.HasField("discard") else None
         return commands.GoOut(seat, melds, kinds, layoffs, discard)
-    raise CodecError("the action is empty: set exactly one kind")
+    if kind is None:
+        raise CodecError("the action is empty: set exactly one kind")
+    cls = _COMMANDS.get(kind)
+    if cls is None:
+        raise CodecError(f"no rules command for action {kind!r}")
+    return _by_name(cls).decode(seat, getattr(action, kind))
 
 
 def _meld_cards_to_pb(
@@ -211,10 +334,6 @@ def _then_to_pb(
 
 def command_to_pb(command: commands.Command) -> gs.Action:
     """The action message a client sends for `command` (used for legal-action lists and by bots)."""
-    if isinstance(command, commands.DrawFromStock):
-        return gs.Action(draw_from_stock=gs.DrawFromStock())
-    if isinstance(command, commands.TakeDiscard):
-        return gs.Action(take_discard=gs.TakeDiscard())
     if isinstance(command, commands.LayMelds):
         return gs.Action(lay_melds=gs.LayMelds(melds=_meld_cards_to_pb(command.melds, command.kinds)))
     if isinstance(command, commands.LayOff):
@@ -227,14 +346,8 @@ def command_to_pb(command: commands.Command) -> gs.Action:
         pick = gs.PickFromPile(index=command.index)
         _then_to_pb(pick, command.then)
         return gs.Action(pick_from_pile=pick)
-    if isinstance(command, commands.BuyDiscard):
-        return gs.Action(buy_discard=gs.BuyDiscard())
-    if isinstance(command, commands.PassBuy):
-        return gs.Action(pass_buy=gs.PassBuy())
-    if isinstance(command, commands.Discard):
-        return gs.Action(discard=gs.Discard(card=card_to_pb(command.card)))
     if not isinstance(command, commands.GoOut):
-        raise CodecError(f"the API has no action message for {type(command).__name__} yet")
+        return _by_name(type(command)).encode(command)
     out = gs.GoOut(
         melds=_meld_cards_to_pb(command.melds, command.kinds),
         layoffs=[_lay_off_to_pb(layoff) for layoff in command.layoffs],
