@@ -23,8 +23,8 @@ from kafka import KafkaConsumer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
+from rummy_contracts.projection import EngineState, GameProjection
 from rummy_engine.audit import action_leaks, leaks, states_by_seq
-from rummy_engine.projection import EngineState, GameProjection
 from rummy_engine.seeds import game_seed
 from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port

@@ -23,7 +23,7 @@ import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
-from rummy_engine.projection import EngineState, GameProjection
+from rummy_contracts.projection import EngineState, GameProjection
 from rummy_identity.testing import IdentityProcess, Player
 from rummy_infra.local import free_port, restartable_redis
 from rummy_infra.serving import ServiceProcess

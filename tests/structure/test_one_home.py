@@ -6,7 +6,11 @@ services/*/src and the page's JavaScript) are read, never run, for the ways each
   `out_of_turn` from /api/variants);
 - the seat limit: `rummy_rules.state.MAX_SEATS`, never `range(8)` or `range(9)` again;
 - a phase is compared by its enum's name, never by its number (`phase == 4`);
-- rummy_contracts, which services build on, imports nothing of the service layer (rummy_service).
+- rummy_contracts, which services build on, imports nothing of the service layer (rummy_service) and
+  no service;
+- how a game's log is folded (`rummy_contracts.projection`) is the contracts', so no service but the
+  engine imports the engine, save the command line, which starts engines (`meldstream run`): it may
+  import their launch and operator modules only (`CLI_MAY_IMPORT`), never how a game is folded or shown.
 Each check is also run on a snippet that breaks it, so none passes by finding nothing.
 """
 
@@ -15,7 +19,8 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
 from rummy_contracts import house
@@ -23,12 +28,17 @@ from rummy_contracts.wire import OUT_OF_TURN_KINDS
 from rummy_rules.out_of_turn import OUT_OF_TURN, OUT_OF_TURN_OPENERS
 from rummy_rules.state import MAX_SEATS
 
-from .imports import importing
+from .imports import imported, importing
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "libs" / "rummy_rules" / "src" / "rummy_rules" / "out_of_turn.py"
 STATIC = ROOT / "services" / "web" / "src" / "meldstream_web" / "static"
 CONTRACTS = ROOT / "libs" / "rummy_contracts"
+SERVICES = ROOT / "services"
+ENGINE, CLI = "rummy_engine", "meldstream_cli"
+CLI_MAY_IMPORT = frozenset({"config", "engine", "seeds", "stores", "refusals", "verify"})
+"""The engine's modules the command line may import: to configure and start engines, read the
+refusals stream and verify shuffles for the operator."""
 
 # The sets a second list would restate: the commands, their opening events, their wire names.
 OUT_OF_TURN_SETS = (
@@ -142,9 +152,30 @@ def _name(node: ast.Attribute | ast.Name) -> str:
 SCRIPT_PHASE = re.compile(r"phase\s*[!=]==?\s*\d|\d\s*[!=]==?\s*[\w.]*phase\b")
 
 
-def service_imports(source: str) -> list[int]:
-    """Lines of `source` importing rummy_service."""
-    return importing(source, {"rummy_service"})
+def _service_packages() -> dict[str, Path]:
+    """Each service's top-level package and its folder (services/*/src/<package>)."""
+    return {init.parent.name: init.parent for init in sorted(SERVICES.glob("*/src/*/__init__.py"))}
+
+
+def contract_imports(source: str) -> list[int]:
+    """Lines of `source` importing the service layer (rummy_service) or a service."""
+    return importing(source, {"rummy_service", *_service_packages()})
+
+
+def engine_imports(source: str, allowed: Collection[str] = ()) -> list[int]:
+    """Lines of `source` importing the engine, other than its modules named in `allowed` (`config` for
+    `rummy_engine.config`)."""
+    lines = set()
+    for line, name in imported(source):
+        parts = name.split(".")
+        if parts[0] == ENGINE and (len(parts) == 1 or parts[1] not in allowed):
+            lines.add(line)
+    return sorted(lines)
+
+
+def _dependencies(pyproject: Path) -> tuple[str, list[str]]:
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    return project["name"], project.get("dependencies", [])
 
 
 def _found(check: Callable[[str], list[int]], paths: Iterable[Path]) -> list[str]:
@@ -172,10 +203,28 @@ def test_phases_are_compared_by_name() -> None:
     assert not [f"{name}: {m.group()}" for name, text in texts.items() for m in SCRIPT_PHASE.finditer(text)]
 
 
-def test_the_contracts_do_not_import_the_service_layer() -> None:
-    assert not _found(service_imports, sorted((CONTRACTS / "src").rglob("*.py")))
-    project = tomllib.loads((CONTRACTS / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    assert "rummy-service" not in project["dependencies"]
+def test_the_contracts_import_neither_the_service_layer_nor_a_service() -> None:
+    assert not _found(contract_imports, sorted((CONTRACTS / "src").rglob("*.py")))
+    services = {_dependencies(pyproject)[0] for pyproject in SERVICES.glob("*/pyproject.toml")}
+    assert "rummy-engine" in services, "the check no longer finds the services' distributions"
+    _, dependencies = _dependencies(CONTRACTS / "pyproject.toml")
+    assert not {"rummy-service", *services} & set(dependencies)
+
+
+def test_no_service_but_the_engine_and_its_launcher_imports_the_engine() -> None:
+    packages = _service_packages()
+    assert {ENGINE, CLI} <= set(packages), "the check no longer finds the packages it names"
+    assert all((packages[ENGINE] / f"{module}.py").is_file() for module in CLI_MAY_IMPORT)
+    found = []
+    for name, folder in packages.items():
+        if name != ENGINE:
+            check = partial(engine_imports, allowed=CLI_MAY_IMPORT if name == CLI else ())
+            found += _found(check, sorted(folder.rglob("*.py")))
+    assert not found
+    for pyproject in sorted(SERVICES.glob("*/pyproject.toml")):
+        name, dependencies = _dependencies(pyproject)
+        if name not in ("rummy-engine", "meldstream"):  # the command line starts engines
+            assert "rummy-engine" not in dependencies, name
 
 
 def test_each_check_finds_what_it_forbids() -> None:
@@ -190,4 +239,14 @@ def test_each_check_finds_what_it_forbids() -> None:
     assert phase_numbers("if view.phase == 4:\n    pass\nok = view.phase == gs.PHASE_DRAW\n") == [1]
     assert SCRIPT_PHASE.search("if (view.phase === 4) return;")
     assert not SCRIPT_PHASE.search('view.phase === "PHASE_GAME_OVER"')
-    assert service_imports("import json\nfrom rummy_service.config import OtherFormat\n") == [2]
+    assert contract_imports("import json\nfrom rummy_service.config import OtherFormat\n") == [2]
+    assert contract_imports("from rummy_engine.projection import Table\nimport meldstream_web.export\n") == [
+        1,
+        2,
+    ]
+    assert not contract_imports("from rummy_contracts.facts import Fact\nimport rummy_store\n")
+    breaking = "import json\nfrom rummy_engine.projection import EngineState\nimport rummy_engine\n"
+    assert engine_imports(breaking) == [2, 3]
+    assert engine_imports(breaking, CLI_MAY_IMPORT) == [2, 3]
+    assert engine_imports("from rummy_engine import config, rendering\n", CLI_MAY_IMPORT) == [1]
+    assert not engine_imports("from rummy_engine import config\nimport rummy_engine.seeds\n", CLI_MAY_IMPORT)

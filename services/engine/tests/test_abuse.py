@@ -12,9 +12,9 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import GameClient
 from rummy_contracts.facts import TableSeated
+from rummy_contracts.projection import COMMANDS_KEPT, GameProjection
 from rummy_engine import limits
 from rummy_engine.engine import RunningEngine
-from rummy_engine.projection import COMMANDS_KEPT, GameProjection
 from rummy_rules.commands import BuyDiscard
 from rummy_rules.events import BuyGranted
 from rummy_rules.game import decide, legal_actions, start

@@ -11,9 +11,9 @@ import pytest
 from rummy.game.v1 import events_pb2
 from rummy_contracts.event_format import SCHEMA_VERSION, Logged, OtherEventFormat, envelope, event_type
 from rummy_contracts.facts import TableSeated
+from rummy_contracts.projection import GameProjection
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import start_engine
-from rummy_engine.projection import GameProjection
 from rummy_infra.serving import refused_at_start
 from rummy_rules import bots
 from rummy_rules.simulate import simulate

@@ -15,9 +15,9 @@ import pytest
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_contracts import event_format
+from rummy_contracts.projection import GameProjection
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
-from rummy_engine.projection import GameProjection
 from rummy_rules.game import replay
 
 from .conftest import People

@@ -7,7 +7,7 @@ import hashlib
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import wire
 from rummy_contracts.facts import TableSeated
-from rummy_engine.projection import GameProjection
+from rummy_contracts.projection import GameProjection
 from rummy_engine.rendering import render, stream_update, view_to_pb
 from rummy_engine.streams import Update
 from rummy_rules import bots

@@ -11,9 +11,9 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient
 from rummy_client.bots import BotPlayer
 from rummy_contracts import event_format
+from rummy_contracts.projection import GameProjection
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine
-from rummy_engine.projection import GameProjection
 from rummy_engine.seeds import game_seed
 from rummy_rules.cards import make_deck, shuffle
 from rummy_rules.events import DealStarted, Event, GameStarted

@@ -17,11 +17,11 @@ from rummy.game.v1 import game_service_pb2 as gs
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
 from rummy_contracts import wire
+from rummy_contracts.projection import engine_commands
 from rummy_contracts.sentences import Narrator, card_words
 from rummy_engine.audit import action_leaks, leaks, states_by_seq
 from rummy_engine.config import EngineConfig
 from rummy_engine.engine import RunningEngine, start_engine
-from rummy_engine.projection import engine_commands
 from rummy_engine.seeds import game_seed
 from rummy_rules.cards import seed_commitment
 from rummy_rules.variants import PLAYABLE_VARIANTS

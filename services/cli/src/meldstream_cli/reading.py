@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterator
 
 from rummy_contracts.event_format import check_format
-from rummy_engine.projection import EngineState, GameProjection
+from rummy_contracts.projection import EngineState, GameProjection
 from rummy_store import EventLog
 from rummy_store.catch_up import CatchUpReader, Step
 

@@ -22,13 +22,12 @@ from typing import Final, TypeVar
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import sight
 from rummy_contracts.house import is_house_bot
+from rummy_contracts.projection import EngineState
 from rummy_contracts.sight import Sight
 from rummy_rules.state import Phase
 from rummy_service import auth
 from rummy_service.auth import Principal, require, service_scope
 from rummy_service.errors import InvalidArgument, PermissionDenied
-
-from rummy_engine.projection import EngineState
 
 FROM_MATCHMAKING: Final = "matchmaking"  # TableSeated.requested_by of the tables matchmaking formed
 TABLE_SERVICES: Final = (service_scope("engine"), service_scope("matchmaking"))

@@ -32,6 +32,7 @@ from rummy_contracts.facts import (
     TimeBankUsed,
     TurnTimedOut,
 )
+from rummy_contracts.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_rules.commands import Command
 from rummy_rules.deal import awaiting_deal, first_deal
 from rummy_rules.errors import RuleViolation
@@ -66,7 +67,6 @@ from rummy_engine.commits import GroupCommitter
 from rummy_engine.config import EngineConfig
 from rummy_engine.eviction import Limits, Resident, to_evict
 from rummy_engine.load_batches import LoadBatcher
-from rummy_engine.projection import ENGINE_PREFIX, EngineState, GameProjection, Table
 from rummy_engine.seeds import check_contributed, game_seed
 from rummy_engine.stores import Stores
 from rummy_engine.streams import Fanout, Update, Watchers, update_for

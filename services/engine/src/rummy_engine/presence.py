@@ -32,9 +32,8 @@ from typing import Final
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts.event_format import Logged
 from rummy_contracts.facts import SeatDisconnected, SeatReconnected, TimeBankUsed
+from rummy_contracts.projection import EngineState
 from rummy_rules.state import DRAW, GAME_OVER, PLAY
-
-from rummy_engine.projection import EngineState
 
 TIMER_SLACK_MS: Final = 50
 """How early a timer may wake against the wall clock the grace's end was written in (the loop's clock

@@ -20,6 +20,7 @@ from typing import Final
 from google.protobuf.timestamp_pb2 import Timestamp
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import wire
+from rummy_contracts.projection import EngineState
 from rummy_rules.events import OptionValue
 from rummy_rules.game import legal_actions
 from rummy_rules.out_of_turn import may_act
@@ -28,7 +29,6 @@ from rummy_rules.variants import Rules
 from rummy_rules.views import PlayerView, observe
 
 from rummy_engine.presence import seat_presence
-from rummy_engine.projection import EngineState
 from rummy_engine.streams import Update
 
 _PHASE_TO_PB: Final = {

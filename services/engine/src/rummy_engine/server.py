@@ -19,6 +19,7 @@ import grpc
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_contracts import sight, wire
+from rummy_contracts.projection import engine_commands
 from rummy_service import logs
 from rummy_service.auth import Principal, TokenVerifier, authenticate
 from rummy_service.errors import (
@@ -31,7 +32,6 @@ from rummy_service.errors import (
 
 from rummy_engine import access, limits, refusals, telemetry
 from rummy_engine.app import GameApp, LiveGame
-from rummy_engine.projection import engine_commands
 from rummy_engine.rendering import actions_pb, hands_to_pb, render, seats_to_pb, stream_update
 from rummy_engine.seeds import check_contributed
 

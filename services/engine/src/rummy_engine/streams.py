@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from rummy_contracts.event_format import Logged
+from rummy_contracts.projection import EngineState, actor
 from rummy_rules.state import GameState
 from rummy_service.errors import ResourceExhausted
 from rummy_service.rate_limits import PUSHBACK_TRAILER, RETRY_TRAILER
 
-from rummy_engine.projection import EngineState, actor
 from rummy_engine.telemetry import SUBSCRIBERS
 
 WATCHERS_RETRY_MS: Final = 5_000

@@ -15,11 +15,10 @@ from typing import Final
 from prometheus_client import Counter, Gauge, Histogram
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts.facts import PlayerAway, PlayerReturned, TurnTimedOut
+from rummy_contracts.projection import EngineState
 from rummy_rules.events import GameEnded
 from rummy_service import logs
 from rummy_service.errors import PermissionDenied, ServiceError, Unauthenticated
-
-from rummy_engine.projection import EngineState
 
 log = logging.getLogger("rummy_engine")
 

@@ -9,8 +9,9 @@ reader may not see are left out and named in `redacted`.
 Two sources, one document: the operator's store (`game_export`, `meldstream replay`, which also has
 the records it skipped and the refusals stream) and the engine's API (`history_export`, the web
 gateway, from GetHistory: only a finished game's players and operators get it). Either way the events
-are folded by the engine's own projection, so the state after each is the engine's. Replaying a
-finished game's public record is not deciding moves: the gateway still holds no rules of play.
+are folded by the fold the engine acts on (`rummy_contracts.projection`), so the state after each is
+the engine's. Replaying a finished game's public record is not deciding moves: the gateway still holds
+no rules of play, and imports no engine code.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from rummy.game.v1 import events_pb2
 from rummy.game.v1 import game_service_pb2 as gs
 from rummy_contracts import event_format as codec
 from rummy_contracts import sight
+from rummy_contracts.projection import EngineState, GameProjection
 from rummy_contracts.sight import Sight
-from rummy_engine.projection import EngineState, GameProjection
 from rummy_rules.cards import Card
 from rummy_store.catch_up import Step
 

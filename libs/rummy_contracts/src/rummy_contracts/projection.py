@@ -3,6 +3,10 @@
 Everything here comes from events (rules events and the engine's facts, `rummy_contracts.facts`),
 never from command ids or memory, so a restarted engine, a replay and a snapshot all agree on who sits
 where, who timed out and who is away. Command ids only identify commands (idempotency).
+
+It lives with the event format rather than in the engine because every reader of a log folds it this
+one way: the engine to act, `meldstream replay` and the web gateway's export to show the state after
+each event. So those readers import no engine code, and cannot fold a game differently from it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from rummy.game.v1 import events_pb2
+from rummy_rules import serialize
+from rummy_rules.events import GameStarted
+from rummy_rules.game import evolve
+from rummy_rules.out_of_turn import OUT_OF_TURN_OPENERS
+from rummy_rules.state import GameState, shape
+from rummy_store import EventRecord
+
 from rummy_contracts import event_format
 from rummy_contracts.event_format import Logged
 from rummy_contracts.facts import (
@@ -27,12 +38,6 @@ from rummy_contracts.facts import (
     TimeBankUsed,
     TurnTimedOut,
 )
-from rummy_rules import serialize
-from rummy_rules.events import GameStarted
-from rummy_rules.game import evolve
-from rummy_rules.out_of_turn import OUT_OF_TURN_OPENERS
-from rummy_rules.state import GameState, shape
-from rummy_store import EventRecord
 
 ENGINE_PREFIX: Final = "engine/"
 """Command ids the engine writes itself (`engine/create`, `engine/turn/<seq>`, ...); refused from clients."""
@@ -154,7 +159,7 @@ def engine_commands(messages: Iterable[events_pb2.GameEvent]) -> set[str]:
 
 
 class GameProjection:
-    """The engine's fold over its own log (a `rummy_store.catch_up.Projection`)."""
+    """The fold over a game's log as the engine writes it (a `rummy_store.catch_up.Projection`)."""
 
     def __init__(self) -> None:
         # A change of the rules state's shape or of this fold invalidates old snapshots.
