@@ -6,6 +6,7 @@
 import { call, session } from "./api.js";
 import { isolated, nameEl } from "./names.js";
 import { t, tnodes } from "./i18n.js";
+import { bankText } from "./private.js";
 
 const $ = (id) => document.getElementById(id);
 const EVENTS = "/api/v1/stream/event";
@@ -103,7 +104,7 @@ function terms(c) {
   const turn = Number(c.turn_timeout_ms);
   return {
     variant: t(`variant.${c.variant}`),
-    clock: turn ? t("challenge.clock", { seconds: turn / 1000 }) : t("challenge.clock_standard"),
+    clock: (turn ? t("challenge.clock", { seconds: turn / 1000 }) : t("challenge.clock_standard")) + bankText(c.time_bank_ms),
   };
 }
 
