@@ -1,5 +1,6 @@
 // Challenges on the lobby: another account asked by its name to a game of two (the lobby's variant,
-// match and turn time), the challenges to this account with accept and decline, and its own with cancel.
+// match, turn time and time bank), the challenges to this account with accept and decline, and its own
+// with cancel.
 // The bot API's routes (docs/clients/http-api.md#challenges) with the session's cookies; the lists are
 // drawn again on each of the account's events (its NDJSON stream, followed while the lobby is shown), and
 // a challenge of ours accepted takes this page to its game when the game starts there. Names are text.
