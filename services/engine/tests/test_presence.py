@@ -296,6 +296,7 @@ def test_a_restart_resumes_a_bank_run_where_the_log_says_it_stands(
         ops = people.client(engine.address, people.ops)
         try:
             bank_ends = logged + 0.2 + 30.0  # long enough for an engine on Kafka to start
+            # On Kafka the claim loads the game in the background: its clock is read a moment later.
             view = await _until(
                 lambda: client.view("resume", mover),
                 lambda v: abs(v.turn_deadline.ToNanoseconds() / 1e9 - bank_ends) < 0.3,

@@ -372,8 +372,9 @@ class GameApp:
                 if live is None:
                     loaded = await self._load(game_id, background=background)
                     live = self._adopt(loaded)
-                    if live is loaded:
-                        self._clock_from_log(live)
+                    resuming = self._clock_from_log(live) if live is loaded else None
+                    if resuming is not None and not background:  # its first view shows that clock
+                        await asyncio.shield(resuming)
         finally:
             if game_id not in self._games and not lock.locked():  # not found: keep nothing of it
                 self._loading.pop(game_id, None)
@@ -800,19 +801,21 @@ class GameApp:
         limit = self._limit_ms(state, seat)
         return limit if limit or state.away[seat] else None
 
-    def _clock_from_log(self, live: LiveGame) -> None:
+    def _clock_from_log(self, live: LiveGame) -> asyncio.Task[None] | None:
         """Resume the clock of a game loaded here (a restart, a partition moved) where the log says it
-        stands, rather than afresh: read when its latest event was logged, in the background (the load
-        does not wait; until then the turn is timed from the load), then time the seat to move from
-        that, on its bank if the limit is past (`presence.resumed`)."""
+        stands, rather than afresh: read when its latest event was logged (a client's load waits for
+        it, one short read; a takeover's loads do not, and their turns are timed from the load until
+        then), then time the seat to move from that, on its bank if the limit is past
+        (`presence.resumed`). None: the turn is not timed."""
         game = live.state.game
         if not presence.in_play(live.state) or self._timed_ms(live.state, game.turn) is None:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(
             self._resume_clock(live, live.seq, self._head(live.game_id))
         )
         self._resuming.add(task)  # awaited or cancelled at close
         task.add_done_callback(self._resuming.discard)
+        return task
 
     def _head(self, game_id: str) -> LogPosition | None:
         """Where the game's latest record sits, if the partition index knows (on Kafka: a read from there
