@@ -122,9 +122,7 @@ class LiveGame:
         self.window_ends: float | None = None  # when the seed window closes, once timed (`_schedule`)
         self.streams = presence.SeatStreams()  # the seats' open streams here: who is connected
         self.banking: presence.Banking | None = None  # the seat to move is on its time bank
-        self.clock_from: float | None = (
-            None  # after a load: when the latest event was logged (`_clock_from_log`)
-        )
+        self.clock_from: float | None = None  # loaded: its latest event's time (`_clock_from_log`)
         self.used = 0.0  # last call or event (the eviction clock)
         self.evicted = False  # dropped from memory: whoever still holds this object must reload
 
