@@ -1,8 +1,9 @@
 """Two people in two browsers at a private table: the host invites by the link the platform made; the
 friend opens it signed out, plays as a guest and is back at the table, sees who is at it and what is
-played, and joins. Both pages move to the game, which they play to its end by clicking what each page
-offers (Rummy 500's short match, to 100 points); then both accept the rematch from the table's page,
-and the friend, opening the link again, is back at their seat of the new game."""
+played (the time bank the host chose from the keyboard among it), and joins. Both pages move to the
+game, which they play to its end by clicking what each page offers (Rummy 500's short match, to 100
+points); then both accept the rematch from the table's page, and the friend, opening the link again, is
+back at their seat of the new game."""
 
 from __future__ import annotations
 
@@ -124,6 +125,10 @@ def test_two_people_join_by_the_link_play_to_the_end_and_rematch(
     Select(host.find_element(By.ID, "variant")).select_by_value("rummy500")
     Select(host.find_element(By.ID, "players")).select_by_value("2")
     Select(host.find_element(By.ID, "length")).select_by_value("short")
+    host.find_element(By.ID, "time-bank").send_keys("2")  # chosen from the keyboard: "2 min"
+    assert (
+        Select(host.find_element(By.ID, "time-bank")).first_selected_option.get_attribute("value") == "120000"
+    )
     click(host, "invite")
     until(host, lambda d: d.find_element(By.ID, "private-page").is_displayed())
     until(host, lambda d: d.find_element(By.ID, "private-link").get_attribute("value"))
@@ -139,6 +144,7 @@ def test_two_people_join_by_the_link_play_to_the_end_and_rematch(
     until(friend, lambda d: "1 of 2 seats taken" in d.find_element(By.ID, "private-info").text)
     console_errors(friend)  # the signed-out page's 401 from /api/me is expected
     assert "rummy500" in friend.find_element(By.ID, "private-info").text
+    assert "time bank 120 s" in friend.find_element(By.ID, "private-info").text  # the host's clock
     assert "hana (host)" in friend.find_element(By.ID, "private-players").text
     click(friend, "private-join")
     (game, host_seat), (same, friend_seat) = _game(host), _game(friend)

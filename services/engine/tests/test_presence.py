@@ -269,6 +269,55 @@ def test_a_time_bank_spent_on_a_move_is_logged_with_it(stores: dict[str, Any], p
     _run(stores, scenario, disconnect_grace_ms=30_000)
 
 
+def test_a_restart_resumes_a_bank_run_where_the_log_says_it_stands(
+    stores: dict[str, Any], people: People
+) -> None:
+    """A seat on its bank when its engine stops is still on it when the next engine loads the game: its
+    clock started at the game's latest logged event, so the bank ends the limit plus the bank after
+    that event, and the move then made logs the bank spent since the limit ran out, before the stop
+    and after it; not a fresh turn and a whole bank again."""
+
+    async def main() -> None:
+        config = EngineConfig(address="127.0.0.1:0", **stores, disconnect_grace_ms=30_000)
+        engine = await started(config)
+        ops = people.client(engine.address, people.ops)
+        created = await ops.create_game(
+            "kalooki", people.ids[:2], "resume", turn_timeout_ms=200, time_bank_ms=30_000
+        )
+        mover = created.view.turn
+        history = await ops.history("resume")
+        logged = history.entries[-1].event.occurred_at.ToNanoseconds() / 1e9
+        await asyncio.sleep(1.0)  # the limit, then about 800 ms of the bank
+        await ops.close()
+        await engine.stop()
+
+        engine = await started(config)
+        client = people.client(engine.address, people.players[mover])
+        ops = people.client(engine.address, people.ops)
+        try:
+            bank_ends = logged + 0.2 + 30.0  # long enough for an engine on Kafka to start
+            # On Kafka the claim loads the game in the background: its clock is read a moment later.
+            view = await _until(
+                lambda: client.view("resume", mover),
+                lambda v: abs(v.turn_deadline.ToNanoseconds() / 1e9 - bank_ends) < 0.3,
+            )
+            assert abs(view.turn_deadline.ToNanoseconds() / 1e9 - bank_ends) < 0.3
+            assert view.seats[mover].bank_left_ms == 30_000  # nothing logged as spent yet
+            await client.submit("resume", mover, gs.Action(draw_from_stock=gs.DrawFromStock()))
+            since_limit_ms = (time.time() - logged - 0.2) * 1000
+            events = await _kinds(ops, "resume")
+            spent = next(e for k, e in events if k == "time_bank_used")
+            assert spent.seat == mover
+            assert since_limit_ms - 500 <= spent.used_ms <= since_limit_ms + 50
+            assert spent.used_ms >= 800
+        finally:
+            await client.close()
+            await ops.close()
+            await engine.stop()
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize("seat", [None, 1])
 def test_streams_refused_mark_nothing(stores: dict[str, Any], people: People, seat: int | None) -> None:
     """Another player's seat or a spectator's stream is no presence of anyone's: nothing is logged."""

@@ -122,6 +122,7 @@ class LiveGame:
         self.window_ends: float | None = None  # when the seed window closes, once timed (`_schedule`)
         self.streams = presence.SeatStreams()  # the seats' open streams here: who is connected
         self.banking: presence.Banking | None = None  # the seat to move is on its time bank
+        self.clock_from: float | None = None  # loaded: its latest event's time (`_clock_from_log`)
         self.used = 0.0  # last call or event (the eviction clock)
         self.evicted = False  # dropped from memory: whoever still holds this object must reload
 
@@ -367,7 +368,11 @@ class GameApp:
             async with lock:
                 live = self._games.get(game_id)
                 if live is None:
-                    live = self._adopt(await self._load(game_id, background=background))
+                    loaded = await self._load(game_id, background=background)
+                    live = self._adopt(loaded)
+                    resuming = self._clock_from_log(live) if live is loaded else None
+                    if resuming is not None and not background:  # its first view shows that clock
+                        await asyncio.shield(resuming)
         finally:
             if game_id not in self._games and not lock.locked():  # not found: keep nothing of it
                 self._loading.pop(game_id, None)
@@ -761,6 +766,7 @@ class GameApp:
         if live.timer is not None and live.timer is not current:
             live.timer.cancel()
         live.timer, live.deadline = None, None
+        since, live.clock_from = live.clock_from, None
         game = live.state.game
         if live.evicted or self._closed:
             return
@@ -772,16 +778,74 @@ class GameApp:
         if game.phase not in (Phase.DRAW, Phase.PLAY):
             return
         now, state, seat = self._clock(), live.state, game.turn
-        limit = self._limit_ms(state, seat)
-        limit_ms = limit if limit or state.away[seat] else None  # an away seat is always timed
+        limit_ms = self._timed_ms(state, seat)
         away_grace_ms = self._config.away_grace_ms
         ends = presence.deadline(
-            state, seat, now, limit_ms=limit_ms, away_grace_ms=away_grace_ms, banking=live.banking
+            state,
+            seat,
+            now,
+            limit_ms=limit_ms,
+            away_grace_ms=away_grace_ms,
+            banking=live.banking,
+            since=since,
         )
         if ends is None:
             return
         live.deadline = ends
         live.timer = asyncio.create_task(self._expire(live, live.seq, max(0.0, ends - now)))
+
+    def _timed_ms(self, state: EngineState, seat: int) -> int | None:
+        """The turn limit of `seat` (`_limit_ms`), None for an untimed turn (an away seat is always timed)."""
+        limit = self._limit_ms(state, seat)
+        return limit if limit or state.away[seat] else None
+
+    def _clock_from_log(self, live: LiveGame) -> asyncio.Task[None] | None:
+        """Resume the clock of a game loaded here (a restart, a partition moved) where the log says it
+        stands, rather than afresh: read when its latest event was logged (a client's load waits for
+        it, one short read; a takeover's loads do not, and their turns are timed from the load until
+        then), then time the seat to move from that, on its bank if the limit is past
+        (`presence.resumed`). None: the turn is not timed."""
+        game = live.state.game
+        if not presence.in_play(live.state) or self._timed_ms(live.state, game.turn) is None:
+            return None
+        task = asyncio.get_running_loop().create_task(
+            self._resume_clock(live, live.seq, self._head(live.game_id))
+        )
+        self._resuming.add(task)  # awaited or cancelled at close
+        task.add_done_callback(self._resuming.discard)
+        return task
+
+    def _head(self, game_id: str) -> LogPosition | None:
+        """Where the game's latest record sits, if the partition index knows (on Kafka: a read from there
+        is short; without it the read starts at the game's first record the index knows, or 0)."""
+        kafka = self._stores.kafka
+        index = kafka.index(kafka.partition_for(game_id)) if kafka is not None else None
+        head = index.head(game_id) if index is not None else None
+        if head is None or not head.commands:
+            return None
+        positions = next(reversed(head.commands.values())).positions
+        return positions[-1] if positions else None
+
+    def _occurred_at(self, game_id: str, seq: int, hint: LogPosition | None) -> float | None:
+        """When the game's event `seq` was logged (epoch s), read from the log; None if it is not there."""
+        for record in self._stores.log.read_stream(game_id, seq, hint):
+            if record.seq == seq:
+                return event_format.message_of(record).occurred_at.ToNanoseconds() / 1e9
+        return None
+
+    async def _resume_clock(self, live: LiveGame, seq: int, hint: LogPosition | None) -> None:
+        try:
+            since = await self._io(self._occurred_at, live.game_id, seq, hint)
+        except Exception as exc:  # best effort: the turn stays timed from the load
+            log.warning("game %s: clock not resumed from the log: %s", live.game_id, exc)
+            return
+        async with live.lock:
+            if since is None or live.seq != seq or live.evicted or self._closed or live.banking is not None:
+                return  # the game moved on meanwhile: its clock restarted here
+            state, seat = live.state, live.state.game.turn
+            live.banking = presence.resumed(state, seat, self._clock(), since, self._timed_ms(state, seat))
+            live.clock_from = since
+            self._schedule(live)
 
     def _limit_ms(self, state: EngineState, seat: int) -> int:
         """The time `seat` is given: the away grace, or its table's turn limit in force (0: none)."""

@@ -11,9 +11,15 @@ runs, then the engine plays its turns (the default action, `timers.py`) for `for
 turns, and at the next one the seat forfeits (the rules' `forfeit`, meldstream M3).
 
 The time bank: when a turn's limit runs out and the seat has bank left, the turn goes on on the bank
-(`Banking`, in memory: a restart starts the turn afresh). What it spent is logged as `TimeBankUsed`,
-first in the command of the seat's next action or of its timeout, so the bank left is folded from
-the log (`EngineState.bank_left`).
+(`Banking`). What it spent is logged as `TimeBankUsed`, first in the command of the seat's next action
+or of its timeout, so the bank left is folded from the log (`EngineState.bank_left`). The clock of the
+seat to move starts at the game's latest event (every append restarts it, until the seat is on its
+bank), so where the clock stands is in the log too: that event's time (`occurred_at`) plus the limit
+is when the bank started. A game loaded after a restart or a move of its partition resumes its clock
+from there (`resumed`), not afresh: time the game spent between engines counts, as it does for a
+grace. One case resumes later than the clock stood: an event of another seat appended while the seat
+to move was on its bank (an out-of-turn call, a presence change) is the latest, and the clock resumes
+from it with the limit again; never earlier.
 
 Connections are counted per engine, in memory. After a restart or a move of the game's partition the
 log says who is disconnected, and a grace counts down to its logged end; a seat the log says is
@@ -42,7 +48,8 @@ is another) and still count as at it."""
 
 @dataclass(frozen=True, slots=True)
 class Banking:
-    """The seat to move whose limit ran out is on its bank since `started` (the engine's clock, s)."""
+    """The seat to move whose limit ran out is on its bank since `started` (the engine's clock, s: the
+    wall clock events are stamped with)."""
 
     seat: int
     started: float
@@ -90,16 +97,29 @@ def deadline(
     limit_ms: int | None,
     away_grace_ms: int,
     banking: Banking | None,
+    since: float | None = None,
 ) -> float | None:
-    """When the turn of `seat` (to move) runs out, from `now` (None: never); `limit_ms` None: the turn
-    has no limit. On its bank: when the bank is spent. A disconnected seat: when its grace ends (it
-    stands for the turn's limit: nobody is there to use it), after that at once (the away grace)."""
+    """When the turn of `seat` (to move) runs out, its clock started at `since` (None: `now`), or None
+    for never; `limit_ms` None: the turn has no limit. On its bank: when the bank is spent. A
+    disconnected seat: when its grace ends (it stands for the turn's limit: nobody is there to use
+    it), after that at once (the away grace)."""
     if banking is not None:
         return banking.started + state.bank_left(seat) / 1000
     if state.gone(seat):
         ends = state.grace_ends[seat] / 1000
         return ends if now < ends else now + away_grace_ms / 1000
-    return None if limit_ms is None else now + limit_ms / 1000
+    return None if limit_ms is None else (now if since is None else since) + limit_ms / 1000
+
+
+def resumed(state: EngineState, seat: int, now: float, since: float, limit_ms: int | None) -> Banking | None:
+    """The bank run of `seat` (to move) in a game just loaded, whose latest event was logged at `since`:
+    its clock started then, so once its limit is past it has been on its bank since `since` plus the
+    limit. None: not on it (untimed, the limit still running, no bank left, or disconnected: the
+    grace stands for the limit)."""
+    if limit_ms is None or state.gone(seat) or not state.bank_left(seat):
+        return None
+    started = since + limit_ms / 1000
+    return Banking(seat, started) if started <= now else None
 
 
 def starts_bank(state: EngineState, seat: int, banking: Banking | None) -> bool:

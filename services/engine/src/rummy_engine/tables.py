@@ -105,6 +105,7 @@ class TableConsumer:
             names=list(table.player_names),
             bots=list(table.bots),
             rated=table.rated,
+            time_bank_ms=_bank(table),
         )
         try:
             asyncio.run_coroutine_threadsafe(create, self._loop).result(CREATE_TIMEOUT_S)
@@ -148,6 +149,7 @@ class TableConsumer:
                     player_names=list(table.player_names),
                     bots=list(table.bots),
                     rated=table.rated,
+                    time_bank_ms=_bank(table),
                 )
 
         try:
@@ -158,3 +160,8 @@ class TableConsumer:
                 raise  # the owner is away or moving: the consumer retries the record
             log.error("TableFormed %s refused by %s: %s", table.game_id, owner, failure)
             self.refused.append(table.game_id)
+
+
+def _bank(table: mm.TableFormed) -> int | None:
+    """The table's time bank (a private table's host chose it), or None: the engine's default."""
+    return table.time_bank_ms if table.HasField("time_bank_ms") else None

@@ -576,6 +576,11 @@ class MatchmakingApp:
             raise InvalidArgument(
                 "bad_clock", f"turn_timeout_ms is 0 or {private.MIN_TURN_MS}-{private.MAX_TURN_MS}"
             )
+        bank = request.time_bank_ms
+        if bank and not private.MIN_BANK_MS <= bank <= private.MAX_BANK_MS:
+            raise InvalidArgument(
+                "bad_clock", f"time_bank_ms is 0 or {private.MIN_BANK_MS}-{private.MAX_BANK_MS}"
+            )
         async with self._writing:
             self._check_owned(partition, "a new private table")
             created = mm.PrivateTableCreated(
@@ -592,6 +597,8 @@ class MatchmakingApp:
                 if request.short_code
                 else "",
             )
+            if request.HasField("time_bank_ms"):  # unset: the engine's default
+                created.time_bank_ms = bank
             await self._write(journal.private_table_created(created))
             return self._open(created)
 
@@ -706,6 +713,7 @@ class MatchmakingApp:
     ) -> mm.MatchmakingEvent:
         created = table.created
         game_id = private.game_id(table.table_id, number, self.partitions)
+        bank = {"time_bank_ms": created.time_bank_ms} if created.HasField("time_bank_ms") else {}
         return table_event(
             game_id,
             created.variant,
@@ -715,6 +723,7 @@ class MatchmakingApp:
             player_names=[p.name for p in players],
             bots=[p.bot for p in players],
             rated=False,
+            **bank,
         )
 
     def drop_expired(self) -> int:

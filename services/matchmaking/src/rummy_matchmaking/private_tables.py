@@ -34,6 +34,8 @@ GAMES_REMEMBERED: Final = 50_000  # finished private games each instance remembe
 MAX_ASKING: Final = 16  # requests waiting for the host: a flood of guessed codes stops here
 MIN_TURN_MS: Final = 5_000
 MAX_TURN_MS: Final = 600_000
+MIN_BANK_MS: Final = 5_000  # a bank is for a long think: less is no bank, an hour leaves the table waiting
+MAX_BANK_MS: Final = 600_000
 
 
 def new_table_id(partition: int, partitions: int) -> str:

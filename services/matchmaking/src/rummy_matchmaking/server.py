@@ -219,7 +219,7 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
         host = caller.subject == table.host
         seat = table.seat_of(caller.subject)
         created = table.created
-        return mm.PrivateTable(
+        shown = mm.PrivateTable(
             table_id=table.table_id,
             host=table.host,
             variant=created.variant,
@@ -236,6 +236,9 @@ class MatchmakingServicer(mm_grpc.MatchmakingServiceServicer):
             your_seat=seat,
             approval=bool(created.short_code),
         )
+        if created.HasField("time_bank_ms"):
+            shown.time_bank_ms = created.time_bank_ms
+        return shown
 
     async def _at_table(
         self,

@@ -303,9 +303,13 @@ class Gateway:
         if body.get("length", "full") == "short":
             options = {**short_options(variant), **options}
         turn_ms = _int(body.get("turn_timeout_ms", 0), "turn_timeout_ms")  # 0: the engine's default
+        bank = body.get("time_bank_ms")  # None: the engine's default; the engine bounds it
+        bank_ms = None if bank is None else _int(bank, "time_bank_ms")
+        if bank_ms is not None and not 0 <= bank_ms < 2**32:
+            raise BadRequest("time_bank_ms is a whole number of milliseconds, 0 or more")
         async with self.client(token) as client:
             created = await client.create_game(
-                variant, [player, *bots], options=options, turn_timeout_ms=turn_ms
+                variant, [player, *bots], options=options, turn_timeout_ms=turn_ms, time_bank_ms=bank_ms
             )
         game_id = created.game_id
         pace = float(body.get("bot_pace_ms", self.config.bot_pace_ms)) / 1000

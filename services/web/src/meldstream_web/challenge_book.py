@@ -43,6 +43,7 @@ class Challenge:
     turn_timeout_ms: int
     expires_at: float
     challenged_name: str = ""  # the challenged account's display name when the challenge was made
+    time_bank_ms: int | None = None  # each seat's bank; None: the engine's default
     status: str = CREATED
     reason: str = ""
     game_id: str = ""

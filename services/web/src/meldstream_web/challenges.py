@@ -77,8 +77,9 @@ class Challenges:
         return mm_grpc.MatchmakingServiceStub(self.gateway().matchmaking)
 
     async def create(self, request: Request) -> Response:
-        """`{"variant", "length"? ("short"), "options"?, "turn_timeout_ms"?}`: challenge the account in
-        the path to a game of two; answers the challenge (`id`, `status` created, `expires_at`)."""
+        """`{"variant", "length"? ("short"), "options"?, "turn_timeout_ms"?, "time_bank_ms"?}`: challenge
+        the account in the path to a game of two; answers the challenge (`id`, `status` created,
+        `expires_at`). No `time_bank_ms` (or null): the engine's default bank."""
         caller = await self.gateway().caller(request)
         me = caller.principal.subject
         challenged = _bounded(request.path_params["account"], "account")
@@ -92,12 +93,15 @@ class Challenges:
             raise BadRequest("length is short or full")
         options = {**(short_options(variant) if length == "short" else {}), **_options(body.get("options"))}
         turn = _typed(body, "turn_timeout_ms", int, 0)
+        bank = None if body.get("time_bank_ms") is None else _typed(body, "time_bank_ms", int, 0)
         mine = [c for c in await self.book.of_account(me) if c.challenger == me and c.status == CREATED]
         if len(mine) >= MAX_OPEN:
             raise ResourceExhausted(
                 "too_many_challenges", f"at most {MAX_OPEN} undecided challenges: cancel one, or wait"
             )
         message = mm.CreatePrivateTableRequest(variant=variant, seats=2, turn_timeout_ms=turn)
+        if bank is not None:  # matchmaking checks its bounds
+            message.time_bank_ms = bank
         for name, value in options.items():
             message.options[name].CopyFrom(option_to_pb(value))
         reply = await self._stub().CreatePrivateTable(message, metadata=_auth(caller))
@@ -112,6 +116,7 @@ class Challenges:
             variant=variant,
             options=options,
             turn_timeout_ms=turn,
+            time_bank_ms=bank,
             expires_at=min(time.time() + TTL_S, reply.table.expires_at),
         )
         await self.book.add(challenge)

@@ -189,6 +189,11 @@ DOCUMENT: Final[dict[str, Any]] = {
                         "length": {"enum": ["short", "full"], "default": "short"},
                         "options": {"type": "object", "maxProperties": 16, "description": "house rules"},
                         "turn_timeout_ms": {"type": "integer", "description": "0 (default) or 5000-600000"},
+                        "time_bank_ms": {
+                            "type": ["integer", "null"],
+                            "description": "each seat's time bank: absent or null (default), 0 (none) or "
+                            "5000-600000; 400 `bad_clock` outside",
+                        },
                     },
                     ["variant"],
                 ),
@@ -307,6 +312,10 @@ DOCUMENT: Final[dict[str, Any]] = {
                     "variant": {"type": "string"},
                     "options": {"type": "object"},
                     "turn_timeout_ms": {"type": "integer"},
+                    "time_bank_ms": {
+                        "type": ["integer", "null"],
+                        "description": "null: the engine's default",
+                    },
                     "expires_at": {"type": "number", "description": "Unix seconds"},
                     "reason": {"type": "string", "description": "a decline's reason, else empty"},
                     "game_id": {"type": "string", "description": "an accepted challenge's game, else empty"},

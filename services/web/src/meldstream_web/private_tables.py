@@ -56,7 +56,8 @@ class PrivateTablePages:
 
     async def create(self, request: Request) -> Response:
         """A table hosted by the caller: `{"variant", "players", "length": "short"|"full",
-        "turn_timeout_ms", "short_code": bool}`."""
+        "turn_timeout_ms", "time_bank_ms"?, "short_code": bool}` (no `time_bank_ms`, or null: the
+        engine's default bank; matchmaking checks both clocks' bounds)."""
         stub, auth = await self._stub(request)
         body = await small_json(request)
         variant = _bounded(_field(body, "variant", str), "variant")
@@ -66,6 +67,8 @@ class PrivateTablePages:
             turn_timeout_ms=_field(body, "turn_timeout_ms", int),
             short_code=_field(body, "short_code", bool),
         )
+        if body.get("time_bank_ms") is not None:
+            message.time_bank_ms = _field(body, "time_bank_ms", int)
         if body.get("length", "full") == "short":
             for name, value in short_options(variant).items():
                 message.options[name].CopyFrom(option_to_pb(value))

@@ -137,12 +137,18 @@ $("variant").addEventListener("change", () => { showRating(); showPlayers(); sho
 $("refresh-live").addEventListener("click", refreshLive);
 $("replay-form").addEventListener("submit", (e) => { e.preventDefault(); location.hash = `#/replay/${$("replay-id").value.trim()}`; });
 
+// The lobby's time bank: null (standard) leaves it to the server's default.
+function timeBank() {
+  const chosen = $("time-bank").value;
+  return chosen === "" ? null : Number(chosen);
+}
+
 $("quickplay").addEventListener("click", async () => {
   say(t("lobby.dealing"));
   try {
     const reply = await call("POST", "/api/quickplay",
       { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
-        turn_timeout_ms: Number($("turn-time").value) });
+        turn_timeout_ms: Number($("turn-time").value), time_bank_ms: timeBank() });
     remember(reply.game_id, $("variant").value);
     location.hash = `#/play/${reply.game_id}/${reply.seat}`;
   } catch (err) { say(err.message, true); }
@@ -170,12 +176,13 @@ async function enqueue() {
 $("queue").addEventListener("click", enqueue);
 $("invite").addEventListener("click", () => createTable(
   { variant: $("variant").value, players: Number($("players").value), length: $("length").value,
-    turn_timeout_ms: Number($("turn-time").value), short_code: $("invite-code").checked }, say));
+    turn_timeout_ms: Number($("turn-time").value), time_bank_ms: timeBank(), short_code: $("invite-code").checked }, say));
 $("code-form").addEventListener("submit", (e) => { e.preventDefault(); joinByCode($("join-code").value.trim(), say); });
 $("challenge-form").addEventListener("submit", (e) => {
   e.preventDefault();
   challenge($("challenge-name").value,
-    { variant: $("variant").value, length: $("length").value, turn_timeout_ms: Number($("turn-time").value) });
+    { variant: $("variant").value, length: $("length").value, turn_timeout_ms: Number($("turn-time").value),
+      time_bank_ms: timeBank() });
 });
 
 // --- the table -----------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 // Challenges on the lobby: another account asked by its name to a game of two (the lobby's variant,
-// match and turn time), the challenges to this account with accept and decline, and its own with cancel.
+// match, turn time and time bank), the challenges to this account with accept and decline, and its own
+// with cancel.
 // The bot API's routes (docs/clients/http-api.md#challenges) with the session's cookies; the lists are
 // drawn again on each of the account's events (its NDJSON stream, followed while the lobby is shown), and
 // a challenge of ours accepted takes this page to its game when the game starts there. Names are text.
 import { call, session } from "./api.js";
 import { isolated, nameEl } from "./names.js";
 import { t, tnodes } from "./i18n.js";
+import { bankText } from "./private.js";
 
 const $ = (id) => document.getElementById(id);
 const EVENTS = "/api/v1/stream/event";
@@ -103,7 +105,7 @@ function terms(c) {
   const turn = Number(c.turn_timeout_ms);
   return {
     variant: t(`variant.${c.variant}`),
-    clock: turn ? t("challenge.clock", { seconds: turn / 1000 }) : t("challenge.clock_standard"),
+    clock: (turn ? t("challenge.clock", { seconds: turn / 1000 }) : t("challenge.clock_standard")) + bankText(c.time_bank_ms),
   };
 }
 

@@ -23,6 +23,12 @@ function rememberTable(gameId, tableId) {
   localStorage.setItem(TABLES, JSON.stringify(Object.fromEntries(recent)));
 }
 
+// A table's time bank in words; none said for the server's default (absent or null).
+export function bankText(ms) {
+  if (ms === undefined || ms === null) return "";
+  return Number(ms) ? t("clock.time_bank", { seconds: Number(ms) / 1000 }) : t("clock.no_bank");
+}
+
 export function closeTable() {
   clearTimeout(timer);
   timer = null;
@@ -102,6 +108,7 @@ function draw(table, say) {
   const games = Number(table.games);
   $("private-info").textContent = tn("private.info", Number(table.seats), { variant: table.variant, taken: table.players.length }) +
     (Number(table.turn_timeout_ms) ? t("private.turn_time", { seconds: Number(table.turn_timeout_ms) / 1000 }) : "") +
+    bankText(table.time_bank_ms) +
     (games ? t("private.game", { game: games }) : t("private.waiting", { expires }));
   $("private-link").value = `${location.origin}/#/table/${table.table_id}`;
   $("private-code").hidden = !table.short_code;
