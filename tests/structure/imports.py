@@ -7,12 +7,15 @@ from collections.abc import Collection
 
 
 def imported(source: str) -> list[tuple[int, str]]:
-    """Each absolute import of `source` as its line and dotted name; `from a import b` is `a.b` (a
-    module of `a` or a name defined in it: a file read, never run, cannot tell which)."""
+    """Each import of `source` as its line and dotted name, wherever it is (under `if TYPE_CHECKING:`,
+    inside a function); `from a import b` is `a.b` (a module of `a` or a name defined in it: a file
+    read, never run, cannot tell which). A relative import keeps its dots: `from . import b` is `.b`,
+    `from ..a import b` is `..a.b`."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        if isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (f"{node.module}." if node.module else "")
+            found += [(node.lineno, f"{base}{alias.name}") for alias in node.names]
         elif isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
     return sorted(found)
