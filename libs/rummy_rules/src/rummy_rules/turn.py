@@ -60,8 +60,12 @@ def decide_command(state: GameState, command: Command, seed: Seed) -> list[Event
     if entry is None:
         raise RuleViolation("unknown_command", f"not a command: {type(command).__name__}", rules.cite("turn"))
     seat = command.seat
-    if state.phase is GAME_OVER or state.phase is DEAL_OVER:
+    if state.phase is GAME_OVER:
         raise RuleViolation("game_over", "the game is over; nobody may act", rules.cite("over"))
+    if state.phase is DEAL_OVER:  # the seats' seeds awaited before the first deal, or between deals
+        raise RuleViolation(
+            "no_deal", "no deal is in play: wait for the next one to be dealt", rules.cite("turn")
+        )
     if type(seat) is not int or not 0 <= seat < rules.players:
         raise RuleViolation("bad_seat", f"no seat {seat!r} at this table", rules.cite("turn"))
     if seat != state.turn and type(command) not in OUT_OF_TURN:
