@@ -7,7 +7,9 @@ tree's, and REV's (its engine, store and service libraries from `git archive`, f
 everything else is the working tree's). Phases then alternate between them (the order reversed every
 repetition): N tables of greedy bots for `--seconds` through the public gRPC API, as `make bench-engine`
 plays them, and the engine process's CPU seconds (/proc) divided by the actions. Prints a line per
-phase and the medians; `--partitions 3,64` compares topics of those sizes too.
+phase and the medians; `--partitions 3,64` compares topics of those sizes too. `--backend rdkafka`
+runs both engines on confluent-kafka (KAFKA_CLIENT) instead of kafka-python; a baseline older than that
+backend refuses to start on it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from rummy_identity.testing import IdentityProcess, running_identity
 from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.local import free_port, repo_root
 from rummy_infra.serving import wait_serving
+from rummy_store.kafka_clients import BACKENDS, KAFKA_PYTHON
 
 from meldstream_benches.engine import PLAYERS, UNLIMITED, _games, _ints, cpu_s
 
@@ -59,7 +62,14 @@ def _extract(rev: str, into: Path) -> str:
 
 
 def _start(
-    name: str, pythonpath: str, identity: IdentityProcess, partitions: int, *, kafka: str, redis: str
+    name: str,
+    pythonpath: str,
+    identity: IdentityProcess,
+    partitions: int,
+    *,
+    kafka: str,
+    redis: str,
+    client: str,
 ) -> Running:
     address = f"127.0.0.1:{free_port()}"
     tag = f"compare-{name}-{os.getpid()}-{int(time.time())}-p{partitions}"
@@ -70,6 +80,7 @@ def _start(
         **UNLIMITED,
         **identity.service_env(),
         "KAFKA_BOOTSTRAP": kafka,
+        "KAFKA_CLIENT": client,
         "REDIS_URL": redis,
         "ENGINE_TOPIC": f"{tag}.rummy.game.events.v1",
         "ENGINE_KEY_PREFIX": f"{tag}:",
@@ -90,7 +101,7 @@ def _start(
 
 @contextlib.contextmanager
 def _engines(
-    kinds: list[tuple[str, str]], identity: IdentityProcess, partitions: list[int]
+    kinds: list[tuple[str, str]], identity: IdentityProcess, partitions: list[int], client: str
 ) -> Iterator[list[Running]]:
     with provide_kafka() as kafka, provide_redis() as redis:
         running: list[Running] = []
@@ -98,7 +109,15 @@ def _engines(
             for count in partitions:
                 for name, pythonpath in kinds:
                     running.append(
-                        _start(name, pythonpath, identity, count, kafka=kafka.address, redis=redis.address)
+                        _start(
+                            name,
+                            pythonpath,
+                            identity,
+                            count,
+                            kafka=kafka.address,
+                            redis=redis.address,
+                            client=client,
+                        )
                     )
             yield running
         finally:
@@ -115,15 +134,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=_ints, default=[64])
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--backend", choices=BACKENDS, default=KAFKA_PYTHON, help="the Kafka client library")
     args = parser.parse_args(argv)
     per: dict[tuple[str, int, int], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="meldstream-compare-") as scratch, running_identity() as identity:
         kinds = [("baseline", _extract(args.baseline, Path(scratch))), ("tree", "")]
         players, ops = [identity.player(name) for name in PLAYERS], identity.operator()
-        with _engines(kinds, identity, args.partitions) as engines:
+        with _engines(kinds, identity, args.partitions, args.backend) as engines:
             for engine in engines:  # warm up: topics, claims, first games
+                print(
+                    f"{engine.name} engine, {engine.partitions} partitions: pid {engine.proc.pid}", flush=True
+                )
                 asyncio.run(_games(engine.address, 12, 4.0, "kalooki", players=players, ops=ops))
-            print(f"baseline {args.baseline} against the working tree; {os.cpu_count()} cores shared")
+            print(
+                f"baseline {args.baseline} against the working tree on {args.backend}; "
+                f"{os.cpu_count()} cores shared"
+            )
             for rep in range(args.reps):
                 for games in args.games:
                     for engine in engines if rep % 2 == 0 else engines[::-1]:
