@@ -74,6 +74,7 @@ ROOT = repo_root()
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
 ACCEPTED_METRIC = "rummy_engine_actions_accepted_total"
+QUIET_S = 6.0  # probed before a join or a leave: how long a game goes without a move with no change
 RETRY_PROBE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.FAILED_PRECONDITION}
 )
@@ -375,18 +376,20 @@ class Rebalance:
     """A join or leave under load, in seconds from the change (the newcomer's start, or the SIGTERM):
     until the owners' directory named only the engines left running, each one owning some; until
     every probed game had accepted a move after that; and the longest any probed game went without an
-    accepted move across the change (its last one before, to its first one after)."""
+    accepted move across the change (its last one before, to its first one after), beside the longest
+    gap between two of a game's moves in the QUIET_S before the change (the box's own, with no change)."""
 
     settled: float
     all_accepted: float
     longest_stall: float
     median_stall: float
+    quiet_stall: float
 
     def __str__(self) -> str:
         return (
             f"directory settled after {self.settled:.1f} s; every probed game accepted a move after it "
             f"{_seconds(self.all_accepted)}; longest a game went without a move {self.longest_stall:.1f} s "
-            f"(median game {self.median_stall:.1f} s)"
+            f"(median game {self.median_stall:.1f} s; before the change, with none: {self.quiet_stall:.1f} s)"
         )
 
 
@@ -427,6 +430,8 @@ async def probed_through(
     probes = [asyncio.create_task(probe(slot)) for slot in range(len(games))]
     try:
         await asyncio.sleep(2.0)  # every game playing before the change
+        quiet = time.monotonic()
+        await asyncio.sleep(QUIET_S)
         began = time.monotonic()
         await asyncio.to_thread(change)
         await asyncio.to_thread(engines.settle, timeout_s)
@@ -444,7 +449,12 @@ async def probed_through(
     else:
         last = max(next(t for t in times if t > settled) for times in accepted) - began
     stalls = [_stall(times, began, ended) for times in accepted]
-    return Rebalance(settled - began, last, max(stalls), statistics.median(stalls))
+    gaps = [
+        b - a for times in accepted for a, b in itertools.pairwise(t for t in times if quiet <= t <= began)
+    ]
+    return Rebalance(
+        settled - began, last, max(stalls), statistics.median(stalls), max(gaps, default=math.inf)
+    )
 
 
 def _stall(accepted: list[float], began: float, ended: float) -> float:
