@@ -74,6 +74,7 @@ ROOT = repo_root()
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
 ACCEPTED_METRIC = "rummy_engine_actions_accepted_total"
+IDLE_S = 3.0  # before each window, no load: the engines' and Kafka's fixed CPU
 QUIET_S = 6.0  # probed before a join or a leave: how long a game goes without a move with no change
 RETRY_PROBE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.FAILED_PRECONDITION}
@@ -202,7 +203,9 @@ def listener_pid(port: int) -> int | None:
 class Window:
     """One measured window of the load against `engines` engine processes. CPU in ms per action: every
     engine's own (its CPU over the actions it accepted), all of theirs together, and the load's,
-    Kafka's and Redis's (None where that process is not on this machine)."""
+    Kafka's and Redis's (None where that process is not on this machine). Beside them, in cores, what
+    the engines and Kafka spend with no load at all (IDLE_S before the load starts): the fixed part
+    of their cost, which a window's CPU per action includes."""
 
     engines: int
     rate: float  # actions/s acknowledged to the load
@@ -211,6 +214,8 @@ class Window:
     load_ms: float
     kafka_ms: float | None
     redis_ms: float | None
+    idle_engines: float  # cores
+    idle_kafka: float | None
 
     def __str__(self) -> str:
         count = self.engines
@@ -218,7 +223,8 @@ class Window:
         return (
             f"{count} engine process{'es' if count > 1 else ''}: {self.rate:7,.0f} actions/s   "
             f"CPU ms/action: each engine {each}; all engines {self.engines_ms:.2f}; "
-            f"load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)}; Redis {_ms(self.redis_ms, 3)}"
+            f"load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)}; Redis {_ms(self.redis_ms, 3)}   "
+            f"idle cores: engines {self.idle_engines:.3f}, Kafka {_ms(self.idle_kafka, 3)}"
         )
 
 
@@ -285,6 +291,11 @@ def throughput(
             math.nan if pid is None else cpu_ns_s(pid) for pid in servers.values()
         ]
 
+    kafka = servers["kafka"]
+    idle = [cpu_s(pid) for pid in pids], math.nan if kafka is None else cpu_ns_s(kafka)
+    time.sleep(IDLE_S)
+    idle_engines = (sum(cpu_s(pid) for pid in pids) - sum(idle[0])) / IDLE_S
+    idle_kafka = None if kafka is None else (cpu_ns_s(kafka) - idle[1]) / IDLE_S
     with load(generator, engines.running[0].address, tables, warmup_s, seconds) as proc:
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "window":
@@ -311,6 +322,8 @@ def throughput(
         load_ms=load_cpu * 1000 / actions,
         kafka_ms=per_action(kafka_cpu),
         redis_ms=per_action(redis_cpu),
+        idle_engines=idle_engines,
+        idle_kafka=idle_kafka,
     )
 
 
@@ -612,7 +625,9 @@ def throughput_rows(
                 f"each engine {_median(each):.2f} (range {min(each):.2f}-{max(each):.2f}); all engines "
                 f"{_median(r.engines_ms for r in runs):.2f}; load {_median(r.load_ms for r in runs):.2f}; "
                 f"Kafka {_ms(_median(r.kafka_ms for r in runs))}; "
-                f"Redis {_ms(_median(r.redis_ms for r in runs), 3)}"
+                f"Redis {_ms(_median(r.redis_ms for r in runs), 3)}   idle cores: engines "
+                f"{_median(r.idle_engines for r in runs):.3f}, "
+                f"Kafka {_ms(_median(r.idle_kafka for r in runs), 3)}"
             )
     first, most = min(windows), max(windows)
     if first != most:
