@@ -220,12 +220,19 @@ class Window:
     def __str__(self) -> str:
         count = self.engines
         each = ", ".join("-" if ms is None else f"{ms:.2f}" for ms in self.per_engine_ms)
+        engines = _ms(self.above_idle(self.engines_ms, self.idle_engines))
+        kafka = _ms(self.above_idle(self.kafka_ms, self.idle_kafka))
         return (
             f"{count} engine process{'es' if count > 1 else ''}: {self.rate:7,.0f} actions/s   "
-            f"CPU ms/action: each engine {each}; all engines {self.engines_ms:.2f}; "
-            f"load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)}; Redis {_ms(self.redis_ms, 3)}   "
-            f"idle cores: engines {self.idle_engines:.3f}, Kafka {_ms(self.idle_kafka, 3)}"
+            f"CPU ms/action: each engine {each}; all engines {self.engines_ms:.2f} ({engines} above "
+            f"idle); load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)} ({kafka} above idle); "
+            f"Redis {_ms(self.redis_ms, 3)}   idle cores: engines {self.idle_engines:.3f}, "
+            f"Kafka {_ms(self.idle_kafka, 3)}"
         )
+
+    def above_idle(self, ms: float | None, idle_cores: float | None) -> float | None:
+        """CPU ms per action beyond what the process spends idle over the same time: the marginal cost."""
+        return None if ms is None or idle_cores is None else ms - idle_cores * 1000 / self.rate
 
 
 def _ms(value: float | None, places: int = 2) -> str:
@@ -623,8 +630,11 @@ def throughput_rows(
             say(
                 f"  {count} engine(s): {_median(r.rate for r in runs):7,.0f} actions/s   CPU ms/action: "
                 f"each engine {_median(each):.2f} (range {min(each):.2f}-{max(each):.2f}); all engines "
-                f"{_median(r.engines_ms for r in runs):.2f}; load {_median(r.load_ms for r in runs):.2f}; "
-                f"Kafka {_ms(_median(r.kafka_ms for r in runs))}; "
+                f"{_median(r.engines_ms for r in runs):.2f} "
+                f"({_ms(_median(r.above_idle(r.engines_ms, r.idle_engines) for r in runs))} above idle); "
+                f"load {_median(r.load_ms for r in runs):.2f}; "
+                f"Kafka {_ms(_median(r.kafka_ms for r in runs))} "
+                f"({_ms(_median(r.above_idle(r.kafka_ms, r.idle_kafka) for r in runs))} above idle); "
                 f"Redis {_ms(_median(r.redis_ms for r in runs), 3)}   idle cores: engines "
                 f"{_median(r.idle_engines for r in runs):.3f}, "
                 f"Kafka {_ms(_median(r.idle_kafka for r in runs), 3)}"
