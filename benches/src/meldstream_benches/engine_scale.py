@@ -9,9 +9,11 @@ when an engine joins, leaves or dies, or a broker dies.
    model) sharing a topic of `--partitions` partitions, `--reps` times, the counts interleaved (one
    pool of engines grown and shrunk: 1,2,4 then 4,2,1 ...), each count's median printed at the end.
    Per window: actions/s; every engine's /proc CPU divided by the actions it accepted (its
-   `rummy_engine_actions_accepted` metric), which is flat from 1 to N engines if the work per action
-   does not grow with the engines; all engines' CPU per action; and the load's, the Kafka broker's and
-   Redis's CPU per action (their processes found by the port they listen on, when on this machine).
+   `rummy_engine_actions_accepted` metric, read at its ENGINE_METRICS_ADDRESS), which is flat from 1
+   to N engines if the work per action does not grow with the engines; all engines' CPU per action;
+   the load's, the Kafka broker's and Redis's CPU per action (their processes found by the port they
+   listen on, when on this machine); the Kafka transactions per action and appends per transaction
+   (the engines' group commit metrics).
 2. Join and leave: with `--rebalance-tables` tables of the load playing and `--probes` games spread
    over every partition, each sent a legal action every 0.1 s, one engine joins (1 -> 2), then
    leaves (SIGTERM, 2 -> 1): the time until the owners' directory shows the new split, until every
@@ -73,7 +75,11 @@ TOKEN_TTL_S = 6 * 3600  # the loads' tokens are not renewed: they outlive a run
 ROOT = repo_root()
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
-ACCEPTED_METRIC = "rummy_engine_actions_accepted_total"
+COUNTERS = (  # of each engine's /metrics: actions accepted, appends, group commit batches (transactions)
+    "rummy_engine_actions_accepted_total",
+    "rummy_engine_append_batch_size_sum",
+    "rummy_engine_append_batch_size_count",
+)
 IDLE_S = 3.0  # before each window, no load: the engines' and Kafka's fixed CPU
 QUIET_S = 6.0  # probed before a join or a leave: how long a game goes without a move with no change
 RETRY_PROBE = frozenset(
@@ -128,9 +134,9 @@ class Engines:
             self.running.pop().stop()
         self.settle()
 
-    def accepted(self) -> list[float]:
-        """Each running engine's accepted actions so far (its `rummy_engine_actions_accepted` metric)."""
-        return [_accepted(self.metrics[e.address]) for e in self.running]
+    def counters(self) -> list[list[float]]:
+        """Each running engine's COUNTERS so far."""
+        return [_counters(self.metrics[e.address]) for e in self.running]
 
     def log_of(self, address: str) -> Path:
         return self._logs / f"engine-{address.rsplit(':', 1)[1]}.log"
@@ -161,13 +167,13 @@ class Engines:
             engine.stop()
 
 
-def _accepted(url: str) -> float:
+def _counters(url: str) -> list[float]:
     with urllib.request.urlopen(url, timeout=10) as reply:
         text = reply.read().decode()
-    for line in text.splitlines():
-        if line.startswith(f"{ACCEPTED_METRIC} "):
-            return float(line.split()[1])
-    raise SystemExit(f"bench-scale: {url} has no {ACCEPTED_METRIC}")
+    values = dict(line.split()[:2] for line in text.splitlines() if line.startswith(COUNTERS))
+    if missing := [name for name in COUNTERS if name not in values]:
+        raise SystemExit(f"bench-scale: {url} has no {', '.join(missing)}")
+    return [float(values[name]) for name in COUNTERS]
 
 
 def cpu_ns_s(pid: int) -> float:
@@ -216,6 +222,8 @@ class Window:
     redis_ms: float | None
     idle_engines: float  # cores
     idle_kafka: float | None
+    transactions: float  # Kafka transactions (group commit batches) per accepted action
+    appends_per_transaction: float
 
     def __str__(self) -> str:
         count = self.engines
@@ -227,7 +235,8 @@ class Window:
             f"CPU ms/action: each engine {each}; all engines {self.engines_ms:.2f} ({engines} above "
             f"idle); load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)} ({kafka} above idle); "
             f"Redis {_ms(self.redis_ms, 3)}   idle cores: engines {self.idle_engines:.3f}, "
-            f"Kafka {_ms(self.idle_kafka, 3)}"
+            f"Kafka {_ms(self.idle_kafka, 3)}   {self.transactions:.2f} transactions/action "
+            f"({self.appends_per_transaction:.1f} appends each)"
         )
 
     def above_idle(self, ms: float | None, idle_cores: float | None) -> float | None:
@@ -307,12 +316,15 @@ def throughput(
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "window":
             raise SystemExit("bench-scale: the load generator stopped before its window")
-        before, accepted = sample(proc.pid), engines.accepted()
+        before, counted = sample(proc.pid), engines.counters()
         line = proc.stdout.readline().split()
         if not line or line[0] != "done":
             raise SystemExit("bench-scale: the load generator stopped during its window")
         spent = [b - a for a, b in zip(before, sample(proc.pid), strict=True)]
-        accepted = [b - a for a, b in zip(accepted, engines.accepted(), strict=True)]
+        counted = [
+            [b - a for a, b in zip(old, new, strict=True)]
+            for old, new in zip(counted, engines.counters(), strict=True)
+        ]
     actions, wall = int(line[1]), float(line[2])
     if actions < 1 or wall <= 0:  # a window too short, or a load that never got going
         raise SystemExit(f"bench-scale: no action acknowledged in the {wall:g} s window: lengthen --seconds")
@@ -324,13 +336,15 @@ def throughput(
     return Window(
         engines=len(pids),
         rate=actions / wall,
-        per_engine_ms=[per_action(c, n) for c, n in zip(engines_cpu, accepted, strict=True)],
+        per_engine_ms=[per_action(c, n[0]) for c, n in zip(engines_cpu, counted, strict=True)],
         engines_ms=sum(engines_cpu) * 1000 / actions,
         load_ms=load_cpu * 1000 / actions,
         kafka_ms=per_action(kafka_cpu),
         redis_ms=per_action(redis_cpu),
         idle_engines=idle_engines,
         idle_kafka=idle_kafka,
+        transactions=sum(n[2] for n in counted) / max(1.0, sum(n[0] for n in counted)),
+        appends_per_transaction=sum(n[1] for n in counted) / max(1.0, sum(n[2] for n in counted)),
     )
 
 
