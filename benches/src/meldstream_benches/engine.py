@@ -264,7 +264,7 @@ async def _watchers(
     stream ended, and each first view's wait from the call."""
     operator = GameClient(address, ops.token)
     clients = [GameClient(address, p.token) for p in players]
-    ended: Counter[str] = Counter()
+    ended: Counter[str] = Counter()  # and "messages": every update the spectators read
     waits: list[float] = []
     try:
         ids = [(await operator.create_game("rummy40", [p.id for p in players])).game_id for _ in range(games)]
@@ -283,6 +283,7 @@ async def _watchers(
             viewed = False
             try:
                 async for message in call:
+                    ended["messages"] += 1
                     if not viewed:
                         waits.append(time.perf_counter() - began)
                         viewed = True
@@ -497,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"bench-engine: {args.watchers} spectators on {args.watch_games} games, {args.seconds:g} s"
             )
             spectator = identity.player("bench-watcher")
+            mark()
+            began = time.perf_counter()
             ended, waits = asyncio.run(
                 _watchers(
                     address,
@@ -508,9 +511,12 @@ def main(argv: list[str] | None = None) -> int:
                     watcher=spectator,
                 )
             )
+            wall, messages = time.perf_counter() - began, ended.pop("messages", 0)
             rows.append(
                 f"WatchGame, {args.watchers} spectators at once on {args.watch_games} games: first view "
-                f"{latency(waits) if waits else 'never'}; streams: "
+                f"{latency(waits) if waits else 'never'}; {messages / wall:,.0f} updates/s read; CPU over "
+                f"{wall:.0f} s: engine {cpu_s(engine.pid) - at['engine']:.1f} s, driver "
+                f"{cpu_s(os.getpid()) - at['driver']:.1f} s; streams: "
                 + "; ".join(f"{how}: {n}" for how, n in sorted(ended.items()))
             )
         if "KAFKA_BOOTSTRAP" in engine.env:
