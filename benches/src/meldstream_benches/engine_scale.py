@@ -420,10 +420,15 @@ class Rebalance:
     quiet_stall: float
 
     def __str__(self) -> str:
+        quiet = (
+            f"{self.quiet_stall:.1f} s"
+            if math.isfinite(self.quiet_stall)
+            else f"no game moved twice in {QUIET_S:g} s"
+        )
         return (
             f"directory settled after {self.settled:.1f} s; every probed game accepted a move after it "
             f"{_seconds(self.all_accepted)}; longest a game went without a move {self.longest_stall:.1f} s "
-            f"(median game {self.median_stall:.1f} s; before the change, with none: {self.quiet_stall:.1f} s)"
+            f"(median game {self.median_stall:.1f} s; before the change, with none: {quiet})"
         )
 
 
