@@ -439,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         help="random: cheap bots, more load on the engine",
     )
     args = parser.parse_args(argv)
+    if args.watchers < 0 or args.watch_games < 1:
+        parser.error("--watchers is 0 or more, and --watch-games at least 1")
     rows: list[str] = []
     with running_identity() as identity, _engine(args.store, identity) as engine:
         players, ops = [identity.player(name) for name in PLAYERS], identity.operator()
