@@ -15,6 +15,13 @@ saturation; it is printed beside the floor of the same run (the p99 of a bare gR
 p99 of a bare transaction). The load driver (this process: the bots) shares the box with the engine,
 so its CPU per action is printed beside the engine's.
 
+With `--watchers N`, a last phase opens N WatchGame streams at once on `--watch-games` games that
+random bots play (the spectators' channels a hundred streams each, one spectator account), reads
+them all for `--seconds`, and prints how each stream ended (its first view, then the game's end or
+still open; or the status and reason the server ended it with, before or after its first view, and
+whether a RESOURCE_EXHAUSTED came with a retry delay) and the time to the first view: issue 24's
+"streams that stay up", where none should end CANCELLED.
+
 Tokens come from an identity service started for the run (`rummy_identity.testing`, on a throwaway
 embedded store); the engine verifies them with its public keys. Every table seats the same three
 people, each playing with their own token; an operator creates the games (a person's own table seats
@@ -42,6 +49,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from rummy.game.v1 import game_service_pb2 as gs
+from rummy.game.v1 import game_service_pb2_grpc as gs_grpc
 from rummy_client import GameClient, RpcFailure
 from rummy_client.bots import BotPlayer
 from rummy_identity.testing import IdentityProcess, Player, running_identity
@@ -49,7 +57,7 @@ from rummy_infra import provide_kafka, provide_redis
 from rummy_infra.figures import latency
 from rummy_infra.local import free_port
 from rummy_infra.serving import wait_serving
-from rummy_service.rate_limits import ACCOUNT_VARIABLE, MOVES_VARIABLE
+from rummy_service.rate_limits import ACCOUNT_VARIABLE, MOVES_VARIABLE, RETRY_TRAILER
 from rummy_store import NewEvent
 from rummy_store.kafka_records import headers
 
@@ -239,6 +247,74 @@ async def _games(
     return latencies, time.perf_counter() - window[0], finished, failed
 
 
+WATCHERS_PER_CHANNEL: Final = 100  # spectators sharing one connection, as behind one web gateway
+
+
+async def _watchers(
+    address: str,
+    count: int,
+    games: int,
+    seconds: float,
+    *,
+    players: list[Player],
+    ops: Player,
+    watcher: Player,
+) -> tuple[Counter[str], list[float]]:
+    """`count` spectators opening WatchGame at once on `games` games played by random bots: how each
+    stream ended, and each first view's wait from the call."""
+    operator = GameClient(address, ops.token)
+    clients = [GameClient(address, p.token) for p in players]
+    ended: Counter[str] = Counter()  # and "messages": every update the spectators read
+    waits: list[float] = []
+    try:
+        ids = [(await operator.create_game("rummy40", [p.id for p in players])).game_id for _ in range(games)]
+        bots = [
+            asyncio.create_task(BotPlayer(client, game_id, seat, "random").play())
+            for game_id in ids
+            for seat, client in enumerate(clients)
+        ]
+        metadata = (("authorization", f"Bearer {watcher.token()}"),)
+        channels = [grpc.aio.insecure_channel(address) for _ in range(0, count, WATCHERS_PER_CHANNEL)]
+
+        async def watch(n: int) -> None:
+            stub: Any = gs_grpc.GameServiceStub(channels[n // WATCHERS_PER_CHANNEL])
+            began = time.perf_counter()
+            call = stub.WatchGame(gs.WatchGameRequest(game_id=ids[n % games]), metadata=metadata)
+            viewed = False
+            try:
+                async for message in call:
+                    ended["messages"] += 1
+                    if not viewed:
+                        waits.append(time.perf_counter() - began)
+                        viewed = True
+                    if message.update.view.phase == gs.PHASE_GAME_OVER:
+                        ended["view, then the game's end"] += 1
+                        return
+                ended["view, then the server ended it OK" if viewed else "ended OK with no view"] += 1
+            except asyncio.CancelledError:
+                ended["view, open at the end" if viewed else "no view, open at the end"] += 1
+                call.cancel()
+            except grpc.aio.AioRpcError as error:
+                retry = dict(error.trailing_metadata() or ()).get(RETRY_TRAILER)
+                reason = (error.details() or "")[:20]
+                ended[
+                    f"{'after' if viewed else 'before'} a view: {error.code().name} {reason!r}"
+                    + (f", retry in {retry} ms" if retry else "")
+                ] += 1
+
+        watchers = [asyncio.create_task(watch(n)) for n in range(count)]
+        await asyncio.wait(watchers, timeout=seconds)
+        for task in (*watchers, *bots):
+            task.cancel()
+        await asyncio.gather(*watchers, *bots, return_exceptions=True)
+        for channel in channels:
+            await channel.close()
+    finally:
+        for client in (operator, *clients):
+            await client.close()
+    return ended, waits
+
+
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -353,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="open loop: send actions at this rate (per second, all games together); 0: as fast as bots",
     )
+    parser.add_argument("--watchers", type=int, default=0, help="spectators opening WatchGame at once")
+    parser.add_argument("--watch-games", type=int, default=4, help="the games the --watchers watch")
     parser.add_argument("--variant", default="kalooki")
     parser.add_argument(
         "--bot",
@@ -361,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         help="random: cheap bots, more load on the engine",
     )
     args = parser.parse_args(argv)
+    if args.watchers < 0 or args.watch_games < 1:
+        parser.error("--watchers is 0 or more, and --watch-games at least 1")
     rows: list[str] = []
     with running_identity() as identity, _engine(args.store, identity) as engine:
         players, ops = [identity.player(name) for name in PLAYERS], identity.operator()
@@ -414,6 +494,32 @@ def main(argv: list[str] | None = None) -> int:
                 f"p99/floor x{p99(act_lat) / floor_s:.1f}  {len(act_lat) / act_wall:,.0f} actions/s  "
                 f"engine CPU {cpu_ms:.2f} ms/action  driver CPU {driver_ms:.2f} ms/action  "
                 f"({finished} games finished; streams failed: {dict(failed) or 'none'})"
+            )
+        if args.watchers:
+            progress(
+                f"bench-engine: {args.watchers} spectators on {args.watch_games} games, {args.seconds:g} s"
+            )
+            spectator = identity.player("bench-watcher")
+            mark()
+            began = time.perf_counter()
+            ended, waits = asyncio.run(
+                _watchers(
+                    address,
+                    args.watchers,
+                    args.watch_games,
+                    args.seconds,
+                    players=players,
+                    ops=ops,
+                    watcher=spectator,
+                )
+            )
+            wall, messages = time.perf_counter() - began, ended.pop("messages", 0)
+            rows.append(
+                f"WatchGame, {args.watchers} spectators at once on {args.watch_games} games: first view "
+                f"{latency(waits) if waits else 'never'}; {messages / wall:,.0f} updates/s read; CPU over "
+                f"{wall:.0f} s: engine {cpu_s(engine.pid) - at['engine']:.1f} s, driver "
+                f"{cpu_s(os.getpid()) - at['driver']:.1f} s; streams: "
+                + "; ".join(f"{how}: {n}" for how, n in sorted(ended.items()))
             )
         if "KAFKA_BOOTSTRAP" in engine.env:
             for records in args.start_records:

@@ -1,18 +1,31 @@
-"""`make bench-scale`: what a second engine process buys on this machine, and how long games stop
-when an engine or a broker dies.
+"""`make bench-scale`: what more engine processes cost and buy on this machine, how long games stop
+when an engine joins, leaves or dies, or a broker dies.
 
-1. Throughput: the same load (a separate process: `--tables` tables of two seats moving at random
-   among the legal actions their streams list; the Go client's load mode when `make go-client` built
-   it, since a real deployment's clients run elsewhere and it costs a fraction of the CPU per action
-   of the Python one, `engine_load`, which is the fallback) against 1, then 2 engine processes sharing
-   a topic of `--partitions` partitions: actions/s, engine CPU ms per action (every engine process's
-   /proc CPU over the window, divided by its actions), the load's own CPU ms per action, and the ratio.
-2. Engine SIGKILL: with 2 engines and the load still playing, `--probes` games spread over the
+1. Throughput and cost (the cost model of docs/benchmarks.md): the same load (a separate process:
+   `--tables` tables of two seats moving at random among the legal actions their streams list; the
+   Go client's load mode when `make go-client` built it, since a real deployment's clients run
+   elsewhere and it costs a fraction of the CPU per action of the Python one, `engine_load`, which is
+   the fallback) against each count of `--engines` engine processes (1,2 by default; 1,2,4 for the
+   model) sharing a topic of `--partitions` partitions, `--reps` times, the counts interleaved (one
+   pool of engines grown and shrunk: 1,2,4 then 4,2,1 ...), each count's median printed at the end.
+   Per window: actions/s; every engine's /proc CPU divided by the actions it accepted (its
+   `rummy_engine_actions_accepted` metric, read at its ENGINE_METRICS_ADDRESS), which is flat from 1
+   to N engines if the work per action does not grow with the engines; all engines' CPU per action;
+   the load's, the Kafka broker's and Redis's CPU per action (their processes found by the port they
+   listen on, when on this machine); the Kafka transactions per action and appends per transaction
+   (the engines' group commit metrics).
+2. Join and leave: with `--rebalance-tables` tables of the load playing and `--probes` games spread
+   over every partition, each sent a legal action every 0.1 s, one engine joins (1 -> 2), then
+   leaves (SIGTERM, 2 -> 1): the time until the owners' directory shows the new split, until every
+   probed game accepted a move after that, and the longest any probed game went without a move.
+3. Engine SIGKILL: with 2 engines and the load still playing, `--probes` games spread over the
    partitions; one engine is killed and each game of its partitions is sent a legal action every
    0.1 s: the time from the kill until the last of them is accepted.
-3. Broker SIGKILL: 2 engines on a local 3-node KRaft cluster (replication 3, min ISR 2), the same
+4. Broker SIGKILL: 2 engines on a local 3-node KRaft cluster (replication 3, min ISR 2), the same
    probes over every partition, one node killed: the time until every game accepts an action again,
    then the node is restarted.
+
+`--parts` chooses among them (all by default; `--failover-only` is `--parts failover`).
 
 Tokens come from an identity service started for the run (`rummy_identity.testing`, a throwaway
 embedded store): one person, whose token creates and plays every game of the load and of the probes,
@@ -27,15 +40,20 @@ import argparse
 import asyncio
 import contextlib
 import datetime as dt
+import functools
+import itertools
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +75,13 @@ TOKEN_TTL_S = 6 * 3600  # the loads' tokens are not renewed: they outlive a run
 ROOT = repo_root()
 GO_LOAD = ROOT / ".local" / "bin" / "meldstream-go"  # where clients/go/build.sh puts it
 PROBE_EVERY_S = 0.1
+COUNTERS = (  # of each engine's /metrics: actions accepted, appends, group commit batches (transactions)
+    "rummy_engine_actions_accepted_total",
+    "rummy_engine_append_batch_size_sum",
+    "rummy_engine_append_batch_size_count",
+)
+IDLE_S = 3.0  # before each window, no load: the engines' and Kafka's fixed CPU
+QUIET_S = 6.0  # probed before a join or a leave: how long a game goes without a move with no change
 RETRY_PROBE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.FAILED_PRECONDITION}
 )
@@ -89,15 +114,29 @@ class Engines:
         self._logs = logs / tag
         self._logs.mkdir()
         self.running: list[ServiceProcess] = []
+        self.metrics: dict[str, str] = {}  # engine address -> its /metrics URL
 
     def add(self) -> ServiceProcess:
         address = f"127.0.0.1:{free_port()}"
-        engine = ServiceProcess(
-            "rummy_engine", {**self._env, "ENGINE_ADDRESS": address}, address, self.log_of(address)
-        )
+        metrics = f"127.0.0.1:{free_port()}"
+        env = {**self._env, "ENGINE_ADDRESS": address, "ENGINE_METRICS_ADDRESS": metrics}
+        engine = ServiceProcess("rummy_engine", env, address, self.log_of(address))
         engine.start(120)
         self.running.append(engine)
+        self.metrics[address] = f"http://{metrics}/metrics"
         return engine
+
+    def resize(self, count: int) -> None:
+        """Start or stop (SIGTERM, the newest first) engines until `count` run, then `settle`."""
+        while len(self.running) < count:
+            self.add()
+        while len(self.running) > count:
+            self.running.pop().stop()
+        self.settle()
+
+    def counters(self) -> list[list[float]]:
+        """Each running engine's COUNTERS so far."""
+        return [_counters(self.metrics[e.address]) for e in self.running]
 
     def log_of(self, address: str) -> Path:
         return self._logs / f"engine-{address.rsplit(':', 1)[1]}.log"
@@ -126,6 +165,87 @@ class Engines:
     def stop(self) -> None:
         for engine in self.running:
             engine.stop()
+
+
+def _counters(url: str) -> list[float]:
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        text = reply.read().decode()
+    values = dict(line.split()[:2] for line in text.splitlines() if line.startswith(COUNTERS))
+    if missing := [name for name in COUNTERS if name not in values]:
+        raise SystemExit(f"bench-scale: {url} has no {', '.join(missing)}")
+    return [float(values[name]) for name in COUNTERS]
+
+
+def cpu_ns_s(pid: int) -> float:
+    """CPU seconds of a process's live threads, to the nanosecond (/proc/PID/task/*/schedstat): Redis
+    spends a few of /proc/PID/stat's 10 ms ticks in a short window."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+def listener_pid(port: int) -> int | None:
+    """The process listening on TCP `port` on this machine (through /proc: the socket's inode, then the
+    process holding it), None if there is none this user may read: Kafka or Redis elsewhere."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                return int(proc.name)
+    return None
+
+
+@dataclass(frozen=True)
+class Window:
+    """One measured window of the load against `engines` engine processes. CPU in ms per action: every
+    engine's own (its CPU over the actions it accepted), all of theirs together, and the load's,
+    Kafka's and Redis's (None where that process is not on this machine). Beside them, in cores, what
+    the engines and Kafka spend with no load at all (IDLE_S before the load starts): the fixed part
+    of their cost, which a window's CPU per action includes."""
+
+    engines: int
+    rate: float  # actions/s acknowledged to the load
+    per_engine_ms: list[float | None]  # None: an engine that accepted no action in the window
+    engines_ms: float
+    load_ms: float
+    kafka_ms: float | None
+    redis_ms: float | None
+    idle_engines: float  # cores
+    idle_kafka: float | None
+    transactions: float  # Kafka transactions (group commit batches) per accepted action
+    appends_per_transaction: float
+
+    def __str__(self) -> str:
+        count = self.engines
+        each = ", ".join("-" if ms is None else f"{ms:.2f}" for ms in self.per_engine_ms)
+        engines = _ms(self.above_idle(self.engines_ms, self.idle_engines))
+        kafka = _ms(self.above_idle(self.kafka_ms, self.idle_kafka))
+        return (
+            f"{count} engine process{'es' if count > 1 else ''}: {self.rate:7,.0f} actions/s   "
+            f"CPU ms/action: each engine {each}; all engines {self.engines_ms:.2f} ({engines} above "
+            f"idle); load {self.load_ms:.2f}; Kafka {_ms(self.kafka_ms)} ({kafka} above idle); "
+            f"Redis {_ms(self.redis_ms, 3)}   idle cores: engines {self.idle_engines:.3f}, "
+            f"Kafka {_ms(self.idle_kafka, 3)}   {self.transactions:.2f} transactions/action "
+            f"({self.appends_per_transaction:.1f} appends each)"
+        )
+
+    def above_idle(self, ms: float | None, idle_cores: float | None) -> float | None:
+        """CPU ms per action beyond what the process spends idle over the same time: the marginal cost."""
+        return None if ms is None or idle_cores is None else ms - idle_cores * 1000 / self.rate
+
+
+def _ms(value: float | None, places: int = 2) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{places}f}"
 
 
 @dataclass(frozen=True)
@@ -171,20 +291,61 @@ def load(
 
 
 def throughput(
-    engines: Engines, generator: LoadGenerator, tables: int, warmup_s: float, seconds: float
-) -> tuple[float, float, float]:
-    """(actions/s, engine CPU ms per action, load generator CPU ms per action) over one window."""
+    engines: Engines,
+    generator: LoadGenerator,
+    tables: int,
+    warmup_s: float,
+    seconds: float,
+    *,
+    servers: dict[str, int | None],
+) -> Window:
+    """One window of the load; `servers` the pids of Kafka and Redis ("kafka", "redis") if local."""
+    pids = [e.proc.pid for e in engines.running if e.proc is not None]
+
+    def sample(load_pid: int) -> list[float]:
+        return [cpu_s(pid) for pid in (*pids, load_pid)] + [
+            math.nan if pid is None else cpu_ns_s(pid) for pid in servers.values()
+        ]
+
+    kafka = servers["kafka"]
+    idle = [cpu_s(pid) for pid in pids], math.nan if kafka is None else cpu_ns_s(kafka)
+    time.sleep(IDLE_S)
+    idle_engines = (sum(cpu_s(pid) for pid in pids) - sum(idle[0])) / IDLE_S
+    idle_kafka = None if kafka is None else (cpu_ns_s(kafka) - idle[1]) / IDLE_S
     with load(generator, engines.running[0].address, tables, warmup_s, seconds) as proc:
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "window":
             raise SystemExit("bench-scale: the load generator stopped before its window")
-        cpu, load_cpu = engines.cpu_s(), cpu_s(proc.pid)
+        before, counted = sample(proc.pid), engines.counters()
         line = proc.stdout.readline().split()
         if not line or line[0] != "done":
             raise SystemExit("bench-scale: the load generator stopped during its window")
-        cpu, load_cpu = engines.cpu_s() - cpu, cpu_s(proc.pid) - load_cpu
+        spent = [b - a for a, b in zip(before, sample(proc.pid), strict=True)]
+        counted = [
+            [b - a for a, b in zip(old, new, strict=True)]
+            for old, new in zip(counted, engines.counters(), strict=True)
+        ]
     actions, wall = int(line[1]), float(line[2])
-    return actions / wall, cpu * 1000 / max(1, actions), load_cpu * 1000 / max(1, actions)
+    if actions < 1 or wall <= 0:  # a window too short, or a load that never got going
+        raise SystemExit(f"bench-scale: no action acknowledged in the {wall:g} s window: lengthen --seconds")
+
+    def per_action(cpu: float, count: float = actions) -> float | None:
+        return None if math.isnan(cpu) or count < 1 else cpu * 1000 / count
+
+    engines_cpu, (load_cpu, kafka_cpu, redis_cpu) = spent[: len(pids)], spent[len(pids) :]
+    return Window(
+        engines=len(pids),
+        rate=actions / wall,
+        per_engine_ms=[per_action(c, n[0]) for c, n in zip(engines_cpu, counted, strict=True)],
+        engines_ms=sum(engines_cpu) * 1000 / actions,
+        load_ms=load_cpu * 1000 / actions,
+        kafka_ms=per_action(kafka_cpu),
+        redis_ms=per_action(redis_cpu),
+        idle_engines=idle_engines,
+        idle_kafka=idle_kafka,
+        transactions=sum(n[2] for n in counted) / max(1.0, sum(n[0] for n in counted)),
+        appends_per_transaction=sum(n[1] for n in counted) / max(1.0, sum(n[2] for n in counted)),
+    )
 
 
 async def create_probes(
@@ -242,6 +403,124 @@ async def accepted_after(
         f"(median), {times[-1]:.1f} s (last)"
     )
     return times[-1]
+
+
+@dataclass(frozen=True)
+class Rebalance:
+    """A join or leave under load, in seconds from the change (the newcomer's start, or the SIGTERM):
+    until the owners' directory named only the engines left running, each one owning some; until
+    every probed game had accepted a move after that; and the longest any probed game went without an
+    accepted move across the change (its last one before, to its first one after), beside the longest
+    gap between two of a game's moves in the QUIET_S before the change (the box's own, with no change)."""
+
+    settled: float
+    all_accepted: float
+    longest_stall: float
+    median_stall: float
+    quiet_stall: float
+
+    def __str__(self) -> str:
+        quiet = (
+            f"{self.quiet_stall:.1f} s"
+            if math.isfinite(self.quiet_stall)
+            else f"no game moved twice in {QUIET_S:g} s"
+        )
+        return (
+            f"directory settled after {self.settled:.1f} s; every probed game accepted a move after it "
+            f"{_seconds(self.all_accepted)}; longest a game went without a move {self.longest_stall:.1f} s "
+            f"(median game {self.median_stall:.1f} s; before the change, with none: {quiet})"
+        )
+
+
+async def probed_through(
+    engines: Engines, player: Player, games: list[str], change: Callable[[], None], timeout_s: float = 120.0
+) -> Rebalance:
+    """Play `games` (of `create_probes`) one legal action each every PROBE_EVERY_S while `change`
+    (a join or a leave) runs and the directory settles; a probed game that ends is followed by a new
+    one on the same partition."""
+    client = GameClient(engines.running[0].address, player.token, retry_for_s=0, timeout_s=2)
+    accepted: list[list[float]] = [[] for _ in games]
+    stop = asyncio.Event()
+
+    async def probe(slot: int) -> None:
+        game_id = games[slot]
+        while not stop.is_set():
+            try:
+                for seat in range(len(seats(player.id))):
+                    legal = await client.legal_actions(game_id, seat)
+                    if legal.actions:
+                        await client.submit(game_id, seat, legal.actions[0])
+                        accepted[slot].append(time.monotonic())
+                        break
+                else:  # over: a new game on the same partition
+                    game_id = f"{games[slot]}-{len(accepted[slot])}"
+                    wanted = partition_for(games[slot], engines.partitions)
+                    game_id = next(
+                        g
+                        for i in range(100_000)
+                        if partition_for(g := f"{game_id}-{i}", engines.partitions) == wanted
+                    )
+                    await client.create_game(VARIANT, seats(player.id), game_id)
+            except RpcFailure as failure:
+                if failure.status not in RETRY_PROBE:
+                    raise SystemExit(f"bench-scale: game {game_id}: {failure}") from None
+            await asyncio.sleep(PROBE_EVERY_S)
+
+    probes = [asyncio.create_task(probe(slot)) for slot in range(len(games))]
+    try:
+        await asyncio.sleep(2.0)  # every game playing before the change
+        quiet = time.monotonic()
+        await asyncio.sleep(QUIET_S)
+        began = time.monotonic()
+        await asyncio.to_thread(change)
+        await asyncio.to_thread(engines.settle, timeout_s)
+        settled = time.monotonic()
+        deadline = settled + timeout_s
+        while any(not times or times[-1] <= settled for times in accepted) and time.monotonic() < deadline:
+            await asyncio.sleep(PROBE_EVERY_S)
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        await asyncio.gather(*probes)
+        await client.close()
+    if any(not times or times[-1] <= settled for times in accepted):
+        last = math.inf
+    else:
+        last = max(next(t for t in times if t > settled) for times in accepted) - began
+    stalls = [_stall(times, began, ended) for times in accepted]
+    gaps = [
+        b - a for times in accepted for a, b in itertools.pairwise(t for t in times if quiet <= t <= began)
+    ]
+    return Rebalance(
+        settled - began, last, max(stalls), statistics.median(stalls), max(gaps, default=math.inf)
+    )
+
+
+def _stall(accepted: list[float], began: float, ended: float) -> float:
+    """The longest a game went without an accepted move across a change from `began` to `ended`: from
+    its last move before the change (or the change) through its moves after it, to `ended`."""
+    before = [t for t in accepted if t <= began]
+    points = [before[-1] if before else began, *(t for t in accepted if began < t <= ended), ended]
+    return max(b - a for a, b in itertools.pairwise(points))
+
+
+def rebalance_rows(
+    engines: Engines, generator: LoadGenerator, args: argparse.Namespace, say: Callable[[str], None]
+) -> None:
+    """One engine joins the first, then leaves, under `--rebalance-tables` tables of load."""
+    engines.resize(1)
+    player = generator.player
+    partitions = list(range(engines.partitions))
+    games = asyncio.run(
+        create_probes(engines.running[0].address, player, args.probes, len(partitions), partitions)
+    )
+    with load(generator, engines.running[0].address, args.rebalance_tables, 1.0, 3600):
+        for name, count in (("joins (1 -> 2)", 2), ("leaves (2 -> 1, SIGTERM)", 1)):
+            progress(f"bench-scale: an engine {name} under {args.rebalance_tables} tables")
+            result = asyncio.run(
+                probed_through(engines, player, games, functools.partial(engines.resize, count))
+            )
+            say(f"an engine {name}, {args.rebalance_tables} tables, {len(games)} games probed: {result}")
 
 
 @dataclass(frozen=True)
@@ -346,18 +625,49 @@ def broker_kill(
     return after_kill, after_restart
 
 
-def throughput_row(
-    engines: Engines, generator: LoadGenerator, args: argparse.Namespace, say: Callable[[str], None]
-) -> tuple[float, float, float]:
-    count = len(engines.running)
-    progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
-    figures = throughput(engines, generator, args.tables, args.warmup, args.seconds)
-    rate, cpu, load_cpu = figures
-    say(
-        f"{count} engine process{'es' if count > 1 else ''}: {rate:7,.0f} actions/s   "
-        f"engine CPU {cpu:.2f} ms/action   load generator CPU {load_cpu:.2f} ms/action"
-    )
-    return figures
+def throughput_rows(
+    engines: Engines,
+    generator: LoadGenerator,
+    args: argparse.Namespace,
+    servers: dict[str, int | None],
+    say: Callable[[str], None],
+) -> None:
+    """Each count of `--engines`, `--reps` times, interleaved (the pool grown and shrunk in turn), then
+    each count's medians."""
+    windows: dict[int, list[Window]] = {count: [] for count in args.engines}
+    for rep in range(args.reps):
+        for count in args.engines if rep % 2 == 0 else args.engines[::-1]:
+            engines.resize(count)
+            progress(f"bench-scale: {args.tables} tables against {count} engine(s), {args.seconds:g} s")
+            window = throughput(engines, generator, args.tables, args.warmup, args.seconds, servers=servers)
+            windows[count].append(window)
+            say(f"{window}")
+    if args.reps > 1:
+        say(f"medians of {args.reps} windows:")
+        for count, runs in windows.items():
+            each = [ms for run in runs for ms in run.per_engine_ms if ms is not None]
+            say(
+                f"  {count} engine(s): {_median(r.rate for r in runs):7,.0f} actions/s   CPU ms/action: "
+                f"each engine {_median(each):.2f} (range {min(each):.2f}-{max(each):.2f}); all engines "
+                f"{_median(r.engines_ms for r in runs):.2f} "
+                f"({_ms(_median(r.above_idle(r.engines_ms, r.idle_engines) for r in runs))} above idle); "
+                f"load {_median(r.load_ms for r in runs):.2f}; "
+                f"Kafka {_ms(_median(r.kafka_ms for r in runs))} "
+                f"({_ms(_median(r.above_idle(r.kafka_ms, r.idle_kafka) for r in runs))} above idle); "
+                f"Redis {_ms(_median(r.redis_ms for r in runs), 3)}   idle cores: engines "
+                f"{_median(r.idle_engines for r in runs):.3f}, "
+                f"Kafka {_ms(_median(r.idle_kafka for r in runs), 3)}"
+            )
+    first, most = min(windows), max(windows)
+    if first != most:
+        rate = _median(r.rate for r in windows[most]) / _median(r.rate for r in windows[first])
+        cpu = _median(r.engines_ms for r in windows[most]) / _median(r.engines_ms for r in windows[first])
+        say(f"ratio, {most} engines / {first}: {rate:.2f}x actions/s, {cpu:.2f}x all engines' CPU per action")
+
+
+def _median(values: Iterable[float | None]) -> float:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else math.nan
 
 
 def failover_rows(
@@ -376,13 +686,26 @@ def _seconds(value: float) -> str:
     return "never within the probes' 120 s" if math.isinf(value) else f"after {value:.1f} s"
 
 
+PARTS = ("throughput", "rebalance", "failover", "broker")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m meldstream_benches.engine_scale", description=__doc__)
     parser.add_argument("--tables", type=int, default=48, help="tables of the load (2 seats each)")
     parser.add_argument("--seconds", type=float, default=20.0, help="the measured window")
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--partitions", type=int, default=EngineConfig().partitions)
-    parser.add_argument("--probes", type=int, default=24, help="games probed after a kill")
+    parser.add_argument(
+        "--engines", type=_counts, default=[1, 2], help="engine process counts to measure (1,2,4)"
+    )
+    parser.add_argument("--reps", type=int, default=1, help="windows per count, interleaved")
+    parser.add_argument("--probes", type=int, default=24, help="games probed after a kill, a join or a leave")
+    parser.add_argument(
+        "--rebalance-tables", type=int, default=100, help="tables of the load during a join and a leave"
+    )
+    parser.add_argument(
+        "--parts", type=_parts, default=list(PARTS), help=f"which parts to run, of {','.join(PARTS)}"
+    )
     parser.add_argument("--no-broker-kill", action="store_true", help="skip the 3-node cluster part")
     parser.add_argument(
         "--failover-only",
@@ -398,6 +721,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.load == "go" and not GO_LOAD.exists():
         parser.error(f"--load go: {GO_LOAD} is not built (make go-client)")
+    if args.reps < 1 or args.seconds <= 0:
+        parser.error("--reps is at least 1 and --seconds above 0")
+    parts = (
+        {"failover"}
+        if args.failover_only
+        else set(args.parts) - ({"broker"} if args.no_broker_kill else set())
+    )
     go = args.load == "go" or (args.load is None and GO_LOAD.exists())
 
     def say(row: str) -> None:
@@ -413,9 +743,14 @@ def main(argv: list[str] | None = None) -> int:
         verifying = identity.service_env()
         logs = Path(args.logs or scratch)
         logs.mkdir(parents=True, exist_ok=True)
+        servers = {
+            "kafka": listener_pid(int(kafka.address.rsplit(":", 1)[1])),
+            "redis": listener_pid(urllib.parse.urlsplit(store.address).port or 6379),
+        }
         print(
-            f"Kafka {kafka.address} ({kafka.origin}), Redis {store.address} ({store.origin}); "
-            f"{os.cpu_count()} cores shared by the engines, the load process, Kafka and Redis"
+            f"Kafka {kafka.address} ({kafka.origin}, pid {servers['kafka']}), Redis {store.address} "
+            f"({store.origin}, pid {servers['redis']}); {os.cpu_count()} cores shared by the engines, "
+            "the load process, Kafka and Redis"
         )
         unbuilt = (
             ""
@@ -423,22 +758,19 @@ def main(argv: list[str] | None = None) -> int:
             else f" ({GO_LOAD.relative_to(ROOT)} is not built: make go-client)"
         )
         print(f"load generator: {generator}{unbuilt}")
-        figures = {}
-        for count in (2,) if args.failover_only else (1, 2):
+        for part in [p for p in PARTS if p in parts and p != "broker"]:
             engines = Engines(kafka.address, store.address, args.partitions, logs, verifying)
             try:
-                for _ in range(count):
-                    engines.add()
-                engines.settle()
-                if not args.failover_only:
-                    figures[count] = throughput_row(engines, generator, args, say)
-                if count == 2:
-                    if not args.failover_only:
-                        say(f"ratio, 2 engines / 1: {figures[2][0] / figures[1][0]:.2f}x (target 1.4x)")
+                if part == "throughput":
+                    throughput_rows(engines, generator, args, servers, say)
+                elif part == "rebalance":
+                    rebalance_rows(engines, generator, args, say)
+                else:
+                    engines.resize(2)
                     failover_rows(engines, generator, args, say)
             finally:
                 engines.stop()
-        if not args.no_broker_kill and not args.failover_only:
+        if "broker" in parts:
             progress("bench-scale: broker SIGKILL on a 3-node cluster")
             after_kill, after_restart = broker_kill(
                 store.address, args.partitions, args.probes, logs, identity=verifying, player=generator.player
@@ -448,6 +780,20 @@ def main(argv: list[str] | None = None) -> int:
                 f"again {_seconds(after_kill)}; after its restart, {_seconds(after_restart)}"
             )
     return 0
+
+
+def _counts(text: str) -> list[int]:
+    counts = [int(part) for part in text.split(",")]
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("engine counts are whole numbers from 1, comma-separated")
+    return counts
+
+
+def _parts(text: str) -> list[str]:
+    parts = text.split(",")
+    if unknown := [p for p in parts if p not in PARTS]:
+        raise argparse.ArgumentTypeError(f"unknown parts {unknown}: choose among {','.join(PARTS)}")
+    return parts
 
 
 if __name__ == "__main__":

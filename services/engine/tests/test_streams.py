@@ -55,3 +55,15 @@ def test_spectators_past_a_limit_are_told_when_to_retry(of_game: int, open_: int
     assert int(dict(refused.value.trailers)[RETRY_TRAILER]) > 0
     watchers.open = 2
     watchers.check(1)  # under both limits
+
+
+def test_streams_opened_at_one_seq_share_its_opening_view() -> None:
+    """A crowd of spectators arriving together costs one render of the opening view (its cache)."""
+    fanout = Fanout()
+    state, moved = cast(Any, object()), cast(Any, object())
+    first = fanout.opening(7, state)
+    assert fanout.opening(7, state) is first
+    assert first == Update(7, "view", None, False, state)
+    after_a_move = fanout.opening(8, moved)
+    assert after_a_move is not first and after_a_move.seq == 8 and after_a_move.state is moved
+    assert fanout.opening(8, state) is not after_a_move  # another state at the same seq: not shared

@@ -1048,7 +1048,7 @@ class GameApp:
             now_seq, now_state = live.seq, live.state
             if after_seq == 0 or after_seq > now_seq:
                 sent = now_seq
-                yield Update(now_seq, "view", None, False, now_state)
+                yield live.fanout.opening(now_seq, now_state)
             else:
                 sent = after_seq
                 for update in await self.states(game_id, after_seq, now_seq):

@@ -124,6 +124,14 @@ class Fanout:
     def __init__(self) -> None:
         self._subscriptions: set[Subscription] = set()
         self.watchers = 0  # spectators among them
+        self._opening: Update | None = None
+
+    def opening(self, seq: int, state: EngineState) -> Update:
+        """The opening full view at `seq`, one for every stream opened before the game moves on: a
+        crowd of spectators arriving at once shares one render of it (`Update.cache`), not one each."""
+        if self._opening is None or self._opening.seq != seq or self._opening.state is not state:
+            self._opening = Update(seq, "view", None, False, state)
+        return self._opening
 
     def open(self, size: int, *, watcher: bool) -> Subscription:
         subscription = Subscription(size, watcher=watcher)
