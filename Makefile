@@ -111,7 +111,7 @@ bench-eventlog: setup ## Kafka append latency, snapshot load, rebuild throughput
 bench-engine: setup ## engine action latency p50/p99 and actions/s, many concurrent games, beside a bare gRPC round trip
 	$(BIN)/python -m meldstream_benches.engine $(BENCH_ARGS)
 
-bench-scale: setup go-client ## 1 vs 2 engine processes on the same load (actions/s, CPU/action), recovery after an engine or broker SIGKILL
+bench-scale: setup go-client ## 1, 2 and 4 engine processes on the same load (CPU/action per engine, Kafka and Redis per action), join and leave, recovery after an engine or broker SIGKILL
 	$(BIN)/python -m meldstream_benches.engine_scale $(BENCH_ARGS)
 
 bench-platform: setup ## matchmaking throughput (tickets/s to seat a large queue) and scoring lag under load
