@@ -1094,4 +1094,5 @@ class GameApp:
             try:
                 await self._apply(live, f"{ENGINE_PREFIX}presence/{seat}/{live.seq}", plan)
             except ServiceError as exc:  # the store is down or the game moved: presence is best effort
-                log.warning("game %s: seat %d presence not logged: %s", live.game_id, seat, exc)
+                if exc.code != "not_owner":  # a game that moved (a handover): its new owner's streams say
+                    log.warning("game %s: seat %d presence not logged: %s", live.game_id, seat, exc)
