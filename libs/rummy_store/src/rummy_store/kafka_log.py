@@ -266,6 +266,16 @@ class KafkaEventLog(EventLog):
         firsts = [c.positions[0].offset for c in head.commands.values() if c.first_seq == 1 and c.positions]
         return min(firsts, default=0)
 
+    def last_position(self, game_id: str) -> LogPosition | None:
+        """Where the game's latest record sits, if this writer's index knows (a read from there is
+        short), else None."""
+        index = self.index(self.partition_for(game_id))
+        head = index.head(game_id) if index is not None else None
+        if head is None or not head.commands:
+            return None
+        positions = next(reversed(head.commands.values())).positions
+        return positions[-1] if positions else None
+
     def read_partition(self, partition: int, from_offset: int = 0) -> Iterator[EventRecord]:
         """Committed records only; offsets of aborted records and transaction markers are stepped over."""
         return self.read_partitions({partition: from_offset})

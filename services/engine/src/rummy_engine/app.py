@@ -809,22 +809,16 @@ class GameApp:
         if not presence.in_play(live.state) or self._timed_ms(live.state, game.turn) is None:
             return None
         task = asyncio.get_running_loop().create_task(
-            self._resume_clock(live, live.seq, self._head(live.game_id))
+            self._resume_clock(live, live.seq, self._latest(live.game_id))
         )
         self._resuming.add(task)  # awaited or cancelled at close
         task.add_done_callback(self._resuming.discard)
         return task
 
-    def _head(self, game_id: str) -> LogPosition | None:
-        """Where the game's latest record sits, if the partition index knows (on Kafka: a read from there
-        is short; without it the read starts at the game's first record the index knows, or 0)."""
+    def _latest(self, game_id: str) -> LogPosition | None:
+        """Where the game's latest record sits, if the store knows (on Kafka; elsewhere a read is cheap)."""
         kafka = self._stores.kafka
-        index = kafka.index(kafka.partition_for(game_id)) if kafka is not None else None
-        head = index.head(game_id) if index is not None else None
-        if head is None or not head.commands:
-            return None
-        positions = next(reversed(head.commands.values())).positions
-        return positions[-1] if positions else None
+        return kafka.last_position(game_id) if kafka is not None else None
 
     def _occurred_at(self, game_id: str, seq: int, hint: LogPosition | None) -> float | None:
         """When the game's event `seq` was logged (epoch s), read from the log; None if it is not there."""
